@@ -1,0 +1,52 @@
+# Every command of the project lives here; CI (.ci/run) and the README call these targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: help install kafka-jars lint typecheck unit integration test demo bench clean
+
+help:
+	@echo "make demo   - start two local Kafka clusters and mirror primary -> backup"
+	@echo "make test   - install, lint, type-check and run every test (real brokers included)"
+	@echo "make bench  - this mirror and Apache MirrorMaker 2 side by side"
+
+$(STAMP): pyproject.toml
+	@command -v java >/dev/null || { echo "error: java (17+) is not on PATH; install a JDK 17, e.g. apt-get install openjdk-17-jdk-headless" >&2; exit 1; }
+	@command -v mvn >/dev/null || { echo "error: mvn is not on PATH; install Maven, e.g. apt-get install maven" >&2; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+kafka-jars: $(STAMP)
+	$(BIN)/mm2 local-cluster fetch
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest tests/unit
+
+integration: kafka-jars
+	$(BIN)/pytest tests/integration tests/e2e
+
+test: lint typecheck kafka-jars
+	$(BIN)/pytest
+
+demo: kafka-jars
+	$(BIN)/python -m mm2.cli.demo
+
+bench: kafka-jars
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache demo-work

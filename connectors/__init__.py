@@ -1,0 +1,1 @@
+"""The MirrorMaker 2 connectors: MirrorSource, MirrorCheckpoint and MirrorHeartbeat."""

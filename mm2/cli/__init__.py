@@ -1,0 +1,1 @@
+"""Composition root: command lines turned into configs, runtimes and servers."""

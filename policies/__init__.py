@@ -1,0 +1,1 @@
+"""Replication policies and filters: pure functions of names, stdlib only."""
