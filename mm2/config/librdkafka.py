@@ -1,0 +1,264 @@
+"""Java Kafka client settings -> librdkafka settings, in one table; leftovers are reported."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["ClientRole", "Translation", "TranslationProblem", "translate_client_config"]
+
+ClientRole = Literal["consumer", "producer", "admin"]
+Out = dict[str, str]
+
+
+class TranslationProblem(ValueError):
+    """A Java client setting that cannot work with librdkafka as written; `key` names it."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+@dataclass(frozen=True)
+class Translation:
+    config: dict[str, str]
+    unsupported: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _same(name: str) -> Callable[[str, str, Out], None]:
+    def put(_key: str, value: str, out: Out) -> None:
+        out[name] = value.strip()
+
+    return put
+
+
+def _bootstrap(_key: str, value: str, out: Out) -> None:
+    out["bootstrap.servers"] = ",".join(s.strip() for s in value.split(",") if s.strip())
+
+
+def _lower(name: str) -> Callable[[str, str, Out], None]:
+    def put(_key: str, value: str, out: Out) -> None:
+        out[name] = value.strip().lower()
+
+    return put
+
+
+def _buffer_memory(_key: str, value: str, out: Out) -> None:
+    out["queue.buffering.max.kbytes"] = str(max(1, int(value.strip()) // 1024))
+
+
+def _endpoint_identification(_key: str, value: str, out: Out) -> None:
+    out["ssl.endpoint.identification.algorithm"] = "https" if value.strip() else "none"
+
+
+_ASSIGNORS = {
+    "RangeAssignor": "range",
+    "RoundRobinAssignor": "roundrobin",
+    "CooperativeStickyAssignor": "cooperative-sticky",
+}
+
+
+def _assignors(key: str, value: str, out: Out) -> None:
+    names = []
+    for item in (v.strip() for v in value.split(",") if v.strip()):
+        short = item.rsplit(".", 1)[-1]
+        if short not in _ASSIGNORS:
+            raise TranslationProblem(key, f"{item!r} has no librdkafka twin; use {_known()}")
+        names.append(_ASSIGNORS[short])
+    out["partition.assignment.strategy"] = ",".join(names)
+
+
+def _known() -> str:
+    return ", ".join(_ASSIGNORS)
+
+
+_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s;]+))')
+
+
+def _unquote(m: re.Match[str]) -> str:
+    quoted = m.group(2)
+    return re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else m.group(3)
+
+
+def _jaas(key: str, value: str, out: Out) -> None:
+    module = value.strip().split(None, 1)[0] if value.strip() else ""
+    opts = {m.group(1): _unquote(m) for m in _JAAS_OPTION.finditer(value)}
+    short = module.rsplit(".", 1)[-1]
+    if short in ("PlainLoginModule", "ScramLoginModule"):
+        if "username" not in opts or "password" not in opts:
+            raise TranslationProblem(key, f'{short} needs username="..." and password="..."')
+        out["sasl.username"], out["sasl.password"] = opts["username"], opts["password"]
+    elif short == "Krb5LoginModule":
+        if "keyTab" in opts:
+            out["sasl.kerberos.keytab"] = opts["keyTab"]
+        if "principal" in opts:
+            out["sasl.kerberos.principal"] = opts["principal"]
+        if "serviceName" in opts:
+            out.setdefault("sasl.kerberos.service.name", opts["serviceName"])
+    elif short == "OAuthBearerLoginModule":
+        if "clientId" in opts:
+            out["sasl.oauthbearer.method"] = "oidc"
+            out["sasl.oauthbearer.client.id"] = opts["clientId"]
+            out["sasl.oauthbearer.client.secret"] = opts.get("clientSecret", "")
+            if "scope" in opts:
+                out["sasl.oauthbearer.scope"] = opts["scope"]
+        elif "unsecuredLoginStringClaim_sub" in opts:
+            out["sasl.oauthbearer.config"] = f"principal={opts['unsecuredLoginStringClaim_sub']}"
+            out["enable.sasl.oauthbearer.unsecure.jwt"] = "true"
+    else:
+        raise TranslationProblem(
+            key,
+            f"login module {module!r} is not understood; use PlainLoginModule, ScramLoginModule, "
+            "Krb5LoginModule or OAuthBearerLoginModule",
+        )
+
+
+def _keytool(store: str, location: str) -> str:
+    p12 = re.sub(r"\.jks$", "", location) + ".p12"
+    return (
+        f"keytool -importkeystore -srckeystore {location} -srcstoretype JKS "
+        f"-destkeystore {p12} -deststoretype PKCS12, then set {store}.type=PKCS12 "
+        f"and {store}.location={p12}"
+    )
+
+
+def _stores(java: Mapping[str, str], out: Out, used: set[str]) -> None:
+    """ssl.keystore.* / ssl.truststore.*: PEM and PKCS#12 map over, JKS cannot."""
+    ks_loc = java.get("ssl.keystore.location", "").strip()
+    ks_type = java.get("ssl.keystore.type", "JKS").strip().upper()
+    used.update({"ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password"})
+    if ks_loc:
+        if ks_type == "PEM":
+            out["ssl.certificate.location"] = ks_loc
+            out["ssl.key.location"] = ks_loc
+        elif ks_type == "PKCS12":
+            out["ssl.keystore.location"] = ks_loc
+            if "ssl.keystore.password" in java:
+                out["ssl.keystore.password"] = java["ssl.keystore.password"]
+        else:
+            raise TranslationProblem(
+                "ssl.keystore.location",
+                f"a {ks_type} keystore cannot be read by librdkafka; convert it: "
+                + _keytool("ssl.keystore", ks_loc),
+            )
+    if "ssl.keystore.key" in java:
+        out["ssl.key.pem"] = java["ssl.keystore.key"]
+        used.add("ssl.keystore.key")
+    if "ssl.keystore.certificate.chain" in java:
+        out["ssl.certificate.pem"] = java["ssl.keystore.certificate.chain"]
+        used.add("ssl.keystore.certificate.chain")
+    ts_loc = java.get("ssl.truststore.location", "").strip()
+    ts_type = java.get("ssl.truststore.type", "JKS").strip().upper()
+    used.update({"ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password"})
+    if ts_loc:
+        if ts_type == "PEM":
+            out["ssl.ca.location"] = ts_loc
+        else:
+            how = _keytool("ssl.truststore", ts_loc) if ts_type == "JKS" else ""
+            pem = re.sub(r"\.(jks|p12|pfx)$", "", ts_loc) + "-ca.pem"
+            raise TranslationProblem(
+                "ssl.truststore.location",
+                f"librdkafka reads trusted certificates as PEM only, not {ts_type}; "
+                + (f"{how}; " if how else "")
+                + f"then run openssl pkcs12 -in <the .p12> -nokeys -out {pem} "
+                f"and set ssl.truststore.type=PEM and ssl.truststore.location={pem}",
+            )
+    if "ssl.truststore.certificates" in java:
+        out["ssl.ca.pem"] = java["ssl.truststore.certificates"]
+        used.add("ssl.truststore.certificates")
+
+
+Rule = Callable[[str, str, Out], None]
+_ALL: dict[str, Rule] = {
+    "bootstrap.servers": _bootstrap,
+    "client.id": _same("client.id"),
+    "client.rack": _same("client.rack"),
+    "security.protocol": _lower("security.protocol"),
+    "sasl.mechanism": _same("sasl.mechanisms"),
+    "sasl.jaas.config": _jaas,
+    "sasl.kerberos.service.name": _same("sasl.kerberos.service.name"),
+    "sasl.kerberos.kinit.cmd": _same("sasl.kerberos.kinit.cmd"),
+    "sasl.kerberos.min.time.before.relogin": _same("sasl.kerberos.min.time.before.relogin"),
+    "sasl.oauthbearer.token.endpoint.url": _same("sasl.oauthbearer.token.endpoint.url"),
+    "ssl.key.password": _same("ssl.key.password"),
+    "ssl.endpoint.identification.algorithm": _endpoint_identification,
+    "receive.buffer.bytes": _same("socket.receive.buffer.bytes"),
+    "send.buffer.bytes": _same("socket.send.buffer.bytes"),
+    "connections.max.idle.ms": _same("connections.max.idle.ms"),
+    "metadata.max.age.ms": _same("metadata.max.age.ms"),
+    "reconnect.backoff.ms": _same("reconnect.backoff.ms"),
+    "reconnect.backoff.max.ms": _same("reconnect.backoff.max.ms"),
+    "retry.backoff.ms": _same("retry.backoff.ms"),
+    "retry.backoff.max.ms": _same("retry.backoff.max.ms"),
+    "socket.connection.setup.timeout.ms": _same("socket.connection.setup.timeout.ms"),
+    "client.dns.lookup": _same("client.dns.lookup"),
+}
+_PRODUCER: dict[str, Rule] = {
+    "acks": _same("acks"),
+    "compression.type": _lower("compression.type"),
+    "linger.ms": _same("linger.ms"),
+    "batch.size": _same("batch.size"),
+    "max.request.size": _same("message.max.bytes"),
+    "buffer.memory": _buffer_memory,
+    "retries": _same("retries"),
+    "delivery.timeout.ms": _same("delivery.timeout.ms"),
+    "request.timeout.ms": _same("request.timeout.ms"),
+    "enable.idempotence": _same("enable.idempotence"),
+    "max.in.flight.requests.per.connection": _same("max.in.flight.requests.per.connection"),
+    "transactional.id": _same("transactional.id"),
+    "transaction.timeout.ms": _same("transaction.timeout.ms"),
+}
+_CONSUMER: dict[str, Rule] = {
+    "group.id": _same("group.id"),
+    "group.instance.id": _same("group.instance.id"),
+    "isolation.level": _same("isolation.level"),
+    "auto.offset.reset": _same("auto.offset.reset"),
+    "enable.auto.commit": _same("enable.auto.commit"),
+    "auto.commit.interval.ms": _same("auto.commit.interval.ms"),
+    "fetch.min.bytes": _same("fetch.min.bytes"),
+    "fetch.max.bytes": _same("fetch.max.bytes"),
+    "fetch.max.wait.ms": _same("fetch.wait.max.ms"),
+    "max.partition.fetch.bytes": _same("max.partition.fetch.bytes"),
+    "session.timeout.ms": _same("session.timeout.ms"),
+    "heartbeat.interval.ms": _same("heartbeat.interval.ms"),
+    "max.poll.interval.ms": _same("max.poll.interval.ms"),
+    "partition.assignment.strategy": _assignors,
+    "check.crcs": _same("check.crcs"),
+    "request.timeout.ms": _same("socket.timeout.ms"),
+}
+_ADMIN: dict[str, Rule] = {"request.timeout.ms": _same("socket.timeout.ms")}
+_TABLE: dict[ClientRole, dict[str, Rule]] = {
+    "producer": {**_ALL, **_PRODUCER},
+    "consumer": {**_ALL, **_CONSUMER},
+    "admin": {**_ALL, **_ADMIN},
+}
+# Settings MM2 itself fixes (records are copied as bytes) or that only tune Java: no warning.
+_HANDLED = re.compile(
+    r"(key|value)\.(de)?serializer|poll\.timeout\.ms|ssl\.(keymanager|trustmanager)\.algorithm"
+)
+
+
+def translate_client_config(java: Mapping[str, str], role: ClientRole) -> Translation:
+    """librdkafka settings for a Java client config; unknown keys come back as `unsupported`."""
+    out: Out = {}
+    used: set[str] = set()
+    _stores(java, out, used)
+    table = _TABLE[role]
+    unsupported = []
+    for key in sorted(java):
+        value = java[key]
+        if key in used or _HANDLED.fullmatch(key):
+            continue
+        rule = table.get(key)
+        if rule is None:
+            unsupported.append(key)
+            continue
+        try:
+            rule(key, value, out)
+        except ValueError as exc:
+            if isinstance(exc, TranslationProblem):
+                raise
+            raise TranslationProblem(key, f"{value!r} is not a number") from None
+    return Translation(out, tuple(unsupported))

@@ -1,0 +1,220 @@
+"""The resolved configuration: frozen flows with their connector maps and typed accessors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from mm2.config.librdkafka import ClientRole, translate_client_config
+from mm2.config.names import CLIENT_CONFIG_NAMES, PASSWORD_NAMES
+from mm2.config.providers import Providers
+from mm2.config.values import parse_bool, parse_int
+from policies.filter import (
+    ConfigPropertyFilter,
+    GroupFilter,
+    TopicFilter,
+    load_config_property_filter,
+    load_group_filter,
+    load_topic_filter,
+)
+from policies.replication import ReplicationPolicy, load_replication_policy
+
+__all__ = ["HIDDEN", "Flow", "MirrorMakerConfig", "is_password"]
+
+HIDDEN = "[hidden]"
+SOURCE, CHECKPOINT, HEARTBEAT = (
+    "MirrorSourceConnector",
+    "MirrorCheckpointConnector",
+    "MirrorHeartbeatConnector",
+)
+_DEFAULT_INTERVALS = {
+    "refresh.topics": 600,
+    "sync.topic.configs": 600,
+    "sync.topic.acls": 600,
+    "refresh.groups": 600,
+    "emit.checkpoints": 60,
+    "sync.group.offsets": 60,
+    "emit.heartbeats": 1,
+}
+_DEFAULT_OFF = {"sync.group.offsets"}
+
+
+def is_password(key: str) -> bool:
+    return any(key == p or key.endswith("." + p) for p in PASSWORD_NAMES)
+
+
+def _prefixed(props: Mapping[str, str], prefix: str) -> dict[str, str]:
+    return {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)}
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One herder source->target and the configs of its three connectors (Apache's key names)."""
+
+    source: str
+    target: str
+    enabled: bool
+    connectors: Mapping[str, Mapping[str, str]]
+    providers: Providers = field(default_factory=lambda: Providers({}), repr=False)
+
+    @property
+    def name(self) -> str:
+        return f"{self.source}->{self.target}"
+
+    def connector_config(self, connector: str = SOURCE) -> dict[str, str]:
+        """The connector's map with `${provider:...}` references resolved (as the worker does)."""
+        return {k: self.providers.resolve(v) for k, v in self.connectors[connector].items()}
+
+    # -- clients, in librdkafka terms (MirrorConnectorConfig's prefix precedence) --
+    def _client(
+        self, side: str, role: ClientRole, connector: str, label: str
+    ) -> tuple[dict[str, str], tuple[str, ...]]:
+        props = self.connector_config(connector)
+        java = {
+            k: v
+            for k, v in _prefixed(props, f"{side}.cluster.").items()
+            if k in CLIENT_CONFIG_NAMES
+        }
+        java.update(_prefixed(props, f"{role}."))
+        java.update(_prefixed(props, f"{side}.{role}."))
+        user_id = java.pop("client.id", None)
+        if role == "consumer":
+            java["enable.auto.commit"] = "false"
+            java.setdefault("auto.offset.reset", "earliest")
+        java["client.id"] = "|".join(
+            p
+            for p in (user_id, self.name, connector, label)
+            if p  # Apache's entity label
+        )
+        result = translate_client_config(java, role)
+        return result.config, result.unsupported
+
+    def source_consumer_config(
+        self, connector: str = SOURCE, label: str = "replication-consumer"
+    ) -> dict[str, str]:
+        return self._client("source", "consumer", connector, label)[0]
+
+    def source_admin_config(
+        self, connector: str = SOURCE, label: str = "replication-source-admin"
+    ) -> dict[str, str]:
+        return self._client("source", "admin", connector, label)[0]
+
+    def source_producer_config(
+        self, connector: str = SOURCE, label: str = "offset-syncs-source-producer"
+    ) -> dict[str, str]:
+        return self._client("source", "producer", connector, label)[0]
+
+    def target_producer_config(
+        self, connector: str = SOURCE, label: str = "replication-producer"
+    ) -> dict[str, str]:
+        config = self._client("target", "producer", connector, label)[0]
+        config.setdefault("acks", "all")  # the Connect worker's producer default
+        return config
+
+    def target_admin_config(
+        self, connector: str = SOURCE, label: str = "replication-target-admin"
+    ) -> dict[str, str]:
+        return self._client("target", "admin", connector, label)[0]
+
+    def target_consumer_config(
+        self, connector: str = CHECKPOINT, label: str = "checkpoints-target-consumer"
+    ) -> dict[str, str]:
+        return self._client("target", "consumer", connector, label)[0]
+
+    def unsupported_client_settings(self) -> list[str]:
+        """`<side>.<role>.<key>` for every Java client setting librdkafka has no twin for."""
+        found: set[str] = set()
+        for side, role in (
+            ("source", "consumer"),
+            ("source", "admin"),
+            ("source", "producer"),
+            ("target", "producer"),
+            ("target", "admin"),
+            ("target", "consumer"),
+        ):
+            for key in self._client(side, role, SOURCE, "")[1]:  # type: ignore[arg-type]
+                found.add(f"{side}.{role}.{key}")
+        return sorted(found)
+
+    # -- plug-ins --
+    def replication_policy(self) -> ReplicationPolicy:
+        return load_replication_policy(self.connector_config(SOURCE))
+
+    def topic_filter(self) -> TopicFilter:
+        return load_topic_filter(self.connector_config(SOURCE))
+
+    def group_filter(self) -> GroupFilter:
+        return load_group_filter(self.connector_config(CHECKPOINT))
+
+    def config_property_filter(self) -> ConfigPropertyFilter:
+        return load_config_property_filter(self.connector_config(SOURCE))
+
+    # -- typed settings (validated at load, so these do not fail) --
+    def get_bool(self, key: str, default: bool, connector: str = SOURCE) -> bool:
+        value = self.connectors[connector].get(key)
+        return default if value is None else parse_bool(value)
+
+    def get_int(self, key: str, default: int, connector: str = SOURCE) -> int:
+        value = self.connectors[connector].get(key)
+        return default if value is None else parse_int(value, long=True)
+
+    def interval_seconds(self, name: str) -> int | None:
+        """`<name>.interval.seconds`, or None when `<name>.enabled` is false (Apache's -1)."""
+        connector = HEARTBEAT if name == "emit.heartbeats" else SOURCE
+        if name in ("refresh.groups", "emit.checkpoints", "sync.group.offsets"):
+            connector = CHECKPOINT
+        if not self.get_bool(f"{name}.enabled", name not in _DEFAULT_OFF, connector):
+            return None
+        return self.get_int(f"{name}.interval.seconds", _DEFAULT_INTERVALS[name], connector)
+
+    @property
+    def tasks_max(self) -> int:
+        return self.get_int("tasks.max", 1)
+
+    @property
+    def offset_lag_max(self) -> int:
+        return self.get_int("offset.lag.max", 100)
+
+    @property
+    def replication_factor(self) -> int:
+        return self.get_int("replication.factor", 2)
+
+    @property
+    def offset_syncs_topic_location(self) -> str:
+        return self.connectors[SOURCE].get("offset-syncs.topic.location", "source").strip().lower()
+
+    def to_json(self) -> dict[str, object]:
+        shown = {
+            name: {k: HIDDEN if is_password(k) else v for k, v in props.items()}
+            for name, props in self.connectors.items()
+        }
+        return {
+            "source": self.source,
+            "target": self.target,
+            "enabled": self.enabled,
+            "connectors": shown,
+        }
+
+
+@dataclass(frozen=True)
+class MirrorMakerConfig:
+    """Every herder Apache MM2 would start for this file, plus what the reader had to say."""
+
+    path: str
+    clusters: tuple[str, ...]
+    flows: tuple[Flow, ...]
+    warnings: tuple[str, ...] = ()
+    raw: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    def flow(self, source: str, target: str) -> Flow:
+        for f in self.flows:
+            if (f.source, f.target) == (source, target):
+                return f
+        raise KeyError(f"{source}->{target}")
+
+    @property
+    def enabled_flows(self) -> tuple[Flow, ...]:
+        return tuple(f for f in self.flows if f.enabled)
+
+    def to_json(self) -> dict[str, object]:
+        return {"flows": [f.to_json() for f in self.flows]}

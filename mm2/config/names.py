@@ -1,0 +1,272 @@
+"""Apache MM2's config names as data: client keys, connector ConfigDef union, typed definitions."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = [
+    "CLIENT_CONFIG_NAMES",
+    "CONNECTOR_CLASSES",
+    "CONNECTOR_CONFIG_NAMES",
+    "DEPRECATED_NAMES",
+    "PASSWORD_NAMES",
+    "TYPES",
+    "ValueType",
+]
+
+SSL_CLIENT_NAMES = frozenset(
+    {
+        "ssl.protocol",
+        "ssl.provider",
+        "ssl.cipher.suites",
+        "ssl.enabled.protocols",
+        "ssl.keystore.type",
+        "ssl.keystore.location",
+        "ssl.keystore.password",
+        "ssl.key.password",
+        "ssl.keystore.key",
+        "ssl.keystore.certificate.chain",
+        "ssl.truststore.certificates",
+        "ssl.truststore.type",
+        "ssl.truststore.location",
+        "ssl.truststore.password",
+        "ssl.keymanager.algorithm",
+        "ssl.trustmanager.algorithm",
+        "ssl.endpoint.identification.algorithm",
+        "ssl.secure.random.implementation",
+        "ssl.engine.factory.class",
+    }
+)
+SASL_CLIENT_NAMES = frozenset(
+    {
+        "sasl.mechanism",
+        "sasl.jaas.config",
+        "sasl.kerberos.service.name",
+        "sasl.kerberos.kinit.cmd",
+        "sasl.kerberos.ticket.renew.window.factor",
+        "sasl.kerberos.ticket.renew.jitter",
+        "sasl.kerberos.min.time.before.relogin",
+        "sasl.login.refresh.window.factor",
+        "sasl.login.refresh.window.jitter",
+        "sasl.login.refresh.min.period.seconds",
+        "sasl.login.refresh.buffer.seconds",
+        "sasl.client.callback.handler.class",
+        "sasl.login.callback.handler.class",
+        "sasl.login.class",
+        "sasl.login.connect.timeout.ms",
+        "sasl.login.read.timeout.ms",
+        "sasl.login.retry.backoff.max.ms",
+        "sasl.login.retry.backoff.ms",
+        "sasl.oauthbearer.scope.claim.name",
+        "sasl.oauthbearer.sub.claim.name",
+        "sasl.oauthbearer.token.endpoint.url",
+        "sasl.oauthbearer.jwks.endpoint.url",
+        "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+        "sasl.oauthbearer.clock.skew.seconds",
+        "sasl.oauthbearer.expected.audience",
+        "sasl.oauthbearer.expected.issuer",
+        "sasl.oauthbearer.header.urlencode",
+    }
+)
+# MirrorClientConfig.CLIENT_CONFIG_DEF: what clusterProps copies to producer./consumer./admin.
+CLIENT_CONFIG_NAMES = frozenset(
+    {"bootstrap.servers", "security.protocol"} | SSL_CLIENT_NAMES | SASL_CLIENT_NAMES
+)
+
+# Connect's ConnectorConfig.configDef(), which every MM2 connector ConfigDef extends.
+_CONNECT_CONNECTOR_NAMES = {
+    "name",
+    "connector.class",
+    "tasks.max",
+    "tasks.max.enforce",
+    "key.converter",
+    "value.converter",
+    "header.converter",
+    "config.action.reload",
+    "transforms",
+    "predicates",
+    "errors.retry.timeout",
+    "errors.retry.delay.max.ms",
+    "errors.tolerance",
+    "errors.log.enable",
+    "errors.log.include.messages",
+}
+_MIRROR_BASE_NAMES = {
+    "enabled",
+    "source.cluster.alias",
+    "target.cluster.alias",
+    "admin.timeout.ms",
+    "replication.policy.class",
+    "replication.policy.separator",
+    "replication.policy.internal.topic.separator.enabled",
+    "forwarding.admin.class",
+    "metric.reporters",
+    "add.source.alias.to.metrics",
+    "security.protocol",
+}
+_SOURCE_NAMES = {
+    "topics",
+    "topics.exclude",
+    "topics.blacklist",
+    "config.properties.exclude",
+    "config.properties.blacklist",
+    "topic.filter.class",
+    "config.property.filter.class",
+    "consumer.poll.timeout.ms",
+    "refresh.topics.enabled",
+    "refresh.topics.interval.seconds",
+    "sync.topic.configs.enabled",
+    "sync.topic.configs.interval.seconds",
+    "sync.topic.acls.enabled",
+    "sync.topic.acls.interval.seconds",
+    "replication.factor",
+    "offset-syncs.topic.replication.factor",
+    "offset.lag.max",
+    "offset-syncs.topic.location",
+    "emit.offset-syncs.enabled",
+    "heartbeats.replication.enabled",
+    "use.incremental.alter.configs",
+    "task.assigned.partitions",
+    "task.index",
+}
+_CHECKPOINT_NAMES = {
+    "groups",
+    "groups.exclude",
+    "groups.blacklist",
+    "group.filter.class",
+    "topic.filter.class",
+    "topics",
+    "topics.exclude",
+    "topics.blacklist",
+    "consumer.poll.timeout.ms",
+    "refresh.groups.enabled",
+    "refresh.groups.interval.seconds",
+    "emit.checkpoints.enabled",
+    "emit.checkpoints.interval.seconds",
+    "sync.group.offsets.enabled",
+    "sync.group.offsets.interval.seconds",
+    "checkpoints.topic.replication.factor",
+    "offset-syncs.topic.location",
+    "emit.offset-syncs.enabled",
+    "task.assigned.groups",
+    "task.index",
+}
+_HEARTBEAT_NAMES = {
+    "emit.heartbeats.enabled",
+    "emit.heartbeats.interval.seconds",
+    "heartbeats.topic.replication.factor",
+}
+# MirrorMakerConfig.allConfigNames(): top-level keys outside it never reach a connector.
+CONNECTOR_CONFIG_NAMES = frozenset(
+    _CONNECT_CONNECTOR_NAMES
+    | _MIRROR_BASE_NAMES
+    | SSL_CLIENT_NAMES
+    | SASL_CLIENT_NAMES
+    | _SOURCE_NAMES
+    | _CHECKPOINT_NAMES
+    | _HEARTBEAT_NAMES
+)
+
+_PKG = "org.apache.kafka.connect.mirror."
+CONNECTOR_CLASSES: dict[str, str] = {
+    "MirrorSourceConnector": _PKG + "MirrorSourceConnector",
+    "MirrorCheckpointConnector": _PKG + "MirrorCheckpointConnector",
+    "MirrorHeartbeatConnector": _PKG + "MirrorHeartbeatConnector",
+}
+
+DEPRECATED_NAMES: dict[str, str] = {
+    "topics.blacklist": "topics.exclude",
+    "groups.blacklist": "groups.exclude",
+    "config.properties.blacklist": "config.properties.exclude",
+}
+
+# ConfigDef PASSWORD types: printed as [hidden], whatever prefix they carry.
+PASSWORD_NAMES = frozenset(
+    {
+        "ssl.key.password",
+        "ssl.keystore.password",
+        "ssl.truststore.password",
+        "ssl.keystore.key",
+        "ssl.truststore.certificates",
+        "sasl.jaas.config",
+        "sasl.password",
+        "sasl.oauthbearer.client.secret",
+        "basic.auth.user.info",
+    }
+)
+
+ValueType = Literal["boolean", "int", "long", "list", "class", "string"] | tuple[str, ...]
+
+_BOOLEANS = (
+    "enabled",
+    "emit.heartbeats.enabled",
+    "emit.checkpoints.enabled",
+    "emit.offset-syncs.enabled",
+    "refresh.topics.enabled",
+    "refresh.groups.enabled",
+    "sync.topic.configs.enabled",
+    "sync.topic.acls.enabled",
+    "sync.group.offsets.enabled",
+    "heartbeats.replication.enabled",
+    "replication.policy.internal.topic.separator.enabled",
+    "add.source.alias.to.metrics",
+    "errors.log.enable",
+    "errors.log.include.messages",
+    "tasks.max.enforce",
+    "dedicated.mode.enable.internal.rest",
+)
+_INTS = (
+    "tasks.max",
+    "replication.factor",
+    "offset-syncs.topic.replication.factor",
+    "checkpoints.topic.replication.factor",
+    "heartbeats.topic.replication.factor",
+)
+_LONGS = (
+    "refresh.topics.interval.seconds",
+    "refresh.groups.interval.seconds",
+    "sync.topic.configs.interval.seconds",
+    "sync.topic.acls.interval.seconds",
+    "emit.checkpoints.interval.seconds",
+    "emit.heartbeats.interval.seconds",
+    "sync.group.offsets.interval.seconds",
+    "offset.lag.max",
+    "consumer.poll.timeout.ms",
+    "admin.timeout.ms",
+    "errors.retry.timeout",
+    "errors.retry.delay.max.ms",
+)
+_LISTS = (
+    "topics",
+    "topics.exclude",
+    "topics.blacklist",
+    "groups",
+    "groups.exclude",
+    "groups.blacklist",
+    "config.properties.exclude",
+    "config.properties.blacklist",
+)
+_CLASSES = (
+    "replication.policy.class",
+    "topic.filter.class",
+    "group.filter.class",
+    "config.property.filter.class",
+)
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+# ConfigDef types of the connector and top-level settings we validate (as Apache's ConfigDefs do).
+TYPES: dict[str, ValueType] = {
+    **dict.fromkeys(_BOOLEANS, "boolean"),
+    **dict.fromkeys(_INTS, "int"),
+    **dict.fromkeys(_LONGS, "long"),
+    **dict.fromkeys(_LISTS, "list"),
+    **dict.fromkeys(_CLASSES, "class"),
+    "offset-syncs.topic.location": ("source", "target"),
+    "use.defaults.from": ("source", "target"),
+    "errors.tolerance": ("none", "all"),
+    "config.action.reload": ("none", "restart"),
+    "use.incremental.alter.configs": ("requested", "required", "never"),
+    "security.protocol": SECURITY_PROTOCOLS,
+}
