@@ -1,0 +1,68 @@
+"""`connect-mirror-maker`: load mm2.properties, print it (--print-config) or start the runtime."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import sys
+from collections.abc import Sequence
+
+from mm2.config import load
+from mm2.errors import ConfigError
+
+__all__ = ["build_parser", "main"]
+
+RUNTIME_MISSING = "the replication runtime is not available in this build yet"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="connect-mirror-maker", description="MirrorMaker 2.0 driver"
+    )
+    parser.add_argument("config", help="mm2.properties file, as Apache MirrorMaker 2 reads it")
+    parser.add_argument(
+        "--clusters", nargs="+", metavar="CLUSTER", help="Target cluster to use for this node."
+    )
+    parser.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the resolved herders and connector configs as JSON and exit",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="fail on client settings librdkafka cannot honour"
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.debug else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        config = load(args.config, clusters=args.clusters, strict=args.strict)
+    except ConfigError as exc:
+        if args.debug:
+            raise
+        print(f"connect-mirror-maker: error: {exc}", file=sys.stderr)
+        return 2
+    if args.print_config:
+        print(json.dumps(config.to_json(), indent=2, sort_keys=False))
+        return 0
+    try:
+        runtime = importlib.import_module("mm2.cli.runtime_main")
+    except ImportError:
+        if args.debug:
+            raise
+        print(f"connect-mirror-maker: {RUNTIME_MISSING}", file=sys.stderr)
+        return 3
+    code: int = runtime.run(config, args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

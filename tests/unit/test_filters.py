@@ -1,0 +1,120 @@
+"""Topic/group/config filters and the Java regex translation (Apache's filter semantics)."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.filter import (
+    DefaultConfigPropertyFilter,
+    DefaultGroupFilter,
+    DefaultTopicFilter,
+    load_topic_filter,
+)
+from policies.java_regex import JavaRegexError, compile_java, translate
+from policies.replication import PolicyConfigError
+
+
+def topic_filter(**props: str) -> DefaultTopicFilter:
+    f = DefaultTopicFilter()
+    f.configure({k.replace("_", "."): v for k, v in props.items()})
+    return f
+
+
+def test_default_topic_filter_excludes_internal() -> None:
+    f = DefaultTopicFilter()
+    assert f.should_replicate_topic("orders")
+    for t in ("__consumer_offsets", "x.internal", "x-internal", "x.replica"):
+        assert not f.should_replicate_topic(t)
+
+
+def test_whole_name_match_and_list_join() -> None:
+    f = topic_filter(topics="foo, bar.*")
+    assert f.should_replicate_topic("foo")
+    assert not f.should_replicate_topic("foo1")
+    assert f.should_replicate_topic("bar-x")
+
+
+def test_empty_list_matches_nothing() -> None:
+    assert not topic_filter(topics="").should_replicate_topic("anything")
+
+
+def test_exclude_wins() -> None:
+    f = topic_filter(topics="a.*", topics_exclude="ab")
+    assert f.should_replicate_topic("ac")
+    assert not f.should_replicate_topic("ab")
+
+
+def test_deprecated_blacklist_and_exclude_precedence() -> None:
+    f = DefaultTopicFilter()
+    f.configure({"topics.blacklist": "t3"})
+    assert not f.should_replicate_topic("t3")
+    f.configure({"topics.blacklist": "t3", "topics.exclude": "t4"})
+    assert f.should_replicate_topic("t3")
+    assert not f.should_replicate_topic("t4")
+
+
+def test_group_filter_defaults() -> None:
+    g = DefaultGroupFilter()
+    assert g.should_replicate_group("app")
+    for name in ("console-consumer-1", "connect-x", "__g"):
+        assert not g.should_replicate_group(name)
+
+
+def test_config_property_filter() -> None:
+    c = DefaultConfigPropertyFilter()
+    assert not c.should_replicate_config_property("min.insync.replicas")
+    assert c.should_replicate_config_property("retention.ms")
+    assert not c.should_replicate_source_default("retention.ms")
+    c.configure(
+        {"config.properties.exclude": r"delete\.retention\..*", "use.defaults.from": "source"}
+    )
+    assert not c.should_replicate_config_property("delete.retention.ms")
+    assert c.should_replicate_config_property("min.insync.replicas")
+    assert c.should_replicate_source_default("retention.ms")
+
+
+def test_java_class_names_accepted() -> None:
+    f = load_topic_filter(
+        {"topic.filter.class": "org.apache.kafka.connect.mirror.DefaultTopicFilter"}
+    )
+    assert isinstance(f, DefaultTopicFilter)
+
+
+def test_invalid_regex_names_key() -> None:
+    with pytest.raises(PolicyConfigError) as err:
+        topic_filter(topics="foo[")
+    assert err.value.key == "topics"
+
+
+@pytest.mark.parametrize(
+    ("java", "name", "matches"),
+    [
+        (r"\Qa.b\E", "a.b", True),
+        (r"\Qa.b\E", "axb", False),
+        (r"\p{Alpha}+\d", "abc1", True),
+        (r"\P{Digit}+", "abc", True),
+        (r"[\p{Upper}_]+", "AB_C", True),
+        (r"a(?i)b|c", "aB", True),
+        (r"a(?i)b|c", "C", True),
+        (r"a(?i)b|c", "AB", False),
+        (r"x\z", "x", True),
+        (r"[a[b]]+", "abba", True),
+        (r"(?<n>x)\k<n>", "xx", True),
+        (r"a*+a", "aaa", False),
+        (r"(?>a|ab)c", "abc", False),
+        (r"\d", "\u0663", False),
+        (r"\w+", "\u00e9", False),
+    ],
+)
+def test_java_regex_semantics(java: str, name: str, matches: bool) -> None:
+    assert (compile_java(java).fullmatch(name) is not None) is matches
+
+
+@pytest.mark.parametrize("bad", ["${x}", "a{", "[a", "(a", "a)", "*a", r"[a&&b]", r"\p{Greek}"])
+def test_java_regex_errors(bad: str) -> None:
+    with pytest.raises(JavaRegexError):
+        compile_java(bad)
+
+
+def test_translate_passthrough() -> None:
+    assert translate(r".*[\-\.]internal") == r".*[\-\.]internal"
