@@ -1,0 +1,376 @@
+"""Single-node KRaft Kafka clusters on loopback: format, start, probe, stop; N of them at once.
+
+A picked port that another process grabs before the JVM binds it is retried with fresh ports
+(up to three attempts); a port the caller named that is taken is a BrokerStartError at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+
+from mm2.errors import BrokerStartError, KafkaClientError
+from mm2.kafka.admin import wait_until_ready
+from mm2.localcluster import process
+from mm2.localcluster.jars import KAFKA_VERSION, resolve_classpath
+from mm2.localcluster.java import find_java
+from mm2.localcluster.ports import free_port, port_is_free
+from mm2.localcluster.properties import BrokerLayout, layout_broker, render_properties
+
+__all__ = ["DEFAULT_JVM_OPTIONS", "LocalCluster", "LocalClusters", "new_cluster_id"]
+
+DEFAULT_JVM_OPTIONS: tuple[str, ...] = (
+    "-Xms128m",
+    "-Xmx512m",
+    "-XX:+UseSerialGC",  # two cores shared by several JVMs and Spark: no parallel GC threads
+    "-XX:+ExitOnOutOfMemoryError",
+    "-Djava.awt.headless=true",
+)
+_NODE_ID = 1
+_ATTEMPTS = 3
+_BIND_FAILURE = re.compile(r"BindException|Address already in use")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_LOG4J2 = """\
+status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.target = SYSTEM_OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = out
+logger.kafka.name = kafka
+logger.kafka.level = INFO
+logger.state.name = state.change.logger
+logger.state.level = WARN
+"""
+
+
+def new_cluster_id() -> str:
+    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding, not led by '-'."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):  # would read as an option on the storage tool's command line
+            return text
+
+
+class LocalCluster:
+    """One Apache Kafka node (broker + controller, KRaft) in its own directory on loopback.
+
+    >>> with LocalCluster("primary") as cluster:  # doctest: +SKIP
+    ...     print(cluster.bootstrap_servers)
+    127.0.0.1:40123
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        workdir: Path | str | None = None,
+        broker_config: Mapping[str, str] | None = None,
+        client_listener: str | None = None,
+        client_config: Mapping[str, str] | None = None,
+        kafka_version: str = KAFKA_VERSION,
+        jvm_options: Sequence[str] = DEFAULT_JVM_OPTIONS,
+        start_timeout: float = 120.0,
+    ) -> None:
+        if not _NAME.match(name):
+            raise BrokerStartError(f"cluster name {name!r} must be letters, digits, '.', '_', '-'")
+        self.name = name
+        self.kafka_version = kafka_version
+        self.cluster_id = new_cluster_id()
+        self._own_workdir = workdir is None
+        self._workdir = None if workdir is None else Path(workdir).resolve()
+        self._broker_config = dict(broker_config or {})
+        self._client_listener = client_listener
+        self._client_config = dict(client_config or {})
+        self._jvm_options = tuple(jvm_options)
+        self._start_timeout = start_timeout
+        self._layout: BrokerLayout | None = None
+        self._command: list[str] = []
+        self._process: subprocess.Popen[bytes] | None = None
+
+    # -- what callers read -------------------------------------------------------------------
+
+    @property
+    def workdir(self) -> Path:
+        if self._workdir is None:
+            raise BrokerStartError(f"cluster {self.name!r} has not been started")
+        return self._workdir
+
+    @property
+    def log_path(self) -> Path:
+        """The node's one log file: JVM output and Kafka's log4j2 lines."""
+        return self.workdir / "server.log"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        layout = self._require_layout()
+        name = self._client_listener or _default_client_listener(layout)
+        return layout.endpoint(name).address
+
+    @property
+    def listeners(self) -> Mapping[str, str]:
+        """Listener name -> host:port, the controller's included."""
+        return {e.name: e.address for e in self._require_layout().endpoints}
+
+    @property
+    def properties(self) -> Mapping[str, str]:
+        return dict(self._require_layout().properties)
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def client_config(self) -> dict[str, str]:
+        """librdkafka settings that reach this cluster (bootstrap plus the given client_config)."""
+        return {"bootstrap.servers": self.bootstrap_servers, **self._client_config}
+
+    def __repr__(self) -> str:
+        where = self.bootstrap_servers if self._layout is not None else "not started"
+        return f"LocalCluster({self.name!r}, {where})"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> LocalCluster:
+        """Format storage (first time), start the JVM and return once a client is answered."""
+        _start_all([self])
+        return self
+
+    def stop(self) -> None:
+        """Stop the JVM (SIGTERM, then SIGKILL) and remove the directory if we made it."""
+        _stop_all([self])
+
+    def __enter__(self) -> LocalCluster:
+        return self.start()
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # -- phases, driven by _start_all so several clusters boot side by side -------------------
+
+    def _require_layout(self) -> BrokerLayout:
+        if self._layout is None:
+            raise BrokerStartError(f"cluster {self.name!r} has not been started")
+        return self._layout
+
+    def _prepare(self, java: Path, classpath: str) -> None:
+        if self._workdir is None:
+            self._workdir = Path(tempfile.mkdtemp(prefix=f"mm2-{self.name}-"))
+        (self.workdir / "data").mkdir(parents=True, exist_ok=True)
+        (self.workdir / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
+        self._layout_ports()
+        self._command = [
+            str(java),
+            *self._jvm_options,
+            f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.properties'}",
+            "-cp",
+            classpath,
+        ]
+
+    def _layout_ports(self) -> None:
+        layout = layout_broker(
+            node_id=_NODE_ID,
+            data_dir=self.workdir / "data",
+            overrides=self._broker_config,
+            pick_port=free_port,
+        )
+        for endpoint in layout.endpoints:
+            if endpoint.port not in layout.picked_ports and not port_is_free(
+                endpoint.host, endpoint.port
+            ):
+                raise BrokerStartError(
+                    f"cluster {self.name!r}: port {endpoint.address} of listener "
+                    f"{endpoint.name} is already in use; stop what holds it, or give port 0 "
+                    "so the launcher picks a free one"
+                )
+        self._layout = layout
+        text = render_properties(layout.properties)
+        (self.workdir / "server.properties").write_text(text, encoding="utf-8")
+
+    def _needs_format(self) -> bool:
+        return not (self.workdir / "data" / "meta.properties").exists()
+
+    def _spawn_format(self) -> subprocess.Popen[bytes]:
+        command = [
+            *self._command,
+            "kafka.tools.StorageTool",
+            "format",
+            "--cluster-id",
+            self.cluster_id,
+            "--config",
+            str(self.workdir / "server.properties"),
+        ]
+        return process.spawn(command, log=self.log_path, cwd=self.workdir)
+
+    def _check_format(self, formatter: subprocess.Popen[bytes]) -> None:
+        try:
+            code = formatter.wait(timeout=self._start_timeout)
+        except subprocess.TimeoutExpired:
+            process.terminate([formatter], grace=1)
+            code = -1
+        process.terminate([formatter], grace=0)
+        if code != 0:
+            raise self._failure(f"the storage format step failed (exit code {code})")
+
+    def _launch(self) -> None:
+        command = [*self._command, "kafka.Kafka", str(self.workdir / "server.properties")]
+        self._process = process.spawn(command, log=self.log_path, cwd=self.workdir)
+
+    def _await_ready(self) -> None:
+        for attempt in range(1, _ATTEMPTS + 1):
+            started = self.log_path.stat().st_size if self.log_path.exists() else 0
+            if self._wait_once():
+                return
+            bind_failed = _BIND_FAILURE.search(_read_from(self.log_path, started)) is not None
+            picked = bool(self._require_layout().picked_ports)
+            if not (bind_failed and picked and attempt < _ATTEMPTS):
+                reason = "a port was already in use" if bind_failed else "the broker exited"
+                raise self._failure(f"{reason} during start (exit code {self._exit_code()})")
+            self._layout_ports()  # someone took a picked port between pick and bind: new ports
+            self._launch()
+
+    def _wait_once(self) -> bool:
+        proc = self._process
+        if proc is None:
+            return False
+        try:
+            ready = wait_until_ready(
+                self.client_config(),
+                timeout=self._start_timeout,
+                keep_waiting=lambda: proc.poll() is None,
+            )
+        except KafkaClientError as exc:
+            process.terminate([proc], grace=5)
+            raise self._failure(f"no answer within {self._start_timeout:.0f}s ({exc})") from exc
+        return ready is not None
+
+    def _exit_code(self) -> int | None:
+        return None if self._process is None else self._process.poll()
+
+    def _failure(self, reason: str) -> BrokerStartError:
+        tail = process.read_tail(self.log_path, 20) or "(empty)"
+        return BrokerStartError(
+            f"Kafka cluster {self.name!r}: {reason}. Log file: {self.log_path}\n"
+            f"--- last lines of {self.log_path.name} ---\n{tail}"
+        )
+
+    def _reap(self) -> None:
+        self._process = None
+        if self._own_workdir and self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+def _default_client_listener(layout: BrokerLayout) -> str:
+    names = [e.name for e in layout.client_endpoints]
+    return "PLAINTEXT" if "PLAINTEXT" in names else names[0]
+
+
+def _read_from(path: Path, offset: int) -> str:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            return handle.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def _start_all(clusters: Sequence[LocalCluster]) -> None:
+    """Boot the clusters side by side; on any failure stop every one of them."""
+    java = find_java().executable
+    versions = {c.kafka_version for c in clusters}
+    classpaths = {v: ":".join(str(j) for j in resolve_classpath(v)) for v in versions}
+    try:
+        for cluster in clusters:
+            cluster._prepare(java, classpaths[cluster.kafka_version])
+        formatting = [(c, c._spawn_format()) for c in clusters if c._needs_format()]
+        for cluster, formatter in formatting:
+            cluster._check_format(formatter)
+        for cluster in clusters:
+            cluster._launch()
+        for cluster in clusters:
+            cluster._await_ready()
+    except BaseException:
+        _stop_all(clusters, keep_workdirs=True)  # the error names their log files
+        raise
+
+
+def _stop_all(clusters: Sequence[LocalCluster], *, keep_workdirs: bool = False) -> None:
+    procs = [c._process for c in clusters if c._process is not None]
+    process.terminate(procs)
+    for cluster in clusters:
+        if keep_workdirs:
+            cluster._process = None
+        else:
+            cluster._reap()
+
+
+class LocalClusters:
+    """Named, independent local clusters started together; a context manager.
+
+    >>> with LocalClusters(["primary", "backup"]) as clusters:  # doctest: +SKIP
+    ...     clusters["primary"].bootstrap_servers
+    """
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        *,
+        workdir: Path | str | None = None,
+        broker_config: Mapping[str, str] | None = None,
+        kafka_version: str = KAFKA_VERSION,
+        start_timeout: float = 120.0,
+    ) -> None:
+        if len(set(names)) != len(names) or not names:
+            raise BrokerStartError(f"cluster names must be distinct and given: {list(names)}")
+        base = None if workdir is None else Path(workdir)
+        self._clusters = {
+            name: LocalCluster(
+                name,
+                workdir=None if base is None else base / name,
+                broker_config=broker_config,
+                kafka_version=kafka_version,
+                start_timeout=start_timeout,
+            )
+            for name in names
+        }
+
+    def __getitem__(self, name: str) -> LocalCluster:
+        return self._clusters[name]
+
+    def __iter__(self) -> Iterator[LocalCluster]:
+        return iter(self._clusters.values())
+
+    def __len__(self) -> int:
+        return len(self._clusters)
+
+    def start(self) -> LocalClusters:
+        started = time.monotonic()
+        _start_all(list(self))
+        self.start_seconds = time.monotonic() - started
+        return self
+
+    def stop(self) -> None:
+        _stop_all(list(self))
+
+    def __enter__(self) -> LocalClusters:
+        return self.start()
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
