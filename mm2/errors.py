@@ -1,11 +1,12 @@
 """The one error tree of mm2; every layer raises these, only the API layer maps them to HTTP.
 
-    MM2Error
-    ├── ConfigError (also ValueError)     a broken mm2.properties or option; exit code 2
-    ├── ClusterError                      a local Kafka cluster could not be set up or started
-    │   └── JavaNotFoundError / JarResolutionError / BrokerStartError
-    ├── KafkaClientError                  a call to a Kafka cluster failed (has `retriable`)
-    └── RecordFormatError (also ValueError)  bytes that are not an MM2 internal record
+MM2Error
+├── ConfigError (also ValueError)     a broken mm2.properties or option; exit code 2
+├── ClusterError                      a local Kafka cluster could not be set up or started
+│   └── JavaNotFoundError / JarResolutionError / BrokerStartError
+├── KafkaClientError                  a call to a Kafka cluster failed (has `retriable`)
+│   └── RecordTooLargeError           a record bigger than the target accepts
+└── RecordFormatError (also ValueError)  bytes that are not an MM2 internal record
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = [
     "KafkaClientError",
     "MM2Error",
     "RecordFormatError",
+    "RecordTooLargeError",
 ]
 
 
@@ -77,3 +79,10 @@ class KafkaClientError(MM2Error):
 
 class RecordFormatError(MM2Error, ValueError):
     """Bytes that do not decode as an MM2 internal record (offset sync, checkpoint, heartbeat)."""
+
+
+class RecordTooLargeError(KafkaClientError):
+    """A source record is larger than the target topic accepts; names topic, partition, offset."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=False)
