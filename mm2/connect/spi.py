@@ -1,0 +1,80 @@
+"""What a connector author codes against: Connector and Task, with Kafka Connect's lifecycle.
+
+A Connector turns its config into task configs; the runtime runs each Task on a thread of its
+own, calling `poll()` again after the delay it returns. A Task raises an MM2Error whose
+`retriable` is true to be retried with backoff; anything else fails it (state FAILED, trace kept).
+
+    class Ticker(Task):
+        def start(self, config, context): self.every = float(config["every.seconds"])
+        def poll(self): print("tick"); return self.every
+        def stop(self): pass
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import ClassVar, Literal, Protocol
+
+__all__ = ["Connector", "ConnectorType", "Task", "TaskContext"]
+
+ConnectorType = Literal["source", "sink"]
+
+
+class TaskContext(Protocol):
+    """What the runtime tells a task about where it runs."""
+
+    @property
+    def flow(self) -> str: ...
+
+    @property
+    def connector(self) -> str: ...
+
+    @property
+    def task_id(self) -> int: ...
+
+
+class Task(ABC):
+    """One unit of a connector's work, run by the runtime on its own thread."""
+
+    @abstractmethod
+    def start(self, config: Mapping[str, str], context: TaskContext) -> None:
+        """Open clients and state; raise to fail the task."""
+
+    @abstractmethod
+    def poll(self) -> float:
+        """Do one round of work and return the seconds to wait before the next round."""
+
+    def pause(self) -> None:
+        """Stop doing work until resume(); keep the positions. Default: poll() is not called."""
+
+    def resume(self) -> None:
+        """Carry on from where pause() left off."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Release everything; called once, also after a failure."""
+
+
+class Connector(ABC):
+    """Turns its config into task configs; Apache's simple class name is its plugin name."""
+
+    connector_type: ClassVar[ConnectorType] = "source"
+    task_class: ClassVar[type[Task]]
+
+    @abstractmethod
+    def start(self, config: Mapping[str, str]) -> None:
+        """Validate the config and prepare what the tasks will share."""
+
+    @abstractmethod
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        """One config per task to run now (none when the connector has nothing to do)."""
+
+    def stop(self) -> None:
+        """Release what start() made."""
+
+    @classmethod
+    def version(cls) -> str:
+        from mm2 import __version__
+
+        return __version__

@@ -1,0 +1,213 @@
+"""One herder per flow: runs its connectors and their tasks, and carries out state changes."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from mm2.connect.spi import Connector
+from mm2.errors import MM2Error
+from mm2.runtime.status import ConnectorStatus, State, TargetState
+from mm2.runtime.task_runner import Backoff, TaskRunner
+
+__all__ = ["ConnectorNotFoundError", "Herder", "Plugins"]
+
+log = logging.getLogger(__name__)
+
+Plugins = Mapping[str, type[Connector]]
+
+
+class ConnectorNotFoundError(MM2Error, LookupError):
+    """No connector of that name in this herder."""
+
+
+@dataclass
+class _Running:
+    """A connector instance, its config, its target state and its task runners."""
+
+    name: str
+    plugin: type[Connector]
+    config: dict[str, str]
+    target: TargetState = "STARTED"
+    instance: Connector | None = None
+    trace: str | None = None
+    tasks: list[TaskRunner] = field(default_factory=list)
+
+
+class Herder:
+    """The connectors of one flow `source->target`, each with Connect's lifecycle."""
+
+    def __init__(
+        self,
+        flow: str,
+        connectors: Mapping[str, Mapping[str, str]],
+        plugins: Plugins,
+        *,
+        worker_id: str,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.flow = flow
+        self._plugins = plugins
+        self._worker_id = worker_id
+        self._backoff = backoff
+        self._lock = threading.RLock()
+        self._connectors: dict[str, _Running] = {}
+        for name, config in connectors.items():
+            self._connectors[name] = _Running(name, self._plugin(config, name), dict(config))
+
+    def _plugin(self, config: Mapping[str, str], name: str) -> type[Connector]:
+        cls_name = config.get("connector.class", name)
+        plugin = self._plugins.get(cls_name) or self._plugins.get(cls_name.rsplit(".", 1)[-1])
+        if plugin is None:
+            known = ", ".join(sorted(self._plugins))
+            raise ConnectorNotFoundError(f"no connector plugin {cls_name!r}; known: {known}")
+        return plugin
+
+    @property
+    def connector_names(self) -> list[str]:
+        return sorted(self._connectors)
+
+    def _get(self, name: str) -> _Running:
+        try:
+            return self._connectors[name]
+        except KeyError:
+            raise ConnectorNotFoundError(f"connector {name!r} not found in {self.flow}") from None
+
+    def config(self, name: str) -> dict[str, str]:
+        with self._lock:
+            return dict(self._get(name).config)
+
+    def task_configs(self, name: str) -> list[dict[str, str]]:
+        with self._lock:
+            return [t.config for t in self._get(name).tasks]
+
+    # -- lifecycle --
+    def start(self) -> None:
+        with self._lock:
+            for run in self._connectors.values():
+                self._start(run)
+        log.info("%s: herder started with %s", self.flow, ", ".join(self.connector_names))
+
+    def stop(self) -> None:
+        with self._lock:
+            for run in self._connectors.values():
+                self._halt(run)
+        log.info("%s: herder stopped", self.flow)
+
+    def _start(self, run: _Running) -> None:
+        if run.target == "STOPPED":
+            return
+        run.trace = None
+        try:
+            instance = run.plugin()
+            instance.start(run.config)
+            run.instance = instance
+            configs = instance.task_configs(int(run.config.get("tasks.max", "1")))
+        except Exception as exc:  # noqa: BLE001 - reported as the connector's FAILED state
+            run.trace = "".join(traceback.format_exception(exc))
+            log.error("%s|%s failed to start: %s", self.flow, run.name, exc)
+            return
+        for task_id, task_config in enumerate(configs):
+            runner = TaskRunner(
+                run.plugin.task_class(),
+                task_config,
+                flow=self.flow,
+                connector=run.name,
+                task_id=task_id,
+                worker_id=self._worker_id,
+                paused=run.target == "PAUSED",
+                backoff=self._backoff,
+            )
+            run.tasks.append(runner)
+            runner.start()
+
+    def _halt(self, run: _Running) -> None:
+        for runner in run.tasks:
+            runner.stop()
+        run.tasks.clear()
+        if run.instance is not None:
+            try:
+                run.instance.stop()
+            except Exception:
+                log.exception("%s|%s: error while stopping", self.flow, run.name)
+            run.instance = None
+
+    def pause(self, name: str) -> None:
+        with self._lock:
+            run = self._get(name)
+            if run.target == "STOPPED":
+                run.target = "PAUSED"
+                self._start(run)
+            run.target = "PAUSED"
+            for runner in run.tasks:
+                runner.pause()
+
+    def resume(self, name: str) -> None:
+        with self._lock:
+            run = self._get(name)
+            previous, run.target = run.target, "STARTED"
+            if previous == "STOPPED":
+                self._start(run)
+            for runner in run.tasks:
+                runner.resume()
+
+    def stop_connector(self, name: str) -> None:
+        with self._lock:
+            run = self._get(name)
+            run.target = "STOPPED"
+            self._halt(run)
+
+    def restart(self, name: str, *, include_tasks: bool = False, only_failed: bool = False) -> None:
+        """Connect's restart: the connector, and (optionally only failed) tasks with it."""
+        with self._lock:
+            run = self._get(name)
+            failed = run.trace is not None or any(t.status().state == "FAILED" for t in run.tasks)
+            if only_failed and not failed:
+                return
+            self._halt(run)
+            self._start(run)
+
+    def restart_task(self, name: str, task_id: int) -> None:
+        with self._lock:
+            run = self._get(name)
+            if not 0 <= task_id < len(run.tasks):
+                raise ConnectorNotFoundError(f"task {task_id} of {name!r} not found")
+            old = run.tasks[task_id]
+            old.stop()
+            fresh = TaskRunner(
+                run.plugin.task_class(),
+                old.config,
+                flow=self.flow,
+                connector=name,
+                task_id=task_id,
+                worker_id=self._worker_id,
+                paused=run.target == "PAUSED",
+                backoff=self._backoff,
+            )
+            run.tasks[task_id] = fresh
+            fresh.start()
+
+    # -- views --
+    def status(self, name: str) -> ConnectorStatus:
+        with self._lock:
+            run = self._get(name)
+            state: State
+            if run.trace is not None:
+                state = "FAILED"
+            elif run.target == "STOPPED":
+                state = "STOPPED"
+            elif run.target == "PAUSED":
+                state = "PAUSED"
+            else:
+                state = "RUNNING" if run.instance is not None else "UNASSIGNED"
+            return ConnectorStatus(
+                name,
+                state,
+                self._worker_id,
+                tuple(t.status() for t in run.tasks),
+                run.trace,
+                run.plugin.connector_type,
+            )

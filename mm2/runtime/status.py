@@ -1,0 +1,33 @@
+"""Connector and task states as Kafka Connect names them, and the status records REST reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["ConnectorStatus", "State", "TargetState", "TaskStatus"]
+
+State = Literal["UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING"]
+TargetState = Literal["STARTED", "PAUSED", "STOPPED"]
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    """One task's state; `trace` is the error that failed it."""
+
+    id: int
+    state: State
+    worker_id: str
+    trace: str | None = None
+
+
+@dataclass(frozen=True)
+class ConnectorStatus:
+    """A connector's state and its tasks'."""
+
+    name: str
+    state: State
+    worker_id: str
+    tasks: tuple[TaskStatus, ...]
+    trace: str | None = None
+    type: Literal["source", "sink"] = "source"

@@ -1,0 +1,182 @@
+"""Worker runtime lifecycle: task states, retries, pause/resume, stop and restart."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+
+import pytest
+
+from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.errors import KafkaClientError
+from mm2.runtime.herder import ConnectorNotFoundError, Herder
+from mm2.runtime.task_runner import Backoff
+from mm2.runtime.worker import Worker
+
+FAST = Backoff(initial_s=0.01, maximum_s=0.05)
+
+
+def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.01)
+
+
+class CountingTask(Task):
+    polls: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def start(self, config: Mapping[str, str], context: TaskContext) -> None:
+        self.key = f"{context.flow}|{context.connector}-{context.task_id}"
+        self.mode = config.get("mode", "ok")
+        self.failures_left = int(config.get("retriable.failures", "0"))
+        if self.mode == "fail-start":
+            raise RuntimeError("cannot start")
+
+    def poll(self) -> float:
+        if self.failures_left:
+            self.failures_left -= 1
+            raise KafkaClientError("broker away", retriable=True)
+        if self.mode == "fatal":
+            raise ValueError("bad record")
+        with self.lock:
+            self.polls[self.key] = self.polls.get(self.key, 0) + 1
+        return 0.01
+
+    def stop(self) -> None:
+        pass
+
+
+class CountingConnector(Connector):
+    task_class = CountingTask
+
+    def start(self, config: Mapping[str, str]) -> None:
+        self.config = dict(config)
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.config) for _ in range(max_tasks)]
+
+
+PLUGINS = {"CountingConnector": CountingConnector}
+
+
+def polls(key: str) -> int:
+    with CountingTask.lock:
+        return CountingTask.polls.get(key, 0)
+
+
+def herder(flow: str, **config: str) -> Herder:
+    conf = {"connector.class": "CountingConnector", "tasks.max": "2", **config}
+    return Herder(flow, {"C": conf}, PLUGINS, worker_id="w1", backoff=FAST)
+
+
+def test_tasks_run_and_report_running() -> None:
+    h = herder("a->b")
+    h.start()
+    try:
+        eventually(lambda: polls("a->b|C-0") > 3 and polls("a->b|C-1") > 3)
+        status = h.status("C")
+        assert status.state == "RUNNING"
+        assert [t.state for t in status.tasks] == ["RUNNING", "RUNNING"]
+        assert all(t.worker_id == "w1" for t in status.tasks)
+    finally:
+        h.stop()
+
+
+def test_retriable_errors_are_retried_then_task_runs() -> None:
+    h = herder("r->b", **{"retriable.failures": "3"})
+    h.start()
+    try:
+        eventually(lambda: polls("r->b|C-0") > 0)
+        assert h.status("C").tasks[0].state == "RUNNING"
+    finally:
+        h.stop()
+
+
+def test_fatal_error_fails_task_with_trace() -> None:
+    h = herder("f->b", mode="fatal")
+    h.start()
+    try:
+        eventually(lambda: h.status("C").tasks[0].state == "FAILED")
+        trace = h.status("C").tasks[0].trace
+        assert trace is not None and "ValueError: bad record" in trace
+    finally:
+        h.stop()
+
+
+def test_start_failure_fails_task() -> None:
+    h = herder("s->b", mode="fail-start")
+    h.start()
+    try:
+        eventually(lambda: h.status("C").tasks[0].state == "FAILED")
+        assert "cannot start" in (h.status("C").tasks[0].trace or "")
+    finally:
+        h.stop()
+
+
+def test_pause_stops_polling_and_resume_continues() -> None:
+    h = herder("p->b")
+    h.start()
+    try:
+        eventually(lambda: polls("p->b|C-0") > 0)
+        h.pause("C")
+        eventually(lambda: all(t.state == "PAUSED" for t in h.status("C").tasks))
+        assert h.status("C").state == "PAUSED"
+        before = polls("p->b|C-0")
+        time.sleep(0.2)
+        assert polls("p->b|C-0") == before
+        h.resume("C")
+        eventually(lambda: polls("p->b|C-0") > before)
+        assert h.status("C").state == "RUNNING"
+    finally:
+        h.stop()
+
+
+def test_stop_removes_tasks_and_resume_restarts_them() -> None:
+    h = herder("x->b")
+    h.start()
+    try:
+        h.stop_connector("C")
+        status = h.status("C")
+        assert status.state == "STOPPED" and status.tasks == ()
+        h.resume("C")
+        eventually(lambda: len(h.status("C").tasks) == 2)
+        assert h.status("C").state == "RUNNING"
+    finally:
+        h.stop()
+
+
+def test_restart_only_failed_leaves_healthy_connector_alone() -> None:
+    h = herder("o->b")
+    h.start()
+    try:
+        eventually(lambda: polls("o->b|C-0") > 0)
+        runner_ids = [id(t) for t in h._connectors["C"].tasks]
+        h.restart("C", include_tasks=True, only_failed=True)
+        assert [id(t) for t in h._connectors["C"].tasks] == runner_ids
+        h.restart("C", include_tasks=True)
+        assert [id(t) for t in h._connectors["C"].tasks] != runner_ids
+    finally:
+        h.stop()
+
+
+def test_unknown_connector_and_plugin_are_named() -> None:
+    h = herder("u->b")
+    with pytest.raises(ConnectorNotFoundError, match="'Nope' not found in u->b"):
+        h.status("Nope")
+    with pytest.raises(ConnectorNotFoundError, match="no connector plugin 'Missing'"):
+        Herder("a->b", {"M": {"connector.class": "Missing"}}, PLUGINS, worker_id="w")
+
+
+def test_worker_runs_one_herder_per_flow() -> None:
+    conf = {"connector.class": "CountingConnector", "tasks.max": "1"}
+    worker = Worker({"w1->w2": {"C": conf}, "w2->w1": {"C": conf}}, PLUGINS, backoff=FAST)
+    worker.start()
+    try:
+        eventually(lambda: polls("w1->w2|C-0") > 0 and polls("w2->w1|C-0") > 0)
+        assert sorted(worker.herders) == ["w1->w2", "w2->w1"]
+    finally:
+        worker.stop()
