@@ -87,29 +87,35 @@ class OffsetSyncStore:
         if only_load_last or upstream_rewind:
             syncs[:] = [sync] * SYNCS_PER_PARTITION
             return
+        original = tuple(syncs)
         replacement = sync
-        # The most recently displaced sync: it may still fit at a later index.
-        old_value = syncs[0]
+        # Walks `original` from newest to oldest: the displaced syncs that may fill later slots.
+        index = 0
         syncs[0] = replacement
         for current in range(1, SYNCS_PER_PARTITION):
             previous = current - 1
-            # Prefer keeping old_value over replacement: more distinct syncs survive.
-            is_recent = _invariant_b(syncs[previous], old_value, previous, current)
-            separated_from_previous = _invariant_c(syncs[previous], old_value, previous)
-            following = current + 1
-            separated_from_next = following >= SYNCS_PER_PARTITION or _invariant_c(
-                old_value, syncs[following], current
-            )
-            use_old = is_recent and separated_from_previous and separated_from_next
-            if use_old:
-                replacement = old_value
+            while True:
+                old_value = original[index]
+                # Keeping an older sync rather than the new one keeps more distinct syncs.
+                is_recent = _invariant_b(syncs[previous], old_value, previous, current)
+                separated_from_previous = _invariant_c(syncs[previous], old_value, previous)
+                following = current + 1
+                separated_from_next = following >= SYNCS_PER_PARTITION or _invariant_c(
+                    old_value, syncs[following], current
+                )
+                duplicate = index + 1 < SYNCS_PER_PARTITION and old_value is original[index + 1]
+                promote = is_recent and separated_from_previous and separated_from_next
+                if promote:
+                    replacement = old_value
+                # A sync too close to the previous slot can never be used further on.
+                skip = duplicate or not separated_from_previous
+                if promote or skip:
+                    index += 1
+                if not (index < current and skip):
+                    break
             if _invariant_b(syncs[previous], syncs[current], previous, current):
                 # B holds here, so it holds for every later slot too.
                 break
-            # A displaced sync not yet recent enough for this slot may fit a coarser one
-            # further on: keep it as the candidate and let the older syncs[current] go.
-            if is_recent:
-                old_value = syncs[current]
             syncs[current] = replacement
 
     def translate_downstream(
