@@ -24,6 +24,9 @@ __all__ = [
 
 KAFKA_VERSION = "4.4.0"
 _MVN_TIMEOUT_S = 900
+# Named in full (not the `dependency:` prefix) so the version is pinned and an unreachable
+# repository is reported as such rather than as "no plugin found for prefix".
+_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 _MISSING = re.compile(
     r"(?:Could not find artifact|Failure to find|The following artifacts could not be resolved:)"
     r"\s+([\w.\-]+:[\w.\-]+(?::[\w.\-]+)*)"
@@ -99,7 +102,7 @@ def _run_mvn(pom: Path, out: Path, kafka_version: str, maven_options: Sequence[s
         str(pom),
         f"-Dkafka.version={kafka_version}",
         *maven_options,
-        "dependency:build-classpath",
+        _DEPENDENCY_PLUGIN + ":build-classpath",
         f"-Dmdep.outputFile={out}",
     ]
     try:

@@ -1,0 +1,112 @@
+"""Pure parts of the local-cluster launcher: versions, properties, mvn messages, ids."""
+
+from __future__ import annotations
+
+import base64
+import itertools
+from pathlib import Path
+
+import pytest
+
+from mm2.errors import ConfigError
+from mm2.localcluster.cluster import new_cluster_id
+from mm2.localcluster.jars import explain_maven_failure, pom_text
+from mm2.localcluster.java import parse_java_major
+from mm2.localcluster.properties import (
+    BrokerLayout,
+    layout_broker,
+    parse_listeners,
+    render_properties,
+)
+
+
+@pytest.mark.parametrize(
+    ("output", "major"),
+    [
+        ('openjdk version "17.0.15" 2025-04-15', 17),
+        ('java version "1.8.0_402"', 8),
+        ('openjdk version "21" 2023-09-19', 21),
+        ("no version here", None),
+    ],
+)
+def test_parse_java_major(output: str, major: int | None) -> None:
+    assert parse_java_major(output) == major
+
+
+def _layout(overrides: dict[str, str]) -> BrokerLayout:
+    ports = itertools.count(41000)
+    return layout_broker(
+        node_id=1, data_dir=Path("/d"), overrides=overrides, pick_port=lambda: next(ports)
+    )
+
+
+def test_default_layout_picks_both_ports_and_derives_the_quorum() -> None:
+    layout = _layout({})
+    props = layout.properties
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:41000,CONTROLLER://127.0.0.1:41001"
+    assert props["advertised.listeners"] == "PLAINTEXT://127.0.0.1:41000"
+    assert props["controller.quorum.voters"] == "1@127.0.0.1:41001"
+    assert props["process.roles"] == "broker,controller"
+    assert props["offsets.topic.replication.factor"] == "1"
+    assert props["auto.create.topics.enable"] == "false"
+    assert layout.picked_ports == {41000, 41001}
+    assert [e.name for e in layout.client_endpoints] == ["PLAINTEXT"]
+
+
+def test_overrides_win_and_extra_listeners_get_their_own_ports() -> None:
+    layout = _layout(
+        {
+            "listeners": "PLAINTEXT://:0,SASL_SSL://127.0.0.1:0",
+            "auto.create.topics.enable": "true",
+            "listener.security.protocol.map": (
+                "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT"
+            ),
+        }
+    )
+    ports = {e.name: e.port for e in layout.endpoints}
+    assert len(set(ports.values())) == 3  # PLAINTEXT, SASL_SSL and the added CONTROLLER
+    assert layout.properties["auto.create.topics.enable"] == "true"
+    assert "SASL_SSL://127.0.0.1:" in layout.properties["advertised.listeners"]
+    assert layout.properties["inter.broker.listener.name"] == "PLAINTEXT"
+
+
+def test_a_named_port_is_kept_and_not_counted_as_picked() -> None:
+    layout = _layout({"listeners": "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:0"})
+    assert layout.endpoint("PLAINTEXT").port == 9092
+    assert 9092 not in layout.picked_ports
+
+
+@pytest.mark.parametrize("bad", ["PLAINTEXT:9092", "", "CONTROLLER://127.0.0.1:0"])
+def test_unusable_listeners_are_config_errors(bad: str) -> None:
+    with pytest.raises(ConfigError, match="listeners"):
+        if bad == "":
+            parse_listeners(bad)
+        else:
+            _layout({"listeners": bad})
+
+
+def test_render_properties_is_sorted_and_escaped() -> None:
+    text = render_properties({"b": "x\\y", "a": "1\n2"})
+    assert text == "a=1\\n2\nb=x\\\\y\n"
+
+
+def test_maven_messages_name_the_cause() -> None:
+    missing = (
+        "[ERROR] Failed to execute goal on project p: Could not resolve dependencies: "
+        "Could not find artifact org.apache.kafka:kafka_2.13:jar:9.9.9 in central"
+    )
+    assert "org.apache.kafka:kafka_2.13:jar:9.9.9" in explain_maven_failure(missing, "9.9.9")
+    offline = "[ERROR] Plugin could not be resolved: Connect to repo:443 failed: Connection refused"
+    assert explain_maven_failure(offline, "4.4.0").startswith("Maven Central unreachable")
+
+
+def test_cluster_ids_look_like_kafka_uuids() -> None:
+    ids = {new_cluster_id() for _ in range(200)}
+    assert len(ids) == 200
+    for cid in ids:
+        assert len(cid) == 22 and not cid.startswith("-")
+        assert len(base64.urlsafe_b64decode(cid + "==")) == 16
+
+
+def test_the_packaged_pom_pins_kafka() -> None:
+    assert "<kafka.version>4.4.0</kafka.version>" in pom_text()
