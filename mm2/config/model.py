@@ -27,13 +27,15 @@ SOURCE, CHECKPOINT, HEARTBEAT = (
     "MirrorCheckpointConnector",
     "MirrorHeartbeatConnector",
 )
+# Apache's defaults are 600/600/600/600/60/60/1 s; metadata that takes ten minutes to reach the
+# target is what operators complain about, so ours are seconds (an explicit setting still wins).
 _DEFAULT_INTERVALS = {
-    "refresh.topics": 600,
-    "sync.topic.configs": 600,
-    "sync.topic.acls": 600,
-    "refresh.groups": 600,
-    "emit.checkpoints": 60,
-    "sync.group.offsets": 60,
+    "refresh.topics": 2,
+    "sync.topic.configs": 3,
+    "sync.topic.acls": 5,
+    "refresh.groups": 5,
+    "emit.checkpoints": 5,
+    "sync.group.offsets": 5,
     "emit.heartbeats": 1,
 }
 _DEFAULT_OFF = {"sync.group.offsets"}
@@ -60,6 +62,21 @@ class Flow:
     @property
     def name(self) -> str:
         return f"{self.source}->{self.target}"
+
+    @classmethod
+    def for_connector(cls, config: Mapping[str, str]) -> Flow:
+        """The flow as one connector (or task) sees it from its own, already resolved, map.
+
+        Apache builds all three connector maps from one base, so the policy, filter and
+        client keys of the flow are all present in each.
+        """
+        props = dict(config)
+        return cls(
+            props["source.cluster.alias"],
+            props["target.cluster.alias"],
+            parse_bool(props.get("enabled", "false")),
+            {SOURCE: props, CHECKPOINT: props, HEARTBEAT: props},
+        )
 
     def connector_config(self, connector: str = SOURCE) -> dict[str, str]:
         """The connector's map with `${provider:...}` references resolved (as the worker does)."""

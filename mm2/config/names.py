@@ -158,9 +158,19 @@ _HEARTBEAT_NAMES = {
     "emit.heartbeats.interval.seconds",
     "heartbeats.topic.replication.factor",
 }
-# MirrorMakerConfig.allConfigNames(): top-level keys outside it never reach a connector.
+# Ours, not Apache's: where state lives and how the Spark pipeline batches.
+MM2_NAMES = frozenset(
+    {
+        "mm2.state.dir",
+        "skip.oversized.records",
+        "pipeline.trigger.interval.ms",
+        "pipeline.max.records.per.partition",
+    }
+)
+# MirrorMakerConfig.allConfigNames() (plus ours): top-level keys outside it never reach a connector.
 CONNECTOR_CONFIG_NAMES = frozenset(
-    _CONNECT_CONNECTOR_NAMES
+    MM2_NAMES
+    | _CONNECT_CONNECTOR_NAMES
     | _MIRROR_BASE_NAMES
     | SSL_CLIENT_NAMES
     | SASL_CLIENT_NAMES
@@ -216,6 +226,7 @@ _BOOLEANS = (
     "errors.log.include.messages",
     "tasks.max.enforce",
     "dedicated.mode.enable.internal.rest",
+    "skip.oversized.records",
 )
 _INTS = (
     "tasks.max",
@@ -237,6 +248,8 @@ _LONGS = (
     "admin.timeout.ms",
     "errors.retry.timeout",
     "errors.retry.delay.max.ms",
+    "pipeline.trigger.interval.ms",
+    "pipeline.max.records.per.partition",
 )
 _LISTS = (
     "topics",

@@ -78,6 +78,8 @@ def connector_base_config(
     props = {k: v for k, v in raw.items() if k in CONNECTOR_CONFIG_NAMES}
     props.update({k: v for k, v in raw.items() if k.startswith("config.providers")})
     props.update({k: v for k, v in raw.items() if k.startswith("replication.policy")})
+    # Ours: Spark settings for the data pipeline travel with the connector config.
+    props.update({k: v for k, v in raw.items() if k.startswith("spark.")})
     for side, alias in (("source", source), ("target", target)):
         for k, v in cluster_props(raw, alias).items():
             if _CLIENT_PREFIX.match(k):

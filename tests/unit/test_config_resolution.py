@@ -145,7 +145,10 @@ def test_load_typed_accessors(write: Callable[[str], Path]) -> None:
     assert flow.enabled and not cfg.flow("b", "a").enabled
     assert flow.tasks_max == 3
     assert flow.interval_seconds("sync.topic.acls") is None
-    assert flow.interval_seconds("refresh.topics") == 600
+    # Our default is seconds, not Apache's 600; an explicit value wins.
+    assert flow.interval_seconds("refresh.topics") == 2
+    slow = load(write(BASE + "refresh.topics.interval.seconds = 600\n")).flow("a", "b")
+    assert slow.interval_seconds("refresh.topics") == 600
     assert flow.interval_seconds("sync.group.offsets") is None
     assert flow.topic_filter().should_replicate_topic("x1")
     assert not flow.topic_filter().should_replicate_topic("y")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 import pytest
 
@@ -26,7 +27,7 @@ def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
 
 
 class CountingTask(Task):
-    polls: dict[str, int] = {}
+    polls: ClassVar[dict[str, int]] = {}
     lock = threading.Lock()
 
     def start(self, config: Mapping[str, str], context: TaskContext) -> None:
