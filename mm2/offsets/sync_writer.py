@@ -59,6 +59,32 @@ class PartitionState:
     def reset(self) -> None:
         self.should_sync_offsets = False
 
+    def update_run(
+        self, upstream_offset: int, downstream_offset: int, length: int
+    ) -> list[tuple[int, int]]:
+        """`update` for a run of `length` records whose offsets both advance by one.
+
+        Returns the (upstream, downstream) pairs at which a sync fires, exactly those for which
+        per-record `update` calls (each followed by `reset`) would return true, in
+        O(syncs) instead of O(records): inside a run only the lag rule can fire.
+        """
+        if length <= 0:
+            return []
+        fired: list[tuple[int, int]] = []
+        if self.update(upstream_offset, downstream_offset):
+            fired.append((upstream_offset, downstream_offset))
+            self.reset()
+        last_down = downstream_offset + length - 1
+        due = self.last_sync_downstream_offset + 1 + self.max_offset_lag
+        due = max(due, downstream_offset + 1)
+        while due <= last_down:
+            fired.append((upstream_offset + due - downstream_offset, due))
+            self.last_sync_downstream_offset = due
+            due = due + 1 + self.max_offset_lag
+        self.previous_upstream_offset = upstream_offset + length - 1
+        self.previous_downstream_offset = last_down
+        return fired
+
 
 class OffsetSyncWriter:
     """Pending (send now) and delayed (send at the next commit) syncs, latest per partition.

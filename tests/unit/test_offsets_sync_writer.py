@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mm2.offsets import MAX_OUTSTANDING_OFFSET_SYNCS, OffsetSyncWriter, PartitionState
 from mm2.records import OffsetSync, TopicPartition
@@ -161,3 +163,34 @@ def test_concurrent_producers_never_exceed_the_bound() -> None:
         t.join()
     assert 1 <= peak <= 3
     assert writer.outstanding == 0
+
+
+@given(
+    lag=st.integers(min_value=0, max_value=30),
+    runs=st.lists(
+        st.tuples(
+            st.integers(min_value=1, max_value=5),  # upstream gap before the run
+            st.integers(min_value=-3, max_value=5),  # downstream gap (negative: truncation)
+            st.integers(min_value=1, max_value=80),  # run length
+        ),
+        max_size=12,
+    ),
+)
+def test_update_run_fires_exactly_where_per_record_updates_would(
+    lag: int, runs: list[tuple[int, int, int]]
+) -> None:
+    by_record, by_run = PartitionState(lag), PartitionState(lag)
+    expected: list[tuple[int, int]] = []
+    fired: list[tuple[int, int]] = []
+    up, down = -1, -1
+    for up_gap, down_gap, length in runs:
+        up, down = up + up_gap, max(0, down + down_gap)
+        for k in range(length):
+            if by_record.update(up + k, down + k):
+                expected.append((up + k, down + k))
+                by_record.reset()
+        fired.extend(by_run.update_run(up, down, length))
+        up, down = up + length - 1, down + length - 1
+    assert fired == expected
+    assert by_run.previous_upstream_offset == by_record.previous_upstream_offset
+    assert by_run.last_sync_downstream_offset == by_record.last_sync_downstream_offset
