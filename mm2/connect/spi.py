@@ -45,10 +45,10 @@ class Task(ABC):
     def poll(self) -> float:
         """Do one round of work and return the seconds to wait before the next round."""
 
-    def pause(self) -> None:
+    def pause(self) -> None:  # noqa: B027 - optional hook
         """Stop doing work until resume(); keep the positions. Default: poll() is not called."""
 
-    def resume(self) -> None:
+    def resume(self) -> None:  # noqa: B027 - optional hook
         """Carry on from where pause() left off."""
 
     @abstractmethod
@@ -70,7 +70,7 @@ class Connector(ABC):
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         """One config per task to run now (none when the connector has nothing to do)."""
 
-    def stop(self) -> None:
+    def stop(self) -> None:  # noqa: B027 - optional hook
         """Release what start() made."""
 
     @classmethod
