@@ -41,7 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.debug else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
+        force=True,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
         config = load(args.config, clusters=args.clusters, strict=args.strict)

@@ -93,8 +93,9 @@ class TaskRunner:
                 log.warning("%s did not stop within %.0f s", self._thread.name, timeout)
 
     def _fail(self, exc: BaseException) -> None:
-        self._state = "FAILED"
+        # Trace first: whoever sees FAILED must also see why.
         self._trace = "".join(traceback.format_exception(exc))
+        self._state = "FAILED"
         log.error("%s failed: %s", self._thread.name, exc)
 
     def _run(self) -> None:

@@ -1,0 +1,61 @@
+"""MirrorHeartbeatConnector: a Heartbeat on the target every emit.heartbeats.interval.seconds."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+from mm2.config.model import HEARTBEAT, Flow
+from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.kafka.internal_topic import create_compacted_topic
+from mm2.kafka.producer import RecordProducer
+from mm2.records import Heartbeat
+
+__all__ = ["MirrorHeartbeatConnector", "MirrorHeartbeatTask"]
+
+
+class MirrorHeartbeatTask(Task):
+    """Writes Heartbeat(source, target, now) to the target's heartbeats topic."""
+
+    def start(self, config: Mapping[str, str], context: TaskContext) -> None:
+        flow = Flow.for_connector(config)
+        self._source, self._target = flow.source, flow.target
+        self._interval = float(flow.interval_seconds("emit.heartbeats") or 1)
+        self._topic = flow.replication_policy().heartbeats_topic()
+        create_compacted_topic(
+            flow.target_admin_config(HEARTBEAT, "heartbeats-target-admin"),
+            self._topic,
+            replication_factor=flow.get_int("heartbeats.topic.replication.factor", 3, HEARTBEAT),
+        )
+        self._producer = RecordProducer(
+            flow.target_producer_config(HEARTBEAT, "heartbeats-producer")
+        )
+
+    def poll(self) -> float:
+        self._producer.raise_failure()
+        now = int(time.time() * 1000)
+        beat = Heartbeat(self._source, self._target, now)
+        self._producer.send(
+            self._topic, beat.to_key_bytes(), beat.to_value_bytes(), partition=0, timestamp=now
+        )
+        return self._interval
+
+    def stop(self) -> None:
+        producer = getattr(self, "_producer", None)
+        if producer is not None:
+            producer.flush(5)
+
+
+class MirrorHeartbeatConnector(Connector):
+    """One task whatever `enabled` says (as Apache), none when emit.heartbeats.enabled=false."""
+
+    task_class = MirrorHeartbeatTask
+
+    def start(self, config: Mapping[str, str]) -> None:
+        self._config = dict(config)
+        self._flow = Flow.for_connector(config)
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        if self._flow.interval_seconds("emit.heartbeats") is None:
+            return []
+        return [dict(self._config)]

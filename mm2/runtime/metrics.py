@@ -1,0 +1,125 @@
+"""Per-partition replication figures that the REST API and the metrics endpoint read."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from mm2.kafka.copier import CopyResult
+from mm2.pipeline.routes import Route
+
+__all__ = ["METRICS", "MetricsRegistry", "PartitionSnapshot"]
+
+_WINDOW_MS = 30_000
+
+
+@dataclass
+class _Stats:
+    target_topic: str
+    record_count: int = 0
+    byte_count: int = 0
+    skipped_count: int = 0
+    position: int = -1
+    end_offset: int = -1
+    last_timestamp: int = -1
+    latency_min: float = float("inf")
+    latency_max: float = 0.0
+    latency_sum: float = 0.0
+    window: deque[tuple[int, int, int]] = field(default_factory=deque)
+
+
+@dataclass(frozen=True)
+class PartitionSnapshot:
+    """Figures for one source partition, named after MM2's metrics (reference §5)."""
+
+    source: str
+    target: str
+    topic: str
+    partition: int
+    target_topic: str
+    record_count: int
+    byte_count: int
+    skipped_count: int
+    record_rate: float
+    byte_rate: float
+    replication_latency_ms_min: float
+    replication_latency_ms_max: float
+    replication_latency_ms_avg: float
+    lag_records: int
+    lag_seconds: float
+
+
+class MetricsRegistry:
+    """Thread-safe: Spark's callback thread records, REST threads read."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stats: dict[tuple[str, str, str, int], _Stats] = {}
+
+    def _get(self, source: str, target: str, topic: str, partition: int, remote: str) -> _Stats:
+        key = (source, target, topic, partition)
+        stats = self._stats.get(key)
+        if stats is None:
+            stats = self._stats[key] = _Stats(remote)
+        return stats
+
+    def set_routes(self, source: str, target: str, routes: Mapping[str, Route]) -> None:
+        with self._lock:
+            for topic, route in routes.items():
+                for p in range(route.partitions):
+                    self._get(source, target, topic, p, route.target_topic)
+
+    def record_batch(self, source: str, target: str, results: Iterable[CopyResult]) -> None:
+        with self._lock:
+            for r in results:
+                unit = r.unit
+                s = self._get(source, target, unit.topic, unit.partition, unit.target_topic)
+                s.position = max(s.position, unit.until)
+                if r.records == 0:
+                    continue
+                s.record_count += r.records
+                s.byte_count += r.bytes
+                s.skipped_count += r.skipped
+                s.last_timestamp = max(s.last_timestamp, r.max_timestamp)
+                done = r.finished_ms
+                s.latency_min = min(s.latency_min, done - r.max_timestamp)
+                s.latency_max = max(s.latency_max, done - r.min_timestamp)
+                s.latency_sum += done * r.records - r.sum_timestamp
+                s.window.append((done, r.records, r.bytes))
+
+    def update_end_offsets(
+        self, source: str, target: str, ends: Mapping[tuple[str, int], int]
+    ) -> None:
+        with self._lock:
+            for (topic, partition), end in ends.items():
+                stats = self._stats.get((source, target, topic, partition))
+                if stats is not None:
+                    stats.end_offset = end
+
+    def snapshot(self) -> list[PartitionSnapshot]:
+        now = int(time.time() * 1000)
+        out = []
+        with self._lock:
+            for (source, target, topic, partition), s in sorted(self._stats.items()):
+                while s.window and s.window[0][0] < now - _WINDOW_MS:
+                    s.window.popleft()
+                records = sum(w[1] for w in s.window)
+                size = sum(w[2] for w in s.window)
+                lag = max(0, s.end_offset - max(s.position, 0)) if s.end_offset >= 0 else 0
+                lag_s = (now - s.last_timestamp) / 1000 if lag and s.last_timestamp > 0 else 0.0
+                count = s.record_count
+                out.append(
+                    PartitionSnapshot(
+                        source, target, topic, partition, s.target_topic, count, s.byte_count,
+                        s.skipped_count, records / (_WINDOW_MS / 1000), size / (_WINDOW_MS / 1000),
+                        s.latency_min if count else 0.0, s.latency_max,
+                        s.latency_sum / count if count else 0.0, lag, lag_s,
+                    )
+                )  # fmt: skip
+        return out
+
+
+METRICS = MetricsRegistry()
