@@ -1,0 +1,281 @@
+"""TopicSync: MirrorSourceConnector's control plane (remote topics, partitions, configs, ACLs).
+
+The decisions are in connectors.topic_rules; this module does the Kafka calls, remembers what it
+already applied so that calling it every few seconds costs a couple of metadata requests, and
+logs each change once.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping
+
+from connectors.topic_rules import (
+    acl_bindings_to_sync,
+    config_ops,
+    new_topic_configs,
+    plan_topics,
+    should_replicate_topic,
+)
+from mm2.config.model import Flow
+from mm2.errors import KafkaClientError
+from mm2.kafka.acls import AclBinding
+from mm2.kafka.topics import ConfigOp, NewTopicSpec, TopicAdmin
+from mm2.pipeline.routes import Route
+
+__all__ = ["TopicSync"]
+
+log = logging.getLogger(__name__)
+
+# Apache re-applies configs and ACLs every interval, which repairs edits made on the target;
+# we skip unchanged ones but still re-apply everything this often (Apache's default interval).
+RESYNC_SECONDS = 600.0
+# Without an authorizer, ask again this seldom (it only changes with a broker restart).
+ACL_RECHECK_SECONDS = 60.0
+
+
+class TopicSync:
+    """Keeps the target's remote topics in step with the source for one flow.
+
+    Call `refresh_topics()` every refresh.topics interval (its routes feed the pipeline),
+    `sync_configs()` every sync.topic.configs interval and `sync_acls()` every sync.topic.acls
+    interval, all from one thread.
+    """
+
+    def __init__(
+        self,
+        flow: Flow,
+        source: TopicAdmin,
+        target: TopicAdmin,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        resync_seconds: float = RESYNC_SECONDS,
+        acl_recheck_seconds: float = ACL_RECHECK_SECONDS,
+    ) -> None:
+        self.flow = flow
+        self._source = source
+        self._target = target
+        self._clock = clock
+        self._resync = resync_seconds
+        self._acl_recheck = acl_recheck_seconds
+        self._policy = flow.replication_policy()
+        self._topic_filter = flow.topic_filter()
+        self._config_filter = flow.config_property_filter()
+        self._heartbeats = flow.get_bool("heartbeats.replication.enabled", True)
+        self._replication_factor = flow.replication_factor
+        self._routes: dict[str, Route] = {}
+        self._discovered: dict[tuple[str, int], float] = {}  # (remote, partitions) -> first seen
+        self._applied_configs: dict[str, tuple[ConfigOp, ...]] = {}
+        self._configs_reset = -math.inf
+        self._created_acls: set[AclBinding] = set()
+        self._acls_reset = -math.inf
+        self._no_authorizer_since: float | None = None
+        self._warned: dict[str, str] = {}
+
+    # -- naming --
+    def remote_topic(self, topic: str) -> str:
+        return self._policy.format_remote_topic(self.flow.source, topic)
+
+    def should_replicate_topic(self, topic: str) -> bool:
+        return should_replicate_topic(
+            topic,
+            policy=self._policy,
+            topic_filter=self._topic_filter,
+            target_alias=self.flow.target,
+            heartbeats_replication=self._heartbeats,
+        )
+
+    @property
+    def routes(self) -> Mapping[str, Route]:
+        """The routes of the last refresh."""
+        return dict(self._routes)
+
+    # -- topics and partitions --
+    def refresh_topics(self) -> dict[str, Route]:
+        """Create missing remote topics, add partitions, and return the routes ready now."""
+        source = {
+            t: n for t, n in self._source.list_topics().items() if self.should_replicate_topic(t)
+        }
+        plan = plan_topics(source, self._target.list_topics(), self.remote_topic)
+        now = self._clock()
+        pending = {(self.remote_topic(t), n) for t, n in plan.create.items()}
+        pending |= set(plan.increase.items())
+        for key in pending:
+            self._discovered.setdefault(key, now)
+        acted = self._create_topics(plan.create) | self._add_partitions(plan.increase)
+        if acted:  # look again, so a topic created now is routed now rather than next time
+            plan = plan_topics(source, self._target.list_topics(), self.remote_topic)
+        still = {(self.remote_topic(t), n) for t, n in plan.create.items()}
+        still |= set(plan.increase.items())
+        self._discovered = {k: v for k, v in self._discovered.items() if k in still}
+        self._routes = dict(plan.routes)
+        return dict(self._routes)
+
+    def _since_discovery(self, remote: str, partitions: int) -> float:
+        return self._clock() - self._discovered.get((remote, partitions), self._clock())
+
+    def _create_topics(self, create: Mapping[str, int]) -> bool:
+        if not create:
+            return False
+        try:
+            described = self._source.describe_topic_configs(create)
+        except KafkaClientError as exc:
+            self._warn("describe-configs", f"cannot read configs of new source topics: {exc}")
+            return False
+        specs = [
+            NewTopicSpec(
+                self.remote_topic(topic),
+                partitions,
+                self._replication_factor,
+                new_topic_configs(described[topic], self._config_filter),
+            )
+            for topic, partitions in create.items()
+            if topic in described  # gone from the source meanwhile
+        ]
+        try:
+            results = self._target.create_topics(specs)
+        except KafkaClientError as exc:
+            self._warn("create-topics", f"creating remote topics failed: {exc}")
+            return False
+        for spec in specs:
+            outcome = results.get(spec.name)
+            if isinstance(outcome, KafkaClientError):
+                self._warn(f"create:{spec.name}", f"could not create remote topic: {outcome}")
+                continue
+            self._warned.pop(f"create:{spec.name}", None)
+            if outcome == "created":
+                log.info(
+                    "%s: created remote topic %s on %s with %d partitions, %.1fs after discovery",
+                    self.flow.name,
+                    spec.name,
+                    self.flow.target,
+                    spec.partitions,
+                    self._since_discovery(spec.name, spec.partitions),
+                )
+        return bool(specs)
+
+    def _add_partitions(self, increase: Mapping[str, int]) -> bool:
+        if not increase:
+            return False
+        try:
+            failures = self._target.increase_partitions(increase)
+        except KafkaClientError as exc:
+            self._warn("create-partitions", f"adding partitions failed: {exc}")
+            return False
+        for remote, count in increase.items():
+            if remote in failures:
+                self._warn(f"grow:{remote}", f"could not add partitions: {failures[remote]}")
+                continue
+            self._warned.pop(f"grow:{remote}", None)
+            log.info(
+                "%s: remote topic %s now has %d partitions, %.1fs after discovery",
+                self.flow.name,
+                remote,
+                count,
+                self._since_discovery(remote, count),
+            )
+        return True
+
+    # -- configs --
+    def sync_configs(self) -> int:
+        """IncrementalAlterConfigs for routed topics whose wanted configs changed; the count."""
+        routes = dict(self._routes)
+        if not routes:
+            return 0
+        now = self._clock()
+        if now - self._configs_reset >= self._resync:
+            self._applied_configs.clear()
+            self._configs_reset = now
+        try:
+            described = self._source.describe_topic_configs(routes)
+        except KafkaClientError as exc:
+            self._warn("sync-configs", f"cannot read source topic configs: {exc}")
+            return 0
+        wanted = {
+            routes[topic].target_topic: config_ops(entries, self._config_filter)
+            for topic, entries in described.items()
+        }
+        self._applied_configs = {k: v for k, v in self._applied_configs.items() if k in wanted}
+        changed = {r: ops for r, ops in wanted.items() if self._applied_configs.get(r) != ops}
+        if not changed:
+            return 0
+        try:
+            failures = self._target.incremental_alter_configs(changed)
+        except KafkaClientError as exc:
+            self._warn("sync-configs", f"altering remote topic configs failed: {exc}")
+            return 0
+        self._warned.pop("sync-configs", None)
+        for remote, ops in changed.items():
+            if remote in failures:
+                self._warn(f"configs:{remote}", f"config sync failed: {failures[remote]}")
+                continue
+            self._warned.pop(f"configs:{remote}", None)
+            before = self._applied_configs.get(remote)
+            if before is not None:
+                diff = sorted({o.name for o in set(ops) ^ set(before)})
+                log.info("%s: synced %s on %s", self.flow.name, ", ".join(diff), remote)
+            self._applied_configs[remote] = ops
+        done = len(changed) - len(failures)
+        log.debug("%s: synced configs of %d remote topics", self.flow.name, done)
+        return done
+
+    # -- ACLs --
+    def sync_acls(self) -> int:
+        """Create the target's topic ACLs derived from the source's; never deletes. The count."""
+        now = self._clock()
+        quiet = self._no_authorizer_since
+        if quiet is not None and now - quiet < self._acl_recheck:
+            log.debug("%s: no ACL authorizer on %s, skipping", self.flow.name, self.flow.source)
+            return 0
+        if now - self._acls_reset >= self._resync:
+            self._created_acls.clear()
+            self._acls_reset = now
+        try:
+            bindings = self._source.describe_topic_acls()
+        except KafkaClientError as exc:
+            self._warn("sync-acls", f"cannot read source topic ACLs: {exc}")
+            return 0
+        if bindings is None:
+            if self._no_authorizer_since is None:
+                log.info(
+                    "%s: no ACL authorizer is configured on %s, so no topic ACL syncing will "
+                    "take place; consider setting sync.topic.acls.enabled=false",
+                    self.flow.name,
+                    self.flow.source,
+                )
+            else:
+                log.debug("%s: no ACL authorizer on %s, skipping", self.flow.name, self.flow.source)
+            self._no_authorizer_since = now
+            return 0
+        self._no_authorizer_since = None
+        wanted = acl_bindings_to_sync(bindings, self.should_replicate_topic, self.remote_topic)
+        new = [b for b in dict.fromkeys(wanted) if b not in self._created_acls]
+        if not new:
+            return 0
+        try:
+            failures = self._target.create_acls(new)
+        except KafkaClientError as exc:
+            self._warn("sync-acls", f"creating ACLs on {self.flow.target} failed: {exc}")
+            return 0
+        self._warned.pop("sync-acls", None)
+        if failures:
+            first = next(iter(failures.values()))
+            self._warn("acls", f"{len(failures)} ACL bindings not created: {first}")
+        created = [b for b in new if b not in failures]
+        self._created_acls.update(created)
+        if created:
+            log.info(
+                "%s: synced %d topic ACL bindings to %s",
+                self.flow.name,
+                len(created),
+                self.flow.target,
+            )
+        return len(created)
+
+    def _warn(self, key: str, message: str) -> None:
+        """Log a problem once per distinct message, since the calls repeat every few seconds."""
+        if self._warned.get(key) != message:
+            self._warned[key] = message
+            log.warning("%s: %s", self.flow.name, message)
