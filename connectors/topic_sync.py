@@ -94,7 +94,11 @@ class TopicSync:
 
     # -- topics and partitions --
     def refresh_topics(self) -> dict[str, Route]:
-        """Create missing remote topics, add partitions, and return the routes ready now."""
+        """Create missing remote topics, add partitions, and return the routes ready now.
+
+        Per-topic failures are logged (once) and retried next time; KafkaClientError is raised
+        only when a cluster cannot be listed at all.
+        """
         source = {
             t: n for t, n in self._source.list_topics().items() if self.should_replicate_topic(t)
         }
