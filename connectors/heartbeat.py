@@ -7,8 +7,8 @@ from collections.abc import Mapping
 
 from mm2.config.model import HEARTBEAT, Flow
 from mm2.connect.spi import Connector, Task, TaskContext
-from mm2.kafka.internal_topic import create_compacted_topic
 from mm2.kafka.producer import RecordProducer
+from mm2.kafka.topics import TopicAdmin
 from mm2.records import Heartbeat
 
 __all__ = ["MirrorHeartbeatConnector", "MirrorHeartbeatTask"]
@@ -22,8 +22,8 @@ class MirrorHeartbeatTask(Task):
         self._source, self._target = flow.source, flow.target
         self._interval = float(flow.interval_seconds("emit.heartbeats") or 1)
         self._topic = flow.replication_policy().heartbeats_topic()
-        create_compacted_topic(
-            flow.target_admin_config(HEARTBEAT, "heartbeats-target-admin"),
+        admin = TopicAdmin(flow.target_admin_config(HEARTBEAT, "heartbeats-target-admin"))
+        admin.create_compacted_topic(
             self._topic,
             replication_factor=flow.get_int("heartbeats.topic.replication.factor", 3, HEARTBEAT),
         )

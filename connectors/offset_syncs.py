@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from mm2.config.model import Flow
 from mm2.kafka.copier import CopyResult
-from mm2.kafka.internal_topic import create_compacted_topic
 from mm2.kafka.producer import RecordProducer
+from mm2.kafka.topics import TopicAdmin
 from mm2.offsets import PartitionState
 from mm2.records import OffsetSync
 
@@ -37,8 +37,7 @@ class OffsetSyncEmitter:
         admin = (flow.target_admin_config if on_target else flow.source_admin_config)(
             label=f"offset-syncs-{side}-admin"
         )
-        create_compacted_topic(
-            admin,
+        TopicAdmin(admin).create_compacted_topic(
             topic,
             replication_factor=flow.get_int("offset-syncs.topic.replication.factor", 3),
         )

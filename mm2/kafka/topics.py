@@ -197,7 +197,9 @@ class TopicAdmin:
             if _code(exc) in _COMPACTED_TOLERATED:
                 return False
             raise _client_error(
-                f"creating internal topic {name} (replication factor {replication_factor})", exc
+                f"creating internal topic {name} (replication factor {replication_factor}; on a "
+                "cluster with fewer brokers, set the matching *.topic.replication.factor)",
+                exc,
             ) from exc
         return True
 

@@ -46,6 +46,7 @@ def spark_session(conf: Mapping[str, str] | None = None) -> SparkSession:
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel(os.environ.get("MM2_SPARK_LOG_LEVEL", "ERROR"))
+        logging.getLogger("py4j").setLevel(logging.WARNING)
         spark.dataSource.register(WorkUnitSource)
         return spark
 
@@ -76,6 +77,8 @@ class MirrorQuery:
         self._on_batch = on_batch
         self._trigger_ms = trigger_interval_ms
         self._query: StreamingQuery | None = None
+        self._idle = threading.Event()
+        self._idle.set()
 
     @property
     def checkpoint_dir(self) -> Path:
@@ -87,9 +90,15 @@ class MirrorQuery:
         schema = RESULT_DDL
         on_batch = self._on_batch
 
+        idle = self._idle
+
         def each_batch(df: DataFrame, batch_id: int) -> None:
-            table = df.mapInArrow(copy, schema).toArrow()
-            on_batch(batch_id, results_from_table(table))
+            idle.clear()
+            try:
+                table = df.mapInArrow(copy, schema).toArrow()
+                on_batch(batch_id, results_from_table(table))
+            finally:
+                idle.set()
 
         self._checkpoint.mkdir(parents=True, exist_ok=True)
         stream = self._spark.readStream.format(WorkUnitSource.name()).option("spec", spec_json)
@@ -103,9 +112,17 @@ class MirrorQuery:
         )
         log.info("%s: pipeline started, checkpoint %s", self._spec.flow, self._checkpoint)
 
-    def stop(self) -> None:
-        """Stop after the running batch; the checkpoint keeps the positions for the next start."""
+    def stop(self, drain_timeout: float = 60.0) -> None:
+        """Stop after the running batch; the checkpoint keeps the positions for the next start.
+
+        A batch still running after drain_timeout is cancelled: it was not committed, so the
+        next start copies it again (at-least-once).
+        """
         if self._query is not None:
+            if not self._idle.wait(drain_timeout):
+                log.warning(
+                    "%s: stopping mid-batch; it is copied again on restart", self._spec.flow
+                )
             self._query.stop()
             self._query = None
 

@@ -38,7 +38,7 @@ class _UnitReader(DataSourceStreamReader):
 
     def _lister(self) -> OffsetLister:
         if self._source is None:
-            self._source = OffsetLister(self._spec.source_consumer)
+            self._source = OffsetLister(self._spec.source_admin or self._spec.source_consumer)
         return self._source
 
     def _earliest(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:

@@ -15,6 +15,7 @@ class PipelineSpec:
 
     flow: str
     source_consumer: dict[str, str] = field(default_factory=dict)
+    source_admin: dict[str, str] = field(default_factory=dict)
     target_producer: dict[str, str] = field(default_factory=dict)
     routes_path: str = ""
     tasks_max: int = 1

@@ -1,0 +1,29 @@
+"""`make demo` really mirrors: run it as a user would (with --once so it ends by itself)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+
+def test_demo_mirrors_every_record_and_stops_cleanly(tmp_path: Path) -> None:
+    args = ["--once", "--records", "300", "--workdir", str(tmp_path), "--timeout", "180"]
+    result = subprocess.run(
+        [sys.executable, "-m", "mm2.cli.demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    log = (tmp_path / "mirror.log").read_text(errors="replace")[-3000:]
+    assert result.returncode == 0, result.stdout + result.stderr + log
+    assert "every record arrived on backup" in result.stdout
+    for topic in ("demo-orders", "demo-payments", "demo-clicks"):
+        line = next(ln for ln in result.stdout.splitlines() if f"backup:primary.{topic}" in ln)
+        assert line.split()[-1] == "300"
+    assert "stopped cleanly" in log

@@ -1,0 +1,184 @@
+"""Helpers for mirror tests: write mm2.properties, run connect-mirror-maker, read topics back."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, TopicPartition
+
+Record = tuple[int, bytes | None, bytes | None, int, tuple[tuple[str, bytes | None], ...]]
+
+
+def write_properties(
+    directory: Path, primary: str, backup: str, topics: str, extra: str = ""
+) -> Path:
+    path = directory / "mm2.properties"
+    path.write_text(
+        f"""clusters = primary, backup
+primary.bootstrap.servers = {primary}
+backup.bootstrap.servers = {backup}
+primary->backup.enabled = true
+primary->backup.topics = {topics}
+replication.factor = 1
+offset-syncs.topic.replication.factor = 1
+heartbeats.topic.replication.factor = 1
+checkpoints.topic.replication.factor = 1
+mm2.state.dir = {directory / "state"}
+refresh.topics.interval.seconds = 1
+tasks.max = 2
+{extra}
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+class MirrorProcess:
+    """`connect-mirror-maker FILE` as a subprocess, its output in a log file."""
+
+    def __init__(self, properties: Path, *args: str) -> None:
+        self.log_path = properties.parent / f"mirror-{time.monotonic_ns()}.log"
+        self._log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mm2.cli.mirror_maker", str(properties), *args],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self, timeout: float = 90.0) -> int:
+        """SIGTERM, as an operator's service manager sends; returns the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            code = self.process.wait(timeout)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+            self._log.close()
+        return code
+
+    def kill9(self) -> None:
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+        self._log.close()
+
+    def __enter__(self) -> MirrorProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process.poll() is None:
+            self.stop()
+
+
+def wait_for(check: Callable[[], bool], timeout: float, what: str, log: Callable[[], str]) -> float:
+    """Seconds it took until check() held; fails with the mirror's log tail otherwise."""
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"timed out waiting for {what}; mirror log:\n{log()[-4000:]}")
+        time.sleep(0.3)
+    return time.monotonic() - start
+
+
+def read_topic(bootstrap: str, topic: str, **config: Any) -> dict[int, list[Record]]:
+    """Every record of every partition, in order, from the start to the high watermark."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "mm2-test-reader",
+            "enable.auto.commit": False,
+            "enable.partition.eof": False,
+            **config,
+        }
+    )
+    try:
+        metadata = consumer.list_topics(topic, timeout=10).topics[topic]
+        out: dict[int, list[Record]] = {}
+        for p in sorted(metadata.partitions):
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            records: list[Record] = []
+            if high > low:
+                consumer.assign([TopicPartition(topic, p, low)])
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    msgs = consumer.consume(1000, 0.5)
+                    for m in msgs:
+                        if m.error():
+                            continue
+                        records.append(
+                            (
+                                m.offset() or 0,
+                                m.key(),
+                                m.value(),
+                                m.timestamp()[1],
+                                tuple(m.headers() or ()),
+                            )
+                        )
+                    position = consumer.position([TopicPartition(topic, p)])[0].offset
+                    if position >= high:
+                        break
+            out[p] = records
+        return out
+    finally:
+        consumer.close()
+
+
+def count(bootstrap: str, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mm2-test-counter"})
+    try:
+        metadata = consumer.list_topics(timeout=10).topics.get(topic)
+        if metadata is None or metadata.error is not None:
+            return 0
+        total = 0
+        for p in metadata.partitions:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            total += high - low
+        return total
+    finally:
+        consumer.close()
+
+
+def content(records: list[Record]) -> list[tuple[Any, ...]]:
+    """A partition's records without their offsets (offsets differ between clusters)."""
+    return [r[1:] for r in records]
+
+
+def digest(records: list[Record]) -> str:
+    h = hashlib.sha256()
+    for r in content(records):
+        h.update(repr(r).encode())
+    return h.hexdigest()
+
+
+def last_values(bootstrap: str, topic: str) -> dict[int, bytes | None]:
+    """The value of the last record of each partition (order is kept, so a mirror whose every
+    partition ends with the source's last record has caught up)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mm2-test-tail"})
+    try:
+        metadata = consumer.list_topics(timeout=10).topics.get(topic)
+        if metadata is None or metadata.error is not None:
+            return {}
+        out: dict[int, bytes | None] = {}
+        for p in metadata.partitions:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            if high <= 0:
+                continue
+            consumer.assign([TopicPartition(topic, p, high - 1)])
+            msgs = [m for m in consumer.consume(1, 10) if not m.error()]
+            if msgs:
+                out[p] = msgs[0].value()
+        return out
+    finally:
+        consumer.close()
