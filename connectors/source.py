@@ -88,6 +88,8 @@ class MirrorSourceTask(Task):
         )
         self._refresh_routes()
         self._paused = False
+        self._copied = 0
+        self._last_report = time.monotonic()
         self._query.start()
         log.info("%s: mirroring, Spark checkpoint in %s", flow.name, self._query.checkpoint_dir)
 
@@ -106,6 +108,26 @@ class MirrorSourceTask(Task):
     def _on_batch(self, batch_id: int, results: list[CopyResult]) -> None:
         """Runs on Spark's callback thread once a micro-batch's records are on the target."""
         METRICS.record_batch(self._flow.source, self._flow.target, results)
+        copied = sum(r.records for r in results)
+        self._copied += copied
+        log.debug("%s: batch %d copied %d records", self._flow.name, batch_id, copied)
+        for r in results:
+            log.debug(
+                "%s: batch %d %s-%d [%d, %d) copied %d",
+                self._flow.name, batch_id, r.unit.topic, r.unit.partition, r.unit.start,
+                r.unit.until, r.records,
+            )  # fmt: skip
+        now = time.monotonic()
+        if now - self._last_report >= 30:
+            log.info("%s: %d records copied so far", self._flow.name, self._copied)
+            self._last_report = now
+        for res in results:
+            if res.skipped:
+                log.warning(
+                    "%s: skipped %d record(s) of %s-%d larger than %s accepts",
+                    self._flow.name, res.skipped, res.unit.topic, res.unit.partition,
+                    res.unit.target_topic,
+                )  # fmt: skip
         self._syncs.emit(results)
 
     def poll(self) -> float:
@@ -139,6 +161,8 @@ class MirrorSourceTask(Task):
 
     def resume(self) -> None:
         self._paused = False
+        self._copied = 0
+        self._last_report = time.monotonic()
         self._query.start()
 
     def stop(self) -> None:

@@ -44,12 +44,13 @@ class CopyResult:
 class _PartitionCopy:
     """Book-keeping for one unit while its records are in flight."""
 
-    __slots__ = ("done", "downstream", "failures", "result", "unit", "upstream")
+    __slots__ = ("done", "downstream", "failures", "result", "sizes", "unit", "upstream")
 
     def __init__(self, unit: WorkUnit) -> None:
         self.unit = unit
         self.result = CopyResult(unit)
         self.upstream: list[int] = []
+        self.sizes: list[int] = []
         self.downstream: list[int] = []
         self.failures: list[tuple[int, KafkaError]] = []
         self.done = unit.start >= unit.until
@@ -60,7 +61,7 @@ class _PartitionCopy:
             self.downstream.append(_offset(msg))
         else:
             index = len(self.downstream) + len(self.failures)
-            self.failures.append((self.upstream[index], err))
+            self.failures.append((index, err))
 
 
 def _offset(msg: Message) -> int:
@@ -101,6 +102,9 @@ class Copier:
                 **consumer_config,
             }
         )
+        # The broker rejects a whole batch when one record is too large: to skip only the
+        # records that really are, each record must travel in a batch of its own.
+        one_per_batch = {"batch.num.messages": 1, "linger.ms": 0} if skip_oversized else {}
         self._producer = Producer(
             {
                 "enable.idempotence": True,
@@ -109,6 +113,7 @@ class Copier:
                 # Let the target broker judge record size; its limit is the one that matters.
                 "message.max.bytes": 1_000_000_000,
                 **producer_config,
+                **one_per_batch,
             }
         )
         self._skip_oversized = skip_oversized
@@ -117,7 +122,7 @@ class Copier:
         self._producer.flush(30)
         self._consumer.close()
 
-    def copy(self, units: Sequence[WorkUnit], *, timeout_s: float = 300.0) -> list[CopyResult]:
+    def copy(self, units: Sequence[WorkUnit], *, timeout_s: float = 120.0) -> list[CopyResult]:
         """Copy every unit; raise KafkaClientError (or RecordTooLargeError) on any failure."""
         states = {(u.topic, u.partition): _PartitionCopy(u) for u in units}
         active = {key for key, st in states.items() if not st.done}
@@ -144,7 +149,12 @@ class Copier:
     ) -> None:
         while active:
             if time.monotonic() > deadline:
-                late = ", ".join(f"{t}-{p}" for t, p in sorted(active))
+                positions = self._consumer.position([TopicPartition(t, p) for t, p in active])
+                late = ", ".join(
+                    f"{tp.topic}-{tp.partition} at {tp.offset}, "
+                    f"until {states[(tp.topic, tp.partition)].unit.until}"
+                    for tp in positions
+                )
                 raise KafkaClientError(f"timed out reading from the source: {late}", retriable=True)
             messages = self._consumer.consume(_CONSUME_BATCH, 0.5)
             for msg in messages:
@@ -180,6 +190,8 @@ class Copier:
         kind, ts = msg.timestamp()
         self._produce(st, msg, ts if kind else None)
         st.upstream.append(offset)
+        record_key = msg.key()
+        st.sizes.append((len(value) if value else 0) + (len(record_key) if record_key else 0))
         res = st.result
         res.records += 1
         res.bytes += len(value) if value is not None else 0
@@ -220,26 +232,32 @@ class Copier:
         res = st.result
         res.finished_ms = finished_ms
         if st.failures:
-            upstream_offset, err = st.failures[0]
-            unit = st.unit
-            if err.code() == KafkaError.MSG_SIZE_TOO_LARGE and self._skip_oversized:
-                skipped = {u for u, e in st.failures if e.code() == KafkaError.MSG_SIZE_TOO_LARGE}
-                if len(skipped) == len(st.failures):
-                    res.skipped = len(skipped)
-                    kept = [u for u in st.upstream if u not in skipped]
-                    res.runs = _runs(kept, st.downstream)
-                    return res
-            if err.code() == KafkaError.MSG_SIZE_TOO_LARGE:
-                raise RecordTooLargeError(
-                    f"record {unit.topic}-{unit.partition}@{upstream_offset} is larger than "
-                    f"{unit.target_topic} on the target accepts ({err.str()}); raise the target "
-                    "topic's max.message.bytes, or set skip.oversized.records=true to skip such "
-                    "records (they are counted and logged)"
-                )
-            raise KafkaClientError(
-                f"producing {unit.topic}-{unit.partition}@{upstream_offset} to "
-                f"{unit.target_topic} failed: {err.str()}",
-                retriable=err.retriable(),
-            )
-        res.runs = _runs(st.upstream, st.downstream)
+            self._raise_or_skip(st)  # raises, or sets the runs without the skipped records
+        else:
+            res.runs = _runs(st.upstream, st.downstream)
         return res
+
+    def _raise_or_skip(self, st: _PartitionCopy) -> None:
+        unit, res = st.unit, st.result
+        too_large = [i for i, e in st.failures if e.code() == KafkaError.MSG_SIZE_TOO_LARGE]
+        if too_large and len(too_large) == len(st.failures) and self._skip_oversized:
+            skipped = set(too_large)
+            res.skipped = len(skipped)
+            kept = [u for i, u in enumerate(st.upstream) if i not in skipped]
+            res.runs = _runs(kept, st.downstream)
+            return
+        if too_large:
+            # The whole batch fails with its largest record: name that one.
+            index = max(too_large, key=lambda i: st.sizes[i])
+            raise RecordTooLargeError(
+                f"record {unit.topic}-{unit.partition}@{st.upstream[index]} "
+                f"({st.sizes[index]} bytes) is larger than {unit.target_topic} on the target "
+                "accepts; raise the target topic's max.message.bytes, or set "
+                "skip.oversized.records=true to skip such records (they are counted and logged)"
+            )
+        index, err = st.failures[0]
+        raise KafkaClientError(
+            f"producing {unit.topic}-{unit.partition}@{st.upstream[index]} to "
+            f"{unit.target_topic} failed: {err.str()}",
+            retriable=err.retriable(),
+        )

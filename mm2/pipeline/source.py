@@ -55,13 +55,14 @@ class _UnitReader(DataSourceStreamReader):
         latest = self._lister().offsets(
             wanted, latest=True, read_committed=self._spec.read_committed
         )
-        return plan_end(
+        end = plan_end(
             start,
             latest,
             self._earliest,
             max_records_per_partition=self._spec.max_records_per_partition,
             from_latest=self._spec.from_latest,
         )
+        return end
 
     def partitions(self, start: Offsets, end: Offsets) -> Sequence[InputPartition]:
         routes = read_routes(self._spec.routes_file)

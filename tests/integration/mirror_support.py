@@ -87,7 +87,9 @@ def wait_for(check: Callable[[], bool], timeout: float, what: str, log: Callable
     start = time.monotonic()
     while not check():
         if time.monotonic() - start > timeout:
-            raise AssertionError(f"timed out waiting for {what}; mirror log:\n{log()[-4000:]}")
+            lines = [ln for ln in log().splitlines() if not ln.lstrip().startswith("at ")]
+            tail = "\n".join(lines[-60:])
+            raise AssertionError(f"timed out waiting for {what}; mirror log:\n{tail}")
         time.sleep(0.3)
     return time.monotonic() - start
 

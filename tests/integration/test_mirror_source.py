@@ -45,14 +45,16 @@ def produce_shapes(bootstrap: str, topic: str) -> int:
         {"bootstrap.servers": bootstrap, "compression.type": "gzip", "message.max.bytes": 2_000_000}
     )
     n = 0
+    # Recent timestamps: the broker's 7-day retention would delete records stamped years ago.
+    base = int(time.time() * 1000) - 60_000
     for i in range(300):
         headers = [("trace", f"t{i}".encode()), ("empty", None), ("trace", b"again")]
         key = None if i % 4 == 0 else f"k{i}".encode()
         value = None if i % 5 == 0 else f"value-{i}".encode() * (1 + i % 7)
-        plain.produce(topic, value, key, partition=i % 3, timestamp=1_700_000_000_000 + i,
+        plain.produce(topic, value, key, partition=i % 3, timestamp=base + i,
                       headers=headers)  # fmt: skip
         n += 1
-    plain.produce(topic, b"x" * 1_000_000, b"big", partition=0, timestamp=1_700_000_001_000)
+    plain.produce(topic, b"x" * 1_000_000, b"big", partition=0, timestamp=base + 1_000)
     n += 1
     plain.flush(30)
     tx = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"tx-{uuid.uuid4()}"})
@@ -72,6 +74,7 @@ def test_records_of_every_shape_arrive_identical_and_internal_topics_decode(
     prefix = f"shapes-{uuid.uuid4().hex[:8]}"
     topic = f"{prefix}-a"
     make_topic(primary, topic, 3)
+    base_ms = int(time.time() * 1000) - 600_000
     committed = produce_shapes(primary.bootstrap_servers, topic)
     props = write_properties(
         tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, f"{prefix}-.*"
@@ -79,7 +82,7 @@ def test_records_of_every_shape_arrive_identical_and_internal_topics_decode(
     remote = f"primary.{topic}"
     with MirrorProcess(props) as mirror:
         took = wait_for(
-            lambda: count(backup.bootstrap_servers, remote) >= committed, 180, remote, mirror.log
+            lambda: count(backup.bootstrap_servers, remote) >= committed, 240, remote, mirror.log
         )
         log.info("backlog of %d records mirrored in %.1f s", committed, took)
         # A topic made while the mirror runs is picked up without a restart.
@@ -131,7 +134,7 @@ def test_records_of_every_shape_arrive_identical_and_internal_topics_decode(
     assert {(h.source_cluster_alias, h.target_cluster_alias) for h in decoded} == {
         ("backup", "primary")
     }
-    assert all(h.timestamp > 1_700_000_000_000 for h in decoded)
+    assert all(h.timestamp > base_ms for h in decoded)
 
 
 def test_kill_9_mid_stream_then_restart_loses_nothing(
@@ -247,3 +250,72 @@ def test_partition_increase_reaches_target(
     mirrored = read_topic(backup.bootstrap_servers, remote)
     assert [r[2] for r in mirrored[2]] == [b"in-new-partition"]
     assert content(mirrored[2]) == content(read_topic(primary.bootstrap_servers, topic)[2])
+
+
+def test_mirrors_with_separate_executor_jvms(
+    primary: Cluster, backup: Cluster, tmp_path: Path
+) -> None:
+    """spark.master = local-cluster[2,1,1024]: the copy step runs in executor processes."""
+    topic = f"cluster-{uuid.uuid4().hex[:8]}"
+    make_topic(primary, topic, 4)
+    p = Producer({"bootstrap.servers": primary.bootstrap_servers})
+    for i in range(2000):
+        p.produce(topic, f"v{i}".encode(), f"k{i}".encode(), partition=i % 4)
+    p.flush(30)
+    props = write_properties(
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
+        "spark.master = local-cluster[2,1,1024]\n",
+    )
+    remote = f"primary.{topic}"
+    with MirrorProcess(props) as mirror:
+        wait_for(lambda: count(backup.bootstrap_servers, remote) >= 2000, 240, remote, mirror.log)
+        assert mirror.stop() == 0
+    source = read_topic(primary.bootstrap_servers, topic)
+    target = read_topic(backup.bootstrap_servers, remote)
+    assert {p: content(r) for p, r in target.items()} == {p: content(r) for p, r in source.items()}
+
+
+def test_oversized_record_fails_the_task_naming_topic_partition_offset(
+    primary: Cluster, backup: Cluster, tmp_path: Path
+) -> None:
+    topic = f"big-{uuid.uuid4().hex[:8]}"
+    make_topic(primary, topic, 1)
+    # The remote topic exists already, with a lower size limit than the source's records.
+    make_topic(backup, f"primary.{topic}", 1, **{"max.message.bytes": "2000"})
+    p = Producer({"bootstrap.servers": primary.bootstrap_servers})
+    p.produce(topic, b"small", partition=0)
+    p.produce(topic, b"x" * 50_000, partition=0)
+    p.flush(10)
+    # Excluded from config sync, or the source's default would replace the target's limit.
+    props = write_properties(
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
+        "config.properties.exclude = max\\.message\\.bytes\n",
+    )
+    with MirrorProcess(props) as mirror:
+        wait_for(lambda: "is larger than" in mirror.log(), 120, "the oversized error", mirror.log)
+        assert mirror.stop() == 0
+    line = next(ln for ln in mirror.log().splitlines() if "is larger than" in ln)
+    assert f"{topic}-0@1" in line, line
+    assert "max.message.bytes" in line and "skip.oversized.records" in line, line
+    assert count(backup.bootstrap_servers, f"primary.{topic}") == 0  # nothing after the failure
+
+    # With skip.oversized.records the small records still arrive and the big one is counted.
+    p.produce(topic, b"after", partition=0)
+    p.flush(10)
+    with props.open("a") as f:
+        f.write("skip.oversized.records = true\n")
+    with MirrorProcess(props) as mirror:
+        remote = f"primary.{topic}"
+        wait_for(
+            lambda: count(backup.bootstrap_servers, remote) >= 2, 120, "small ones", mirror.log
+        )
+        assert mirror.stop() == 0
+    values = [r[2] for r in read_topic(backup.bootstrap_servers, remote)[0]]
+    assert values == [b"small", b"after"]
+    assert "skipped 1 record(s)" in mirror.log()
