@@ -54,8 +54,9 @@ class MirrorSourceTask(Task):
         state = flow_state_dir(config)
         self._routes_path = state / "routes.json"
         self._routes: dict[str, Route] = {}
+        source_admin = flow.source_admin_config()
         self._sync = TopicSync(
-            flow, TopicAdmin(flow.source_admin_config()), TopicAdmin(flow.target_admin_config())
+            flow, TopicAdmin(source_admin), TopicAdmin(flow.target_admin_config())
         )
         self._refresh = _Every(flow.interval_seconds("refresh.topics") or 2)
         self._configs = _Every(flow.interval_seconds("sync.topic.configs"))
@@ -65,11 +66,11 @@ class MirrorSourceTask(Task):
         # aborted transactions are not mirrored. Planning must use the same bound (the LSO).
         consumer = {"isolation.level": "read_committed", **flow.source_consumer_config()}
         self._read_committed = consumer["isolation.level"] == "read_committed"
-        self._ends = OffsetLister(flow.source_admin_config())
+        self._ends = OffsetLister(source_admin)
         spec = PipelineSpec(
             flow=flow.name,
             source_consumer=consumer,
-            source_admin=flow.source_admin_config(),
+            source_admin=source_admin,
             target_producer=flow.target_producer_config(),
             routes_path=str(self._routes_path),
             tasks_max=flow.tasks_max,

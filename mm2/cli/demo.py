@@ -40,11 +40,20 @@ tasks.max = 2
 """
 
 
-def _remote_counts(lister: OffsetLister) -> dict[str, int]:
-    present = lister.partition_counts([f"primary.{t}" for t in TOPICS])
-    wanted = [(t, p) for t, n in present.items() for p in range(n)]
+class _Backup:
+    """Long-lived clients on backup, asked again at every progress tick."""
+
+    def __init__(self, bootstrap: str) -> None:
+        self.admin = TopicAdmin({"bootstrap.servers": bootstrap})
+        self.lister = OffsetLister({"bootstrap.servers": bootstrap})
+
+
+def _remote_counts(backup: _Backup) -> dict[str, int]:
+    remotes = {f"primary.{t}" for t in TOPICS}
+    present = backup.admin.list_topics()
+    wanted = [(t, p) for t, n in present.items() if t in remotes for p in range(n)]
     counts = {t: 0 for t in TOPICS}
-    for (topic, _), end in lister.offsets(wanted, latest=True, read_committed=False).items():
+    for (topic, _), end in backup.lister.offsets(wanted, latest=True, read_committed=False).items():
         counts[topic.removeprefix("primary.")] += end
     return counts
 
@@ -63,13 +72,14 @@ def _produce(bootstrap: str, per_topic: int) -> None:
         bar.update(total - bar.n)
 
 
-def _watch(backup: str, per_topic: int, mirror: subprocess.Popen[bytes], timeout: float) -> bool:
-    lister = OffsetLister({"bootstrap.servers": backup})
+def _watch(
+    backup: _Backup, per_topic: int, mirror: subprocess.Popen[bytes], timeout: float
+) -> bool:
     total = per_topic * len(TOPICS)
     deadline = time.monotonic() + timeout
     with tqdm(total=total, desc="arrived on backup", unit="rec") as bar:
         while time.monotonic() < deadline and mirror.poll() is None:
-            done = sum(_remote_counts(lister).values())
+            done = sum(_remote_counts(backup).values())
             bar.update(done - bar.n)
             if done >= total:
                 return True
@@ -110,8 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         try:
             _produce(primary, args.records)
-            ok = _watch(backup, args.records, mirror, args.timeout)
-            counts = _remote_counts(OffsetLister({"bootstrap.servers": backup}))
+            target = _Backup(backup)
+            ok = _watch(target, args.records, mirror, args.timeout)
+            counts = _remote_counts(target)
             for topic in TOPICS:
                 source, remote = f"primary:{topic}", f"backup:primary.{topic}"
                 print(f"  {source:<22} {args.records:>8}  ->  {remote:<30} {counts[topic]:>8}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import logging
 import sys
@@ -13,8 +12,6 @@ from mm2.config import load
 from mm2.errors import ConfigError
 
 __all__ = ["build_parser", "main"]
-
-RUNTIME_MISSING = "the replication runtime is not available in this build yet"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,15 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.print_config:
         print(json.dumps(config.to_json(), indent=2, sort_keys=False))
         return 0
-    try:
-        runtime = importlib.import_module("mm2.cli.runtime_main")
-    except ImportError:
-        if args.debug:
-            raise
-        print(f"connect-mirror-maker: {RUNTIME_MISSING}", file=sys.stderr)
-        return 3
-    code: int = runtime.run(config, args)
-    return code
+    # Imported here: --print-config and config errors need neither Spark nor the connectors.
+    from mm2.cli import runtime_main
+
+    return runtime_main.run(config, args)
 
 
 if __name__ == "__main__":

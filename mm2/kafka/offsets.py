@@ -14,24 +14,11 @@ __all__ = ["OffsetLister"]
 
 
 class OffsetLister:
-    """Asks one cluster for partition counts and offsets, over one long-lived admin client."""
+    """Asks one cluster for partition offsets, over one long-lived admin client."""
 
     def __init__(self, config: Mapping[str, str | int | bool], *, timeout: float = 10.0) -> None:
         self._admin = AdminClient(dict(config))
         self._timeout = timeout
-
-    def partition_counts(self, topics: Iterable[str] | None = None) -> dict[str, int]:
-        """Partition count of every (or every named) topic that exists on the cluster."""
-        try:
-            metadata = self._admin.list_topics(timeout=self._timeout)
-        except KafkaException as exc:
-            raise KafkaClientError(f"listing topics failed: {exc}", retriable=True) from exc
-        wanted = None if topics is None else set(topics)
-        return {
-            name: len(t.partitions)
-            for name, t in metadata.topics.items()
-            if t.error is None and (wanted is None or name in wanted)
-        }
 
     def offsets(
         self, partitions: Iterable[tuple[str, int]], *, latest: bool, read_committed: bool

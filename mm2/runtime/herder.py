@@ -111,18 +111,21 @@ class Herder:
             log.error("%s|%s failed to start: %s", self.flow, run.name, exc)
             return
         for task_id, task_config in enumerate(configs):
-            runner = TaskRunner(
-                run.plugin.task_class(),
-                task_config,
-                flow=self.flow,
-                connector=run.name,
-                task_id=task_id,
-                worker_id=self._worker_id,
-                paused=run.target == "PAUSED",
-                backoff=self._backoff,
-            )
+            runner = self._runner(run, task_id, task_config)
             run.tasks.append(runner)
             runner.start()
+
+    def _runner(self, run: _Running, task_id: int, config: Mapping[str, str]) -> TaskRunner:
+        return TaskRunner(
+            run.plugin.task_class(),
+            config,
+            flow=self.flow,
+            connector=run.name,
+            task_id=task_id,
+            worker_id=self._worker_id,
+            paused=run.target == "PAUSED",
+            backoff=self._backoff,
+        )
 
     def _halt(self, run: _Running) -> None:
         for runner in run.tasks:
@@ -177,16 +180,7 @@ class Herder:
                 raise ConnectorNotFoundError(f"task {task_id} of {name!r} not found")
             old = run.tasks[task_id]
             old.stop()
-            fresh = TaskRunner(
-                run.plugin.task_class(),
-                old.config,
-                flow=self.flow,
-                connector=name,
-                task_id=task_id,
-                worker_id=self._worker_id,
-                paused=run.target == "PAUSED",
-                backoff=self._backoff,
-            )
+            fresh = self._runner(run, task_id, old.config)
             run.tasks[task_id] = fresh
             fresh.start()
 

@@ -65,15 +65,3 @@ def test_unknown_cluster_option(tmp_path: Path, capsys: pytest.CaptureFixture[st
     code, _, err = run(tmp_path, capsys, "--clusters", "zz")
     assert code == 2
     assert "unknown alias(es) zz" in err
-
-
-def test_runtime_missing_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "mm2.properties"
-    path.write_text(TEXT, encoding="utf-8")
-    try:
-        import mm2.cli.runtime_main  # noqa: F401
-    except ImportError:
-        assert main([str(path)]) == 3
-        assert "not available in this build yet" in capsys.readouterr().err
-    else:
-        pytest.skip("the runtime exists in this build")
