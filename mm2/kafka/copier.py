@@ -39,6 +39,10 @@ class CopyResult:
     max_timestamp: int = -1
     sum_timestamp: int = 0
     finished_ms: int = 0
+    # record-age-ms: how old records were when the copier read them (now - record timestamp).
+    age_min_ms: int = -1
+    age_max_ms: int = -1
+    age_sum_ms: int = 0
 
 
 class _PartitionCopy:
@@ -157,8 +161,9 @@ class Copier:
                 )
                 raise KafkaClientError(f"timed out reading from the source: {late}", retriable=True)
             messages = self._consumer.consume(_CONSUME_BATCH, 0.5)
+            now_ms = int(time.time() * 1000)
             for msg in messages:
-                self._route(msg, states, active)
+                self._route(msg, states, active, now_ms)
             if not messages:
                 self._check_positions(states, active)
             self._producer.poll(0)
@@ -168,6 +173,7 @@ class Copier:
         msg: Message,
         states: dict[tuple[str, int], _PartitionCopy],
         active: set[tuple[str, int]],
+        now_ms: int,
     ) -> None:
         key = (msg.topic(), msg.partition())
         err = msg.error()
@@ -200,6 +206,11 @@ class Copier:
                 res.min_timestamp = ts
             res.max_timestamp = max(res.max_timestamp, ts)
             res.sum_timestamp += ts
+            age = now_ms - ts
+            if res.age_min_ms < 0 or age < res.age_min_ms:
+                res.age_min_ms = age
+            res.age_max_ms = max(res.age_max_ms, age)
+            res.age_sum_ms += age
         if offset + 1 >= st.unit.until:
             active.discard(key)
 

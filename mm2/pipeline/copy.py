@@ -27,6 +27,9 @@ RESULT_SCHEMA = pa.schema(
         ("max_timestamp", pa.int64()),
         ("sum_timestamp", pa.int64()),
         ("finished_ms", pa.int64()),
+        ("age_min_ms", pa.int64()),
+        ("age_max_ms", pa.int64()),
+        ("age_sum_ms", pa.int64()),
     ]
 )
 
@@ -67,6 +70,9 @@ def _row(res: CopyResult) -> dict[str, object]:
         "max_timestamp": res.max_timestamp,
         "sum_timestamp": res.sum_timestamp,
         "finished_ms": res.finished_ms,
+        "age_min_ms": res.age_min_ms,
+        "age_max_ms": res.age_max_ms,
+        "age_sum_ms": res.age_sum_ms,
     }
 
 
@@ -88,6 +94,9 @@ def results_from_table(table: pa.Table) -> list[CopyResult]:
                 max_timestamp=row["max_timestamp"],
                 sum_timestamp=row["sum_timestamp"],
                 finished_ms=row["finished_ms"],
+                age_min_ms=row["age_min_ms"],
+                age_max_ms=row["age_max_ms"],
+                age_sum_ms=row["age_sum_ms"],
             )
         )
     return out

@@ -28,6 +28,9 @@ class _Stats:
     latency_min: float = float("inf")
     latency_max: float = 0.0
     latency_sum: float = 0.0
+    age_min: float = float("inf")
+    age_max: float = 0.0
+    age_sum: float = 0.0
     window: deque[tuple[int, int, int]] = field(default_factory=deque)
 
 
@@ -48,6 +51,9 @@ class PartitionSnapshot:
     replication_latency_ms_min: float
     replication_latency_ms_max: float
     replication_latency_ms_avg: float
+    record_age_ms_min: float
+    record_age_ms_max: float
+    record_age_ms_avg: float
     lag_records: int
     lag_seconds: float
 
@@ -88,6 +94,10 @@ class MetricsRegistry:
                 s.latency_min = min(s.latency_min, done - r.max_timestamp)
                 s.latency_max = max(s.latency_max, done - r.min_timestamp)
                 s.latency_sum += done * r.records - r.sum_timestamp
+                if r.age_min_ms >= 0:
+                    s.age_min = min(s.age_min, r.age_min_ms)
+                    s.age_max = max(s.age_max, r.age_max_ms)
+                    s.age_sum += r.age_sum_ms
                 s.window.append((done, r.records, r.bytes))
 
     def update_end_offsets(
@@ -116,7 +126,9 @@ class MetricsRegistry:
                         source, target, topic, partition, s.target_topic, count, s.byte_count,
                         s.skipped_count, records / (_WINDOW_MS / 1000), size / (_WINDOW_MS / 1000),
                         s.latency_min if count else 0.0, s.latency_max,
-                        s.latency_sum / count if count else 0.0, lag, lag_s,
+                        s.latency_sum / count if count else 0.0,
+                        s.age_min if count else 0.0, s.age_max,
+                        s.age_sum / count if count else 0.0, lag, lag_s,
                     )
                 )  # fmt: skip
         return out

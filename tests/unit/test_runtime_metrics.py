@@ -1,0 +1,101 @@
+"""The metrics registry: counts, latency, record age, rates and lag from copy results."""
+
+from __future__ import annotations
+
+import time
+
+from mm2.kafka.copier import CopyResult, WorkUnit
+from mm2.pipeline.routes import Route
+from mm2.runtime.metrics import MetricsRegistry, PartitionSnapshot
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def result(start: int, until: int, *, stamps: list[int], read_at: int, done: int) -> CopyResult:
+    unit = WorkUnit("orders", 0, start, until, "primary.orders")
+    ages = [read_at - ts for ts in stamps]
+    return CopyResult(
+        unit,
+        records=len(stamps),
+        bytes=100 * len(stamps),
+        runs=[(start, start, len(stamps))],
+        min_timestamp=min(stamps),
+        max_timestamp=max(stamps),
+        sum_timestamp=sum(stamps),
+        finished_ms=done,
+        age_min_ms=min(ages),
+        age_max_ms=max(ages),
+        age_sum_ms=sum(ages),
+    )
+
+
+def only(registry: MetricsRegistry) -> PartitionSnapshot:
+    (snap,) = registry.snapshot()
+    return snap
+
+
+def test_routes_register_every_partition_with_zero_figures() -> None:
+    reg = MetricsRegistry()
+    reg.set_routes("primary", "backup", {"orders": Route("orders", "primary.orders", 3)})
+    snaps = reg.snapshot()
+    assert [(s.topic, s.partition, s.target_topic) for s in snaps] == [
+        ("orders", p, "primary.orders") for p in range(3)
+    ]
+    assert all(s.record_count == 0 and s.lag_records == 0 for s in snaps)
+
+
+def test_counts_latency_and_record_age_accumulate_over_batches() -> None:
+    reg = MetricsRegistry()
+    base = now_ms() - 1_000
+    reg.record_batch(
+        "primary",
+        "backup",
+        [result(0, 2, stamps=[base, base + 10], read_at=base + 50, done=base + 100)],
+    )
+    reg.record_batch(
+        "primary", "backup", [result(2, 3, stamps=[base + 20], read_at=base + 30, done=base + 40)]
+    )
+    s = only(reg)
+    assert (s.record_count, s.byte_count) == (3, 300)
+    # latency: finished - timestamp per record = 100, 90 and 20
+    assert s.replication_latency_ms_min == 20
+    assert s.replication_latency_ms_max == 100
+    assert s.replication_latency_ms_avg == (100 + 90 + 20) / 3
+    # age: read time - timestamp per record = 50, 40 and 10; never above the latency
+    assert (s.record_age_ms_min, s.record_age_ms_max) == (10, 50)
+    assert s.record_age_ms_avg == (50 + 40 + 10) / 3
+    assert s.record_rate == 3 / 30 and s.byte_rate == 300 / 30
+
+
+def test_lag_is_end_offset_minus_mirrored_position_in_records_and_seconds() -> None:
+    reg = MetricsRegistry()
+    stamp = now_ms() - 4_000
+    reg.record_batch(
+        "primary", "backup", [result(0, 5, stamps=[stamp] * 5, read_at=stamp, done=stamp)]
+    )
+    reg.update_end_offsets("primary", "backup", {("orders", 0): 12})
+    s = only(reg)
+    assert s.lag_records == 7
+    assert 3.5 < s.lag_seconds < 60
+    reg.update_end_offsets("primary", "backup", {("orders", 0): 5})
+    assert only(reg).lag_records == 0 and only(reg).lag_seconds == 0.0
+
+
+def test_empty_units_move_the_position_without_counting() -> None:
+    reg = MetricsRegistry()
+    empty = CopyResult(WorkUnit("orders", 0, 0, 9, "primary.orders"))
+    reg.record_batch("primary", "backup", [empty])
+    reg.update_end_offsets("primary", "backup", {("orders", 0): 9})
+    s = only(reg)
+    assert s.record_count == 0 and s.lag_records == 0
+    assert s.record_age_ms_avg == 0.0 and s.replication_latency_ms_min == 0.0
+
+
+def test_rates_forget_batches_older_than_the_window() -> None:
+    reg = MetricsRegistry()
+    old = now_ms() - 120_000
+    reg.record_batch("primary", "backup", [result(0, 1, stamps=[old], read_at=old, done=old)])
+    s = only(reg)
+    assert s.record_count == 1 and s.record_rate == 0.0
