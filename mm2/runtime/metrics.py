@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from mm2.kafka.copier import CopyResult
 from mm2.pipeline.routes import Route
 
-__all__ = ["METRICS", "MetricsRegistry", "PartitionSnapshot"]
+__all__ = ["METRICS", "CheckpointSnapshot", "MetricsRegistry", "PartitionSnapshot"]
 
 _WINDOW_MS = 30_000
 
@@ -58,12 +58,38 @@ class PartitionSnapshot:
     lag_seconds: float
 
 
+@dataclass(frozen=True)
+class CheckpointSnapshot:
+    """checkpoint-latency-ms of one group's downstream partition (MirrorCheckpointConnector)."""
+
+    source: str
+    target: str
+    group: str
+    topic: str
+    partition: int
+    checkpoint_count: int
+    checkpoint_latency_ms: float
+    checkpoint_latency_ms_min: float
+    checkpoint_latency_ms_max: float
+    checkpoint_latency_ms_avg: float
+
+
+@dataclass
+class _CheckpointStats:
+    count: int = 0
+    last: float = 0.0
+    low: float = float("inf")
+    high: float = 0.0
+    total: float = 0.0
+
+
 class MetricsRegistry:
     """Thread-safe: Spark's callback thread records, REST threads read."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._stats: dict[tuple[str, str, str, int], _Stats] = {}
+        self._checkpoints: dict[tuple[str, str, str, str, int], _CheckpointStats] = {}
 
     def _get(self, source: str, target: str, topic: str, partition: int, remote: str) -> _Stats:
         key = (source, target, topic, partition)
@@ -108,6 +134,27 @@ class MetricsRegistry:
                 stats = self._stats.get((source, target, topic, partition))
                 if stats is not None:
                     stats.end_offset = end
+
+    def record_checkpoints(
+        self, source: str, target: str, group: str, latencies: Mapping[tuple[str, int], float]
+    ) -> None:
+        """Checkpoints written for `group`: (downstream topic, partition) -> latency in ms."""
+        with self._lock:
+            for (topic, partition), latency in latencies.items():
+                key = (source, target, group, topic, partition)
+                c = self._checkpoints.setdefault(key, _CheckpointStats())
+                c.count += 1
+                c.last = latency
+                c.low = min(c.low, latency)
+                c.high = max(c.high, latency)
+                c.total += latency
+
+    def checkpoint_snapshot(self) -> list[CheckpointSnapshot]:
+        with self._lock:
+            return [
+                CheckpointSnapshot(*key, c.count, c.last, c.low, c.high, c.total / c.count)
+                for key, c in sorted(self._checkpoints.items())
+            ]
 
     def snapshot(self) -> list[PartitionSnapshot]:
         now = int(time.time() * 1000)

@@ -99,3 +99,17 @@ def test_rates_forget_batches_older_than_the_window() -> None:
     reg.record_batch("primary", "backup", [result(0, 1, stamps=[old], read_at=old, done=old)])
     s = only(reg)
     assert s.record_count == 1 and s.record_rate == 0.0
+
+
+def test_checkpoint_latency_is_kept_per_group_and_downstream_partition() -> None:
+    reg = MetricsRegistry()
+    reg.record_checkpoints("primary", "backup", "g1", {("primary.orders", 0): 40.0})
+    reg.record_checkpoints("primary", "backup", "g1", {("primary.orders", 0): 10.0})
+    reg.record_checkpoints("primary", "backup", "g2", {("primary.orders", 1): 7.0})
+    first, second = reg.checkpoint_snapshot()
+    assert (first.group, first.topic, first.partition, first.checkpoint_count) == (
+        "g1", "primary.orders", 0, 2,
+    )  # fmt: skip
+    assert (first.checkpoint_latency_ms, first.checkpoint_latency_ms_min) == (10.0, 10.0)
+    assert (first.checkpoint_latency_ms_max, first.checkpoint_latency_ms_avg) == (40.0, 25.0)
+    assert (second.group, second.partition, second.checkpoint_count) == ("g2", 1, 1)
