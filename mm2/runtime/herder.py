@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mm2.connect.spi import Connector
-from mm2.errors import MM2Error
+from mm2.runtime.errors import NotFoundError
 from mm2.runtime.status import ConnectorStatus, State, TargetState
 from mm2.runtime.task_runner import Backoff, TaskRunner
 
@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 Plugins = Mapping[str, type[Connector]]
 
 
-class ConnectorNotFoundError(MM2Error, LookupError):
+class ConnectorNotFoundError(NotFoundError):
     """No connector of that name in this herder."""
 
 
@@ -48,7 +48,9 @@ class Herder:
         *,
         worker_id: str,
         backoff: Backoff | None = None,
+        targets: Mapping[str, TargetState] | None = None,
     ) -> None:
+        """`targets` gives connectors a first target state other than STARTED (stored changes)."""
         self.flow = flow
         self._plugins = plugins
         self._worker_id = worker_id
@@ -56,7 +58,9 @@ class Herder:
         self._lock = threading.RLock()
         self._connectors: dict[str, _Running] = {}
         for name, config in connectors.items():
-            self._connectors[name] = _Running(name, self._plugin(config, name), dict(config))
+            run = _Running(name, self._plugin(config, name), dict(config))
+            run.target = (targets or {}).get(name, "STARTED")
+            self._connectors[name] = run
 
     def _plugin(self, config: Mapping[str, str], name: str) -> type[Connector]:
         cls_name = config.get("connector.class", name)
@@ -83,6 +87,36 @@ class Herder:
     def task_configs(self, name: str) -> list[dict[str, str]]:
         with self._lock:
             return [t.config for t in self._get(name).tasks]
+
+    def target_state(self, name: str) -> TargetState:
+        with self._lock:
+            return self._get(name).target
+
+    def plugin(self, name: str) -> type[Connector]:
+        with self._lock:
+            return self._get(name).plugin
+
+    def put_connector(self, name: str, config: Mapping[str, str], *, start: bool = True) -> bool:
+        """Create or reconfigure `name` (its target state is kept); True when it is new."""
+        plugin = self._plugin(config, name)
+        with self._lock:
+            run = self._connectors.get(name)
+            created = run is None
+            if run is None:
+                run = self._connectors[name] = _Running(name, plugin, dict(config))
+            else:
+                self._halt(run)
+                run.plugin, run.config = plugin, dict(config)
+            if start:
+                self._start(run)
+        log.info("%s|%s: config %s", self.flow, name, "created" if created else "updated")
+        return created
+
+    def delete_connector(self, name: str) -> None:
+        with self._lock:
+            self._halt(self._get(name))
+            del self._connectors[name]
+        log.info("%s|%s: deleted", self.flow, name)
 
     # -- lifecycle --
     def start(self) -> None:

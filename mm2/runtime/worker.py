@@ -1,17 +1,22 @@
-"""The worker: one herder per flow of the resolved mm2.properties, started and stopped together."""
+"""The worker: one herder per flow, started and stopped together; flows come and go at run time."""
 
 from __future__ import annotations
 
 import logging
 import socket
+import threading
 from collections.abc import Mapping
 
+from mm2.runtime.errors import ConflictError, NotFoundError
 from mm2.runtime.herder import Herder, Plugins
+from mm2.runtime.status import TargetState
 from mm2.runtime.task_runner import Backoff
 
 __all__ = ["Worker"]
 
 log = logging.getLogger(__name__)
+
+FlowConnectors = Mapping[str, Mapping[str, str]]
 
 
 class Worker:
@@ -19,24 +24,80 @@ class Worker:
 
     def __init__(
         self,
-        flows: Mapping[str, Mapping[str, Mapping[str, str]]],
+        flows: Mapping[str, FlowConnectors],
         plugins: Plugins,
         *,
         worker_id: str | None = None,
         backoff: Backoff | None = None,
+        targets: Mapping[str, Mapping[str, TargetState]] | None = None,
     ) -> None:
+        """`targets` maps flow -> connector -> a first target state other than STARTED."""
         self.worker_id = worker_id or f"{socket.gethostname()}:mm2"
-        self.herders = {
-            flow: Herder(flow, connectors, plugins, worker_id=self.worker_id, backoff=backoff)
+        self.plugins = plugins
+        self._backoff = backoff
+        self._lock = threading.RLock()
+        self._started = False
+        self.herders: dict[str, Herder] = {
+            flow: self._herder(flow, connectors, (targets or {}).get(flow))
             for flow, connectors in flows.items()
         }
 
+    def _herder(
+        self, flow: str, connectors: FlowConnectors, targets: Mapping[str, TargetState] | None
+    ) -> Herder:
+        return Herder(
+            flow,
+            connectors,
+            self.plugins,
+            worker_id=self.worker_id,
+            backoff=self._backoff,
+            targets=targets,
+        )
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
     def start(self) -> None:
-        for herder in self.herders.values():
-            herder.start()
+        with self._lock:
+            for herder in list(self.herders.values()):
+                herder.start()
+            self._started = True
         log.info("worker %s started %d flow(s)", self.worker_id, len(self.herders))
 
     def stop(self) -> None:
-        for herder in self.herders.values():
-            herder.stop()
+        with self._lock:
+            self._started = False
+            for herder in list(self.herders.values()):
+                herder.stop()
         log.info("worker %s stopped", self.worker_id)
+
+    def herder(self, flow: str) -> Herder:
+        with self._lock:
+            try:
+                return self.herders[flow]
+            except KeyError:
+                raise NotFoundError(f"no replication flow {flow}") from None
+
+    def add_flow(
+        self,
+        flow: str,
+        connectors: FlowConnectors,
+        targets: Mapping[str, TargetState] | None = None,
+    ) -> Herder:
+        """A new herder for `flow`, started at once when the worker runs."""
+        with self._lock:
+            if flow in self.herders:
+                raise ConflictError(f"replication flow {flow} exists already")
+            herder = self.herders[flow] = self._herder(flow, connectors, targets)
+            if self._started:
+                herder.start()
+        log.info("worker %s: flow %s added", self.worker_id, flow)
+        return herder
+
+    def remove_flow(self, flow: str) -> None:
+        with self._lock:
+            herder = self.herder(flow)
+            herder.stop()
+            del self.herders[flow]
+        log.info("worker %s: flow %s removed", self.worker_id, flow)

@@ -1,0 +1,84 @@
+"""Changes made over REST, kept in one JSON file so they survive a restart of the process.
+
+How they combine with mm2.properties (the file is read again at every start):
+1. `properties`: raw mm2.properties keys set over REST (the clusters and `A->B.*` keys of flows
+   added with POST /flows) win over the file's value of the same key; `clusters` lists the
+   aliases added over REST, appended to the file's `clusters`.
+2. `added_flows` run besides the file's flows; `removed_flows`, deleted over REST, stay
+   deleted whatever the file says, until a POST /flows adds them again.
+3. `connector_configs`: a connector config put over REST replaces the one resolved from the
+   file; `deleted_connectors` are not started until a config is put for them again.
+4. `target_states`: a connector paused or stopped over REST starts paused or stopped.
+Connector keys are the REST names (`<source>.<target>.<ConnectorClass>`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from mm2.runtime.status import TargetState
+
+__all__ = ["ChangeStore", "Changes"]
+
+
+@dataclass
+class Changes:
+    """Everything the REST API changed, relative to mm2.properties."""
+
+    clusters: list[str] = field(default_factory=list)
+    properties: dict[str, str] = field(default_factory=dict)
+    added_flows: list[str] = field(default_factory=list)
+    removed_flows: list[str] = field(default_factory=list)
+    connector_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    deleted_connectors: list[str] = field(default_factory=list)
+    target_states: dict[str, TargetState] = field(default_factory=dict)
+
+
+def _copy(changes: Changes) -> Changes:
+    return Changes(**json.loads(json.dumps(asdict(changes))))
+
+
+class ChangeStore:
+    """The change file, replaced atomically on every change; readable by its owner only."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._changes = self._read()
+
+    def _read(self) -> Changes:
+        try:
+            body = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return Changes()
+        known = Changes.__dataclass_fields__
+        return Changes(**{k: v for k, v in body.items() if k in known})
+
+    @property
+    def changes(self) -> Changes:
+        """A copy: edit through update()."""
+        with self._lock:
+            return _copy(self._changes)
+
+    def update(self, edit: Callable[[Changes], None]) -> None:
+        """Apply `edit` and write the file before returning (the change is then durable)."""
+        with self._lock:
+            changes = _copy(self._changes)
+            edit(changes)
+            self._write(changes)
+            self._changes = changes
+
+    def _write(self, changes: Changes) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.tmp{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(asdict(changes), out, indent=1, sort_keys=True)
+            out.flush()
+            os.fsync(out.fileno())
+        tmp.replace(self.path)

@@ -1,0 +1,140 @@
+"""Flows as resources: their summary view, and the stored changes that add or remove one."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from mm2.config.model import Flow
+from mm2.runtime.changes import Changes
+from mm2.runtime.errors import BadRequestError, ConflictError
+from mm2.runtime.herder import Herder
+from mm2.runtime.metrics import METRICS
+from mm2.runtime.naming import connector_name, flow_name
+
+__all__ = ["FlowLag", "FlowView", "flow_view", "new_flow_edit", "removed_flow_edit"]
+
+# Aliases become topic-name prefixes and URL path segments: keep them to Kafka's topic chars.
+_ALIAS = re.compile(r"[A-Za-z0-9_-]+")
+
+
+@dataclass(frozen=True)
+class FlowLag:
+    """How far the target is behind, summed over the flow's source partitions."""
+
+    partitions: int
+    records: int
+    max_seconds: float
+    records_copied: int
+
+
+@dataclass(frozen=True)
+class FlowView:
+    source: str
+    target: str
+    enabled: bool
+    state: str
+    connectors: tuple[str, ...]
+    lag: FlowLag
+
+
+def _flow_state(states: Sequence[str]) -> str:
+    if not states:
+        return "UNASSIGNED"
+    for state in ("FAILED", "RUNNING", "PAUSED", "STOPPED"):
+        if state in states:
+            return state
+    return states[0]
+
+
+def flow_view(flow: Flow, herder: Herder, name: Callable[[str, str], str]) -> FlowView:
+    """The flow's state is its connectors' worst: FAILED, else RUNNING, PAUSED, STOPPED."""
+    names = herder.connector_names
+    states = [herder.status(p).state for p in names]
+    parts = [s for s in METRICS.snapshot() if (s.source, s.target) == (flow.source, flow.target)]
+    lag = FlowLag(
+        len(parts),
+        sum(p.lag_records for p in parts),
+        max((p.lag_seconds for p in parts), default=0.0),
+        sum(p.record_count for p in parts),
+    )
+    return FlowView(
+        flow.source,
+        flow.target,
+        flow.enabled,
+        _flow_state(states),
+        tuple(name(herder.flow, p) for p in names),
+        lag,
+    )
+
+
+def new_flow_edit(
+    source: str,
+    target: str,
+    clusters: Mapping[str, Mapping[str, str]],
+    overrides: Mapping[str, str],
+    *,
+    known: Sequence[str],
+    flows: Sequence[str],
+    in_file: bool,
+) -> Callable[[Changes], None]:
+    """The stored change that adds flow source->target; refuses what cannot be added."""
+    name = flow_name(source, target)
+    if source == target:
+        raise BadRequestError("a flow needs two different clusters", {"target": ["== source"]})
+    for alias in (source, target, *clusters):
+        if not _ALIAS.fullmatch(alias):
+            raise BadRequestError(
+                f"cluster alias {alias!r}: use letters, digits, '_' and '-' only",
+                {"clusters": [f"bad alias {alias!r}"]},
+            )
+    for alias in clusters:
+        if alias in known:
+            raise ConflictError(
+                f"cluster {alias!r} is known already; describe only new clusters in 'clusters'"
+            )
+    for alias in (source, target):
+        if alias not in known and alias not in clusters:
+            raise BadRequestError(
+                f"unknown cluster {alias!r}: describe it in 'clusters' with bootstrap.servers",
+                {"clusters": [f"{alias} is missing"]},
+            )
+        if alias in clusters and not clusters[alias].get("bootstrap.servers"):
+            raise BadRequestError(
+                f"cluster {alias!r} needs bootstrap.servers",
+                {f"clusters.{alias}.bootstrap.servers": ["missing"]},
+            )
+    for other in flows:  # two flows must never share a connector name
+        if connector_name(other, "X") == connector_name(name, "X"):
+            raise ConflictError(f"flow {name} would share connector names with flow {other}")
+    props = {f"{a}.{k}": v for a, c in clusters.items() for k, v in c.items()}
+    props.update({f"{name}.{k}": v for k, v in overrides.items()})
+    props.setdefault(f"{name}.enabled", "true")
+
+    def edit(c: Changes) -> None:
+        c.clusters.extend(a for a in clusters if a not in c.clusters)
+        c.properties.update(props)
+        c.removed_flows = [f for f in c.removed_flows if f != name]
+        if not in_file and name not in c.added_flows:
+            c.added_flows.append(name)
+
+    return edit
+
+
+def removed_flow_edit(name: str, *, in_file: bool) -> Callable[[Changes], None]:
+    """The stored change that removes a flow and forgets its connector changes."""
+    prefix = connector_name(name, "")
+
+    def edit(c: Changes) -> None:
+        if in_file and name not in c.removed_flows:
+            c.removed_flows.append(name)
+        c.added_flows = [f for f in c.added_flows if f != name]
+        c.properties = {k: v for k, v in c.properties.items() if not k.startswith(f"{name}.")}
+        c.connector_configs = {
+            k: v for k, v in c.connector_configs.items() if not k.startswith(prefix)
+        }
+        c.target_states = {k: v for k, v in c.target_states.items() if not k.startswith(prefix)}
+        c.deleted_connectors = [k for k in c.deleted_connectors if not k.startswith(prefix)]
+
+    return edit

@@ -1,0 +1,86 @@
+"""Connector config validation as Connect's `config/validate` reports it: errors per key."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from mm2.config.librdkafka import TranslationProblem
+from mm2.config.model import Flow
+from mm2.config.names import TYPES
+from mm2.config.values import ValueProblem, check_value
+from mm2.runtime.herder import Plugins
+from policies.replication import PolicyConfigError
+
+__all__ = ["ConfigCheck", "validate_connector_config"]
+
+_REQUIRED = ("connector.class", "source.cluster.alias", "target.cluster.alias")
+
+
+@dataclass(frozen=True)
+class ConfigCheck:
+    """The keys looked at and the errors found, per key (an empty list means fine)."""
+
+    plugin: str
+    errors: dict[str, list[str]]
+
+    @property
+    def error_count(self) -> int:
+        return sum(len(e) for e in self.errors.values())
+
+    def summary(self) -> str:
+        lines = [f"{k}: {e}" for k, errs in self.errors.items() for e in errs]
+        return (
+            f"Connector configuration is invalid and contains the following {len(lines)} "
+            "error(s):\n" + "\n".join(lines)
+        )
+
+
+def plugin_name(config: Mapping[str, str]) -> str:
+    return config.get("connector.class", "").rsplit(".", 1)[-1]
+
+
+def validate_connector_config(config: Mapping[str, str], plugins: Plugins) -> ConfigCheck:
+    """Every problem of `config` at once, each under the key to change."""
+    errors: dict[str, list[str]] = {k: [] for k in (*_REQUIRED, *config)}
+    for key in _REQUIRED:
+        if not config.get(key, "").strip():
+            errors[key].append(f'Missing required configuration "{key}" which has no default')
+    plugin = plugin_name(config)
+    if plugin and plugin not in plugins:
+        errors["connector.class"].append(
+            f"no connector plugin {plugin!r}; known: {', '.join(sorted(plugins))}"
+        )
+    for key, value in config.items():
+        if key in TYPES:
+            try:
+                check_value(key, value)
+            except ValueProblem as exc:
+                errors[key].append(str(exc))
+    if not any(errors.values()):
+        _check_flow(config, errors)
+    return ConfigCheck(plugin, errors)
+
+
+def _check_flow(config: Mapping[str, str], errors: dict[str, list[str]]) -> None:
+    flow = Flow.for_connector(config)
+    for getter in (
+        flow.replication_policy,
+        flow.topic_filter,
+        flow.group_filter,
+        flow.config_property_filter,
+    ):
+        try:
+            getter()
+        except PolicyConfigError as exc:
+            errors.setdefault(exc.key, []).append(exc.detail)
+    for client in (
+        flow.source_consumer_config,
+        flow.source_admin_config,
+        flow.target_producer_config,
+        flow.target_admin_config,
+    ):
+        try:
+            client()
+        except TranslationProblem as exc:
+            errors.setdefault(exc.key, []).append(str(exc))
