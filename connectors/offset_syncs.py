@@ -8,7 +8,8 @@ from mm2.config.model import Flow
 from mm2.kafka.copier import CopyResult
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
-from mm2.offsets import PartitionState
+from mm2.offsets.exact_index import PREV_SYNC_HEADER, PrevSync, encode_prev_sync
+from mm2.offsets.sync_trail import SyncTrail
 from mm2.records import OffsetSync
 
 __all__ = ["OffsetSyncEmitter"]
@@ -16,14 +17,18 @@ __all__ = ["OffsetSyncEmitter"]
 
 class OffsetSyncEmitter:
     """Apache's emission rule (offset.lag.max, skipped upstream offsets, truncation) per run,
-    plus one sync at the end of every micro-batch, where Apache would promote its delayed sync.
+    plus a sync at both ends of every copy run (mm2.offsets.sync_trail).
+
+    Each sync carries the previous sync of its partition in a `mm2.prev-sync` header, so the
+    checkpoint task can prove two syncs consecutive and translate between them exactly
+    (mm2.offsets.exact_index). Apache's readers ignore headers.
     """
 
     def __init__(self, topic: str, producer: RecordProducer | None, max_offset_lag: int) -> None:
         self.topic = topic
         self._producer = producer
         self._lag = max_offset_lag
-        self._states: dict[tuple[str, int], PartitionState] = {}
+        self._trails: dict[tuple[str, int], SyncTrail] = {}
 
     @classmethod
     def for_flow(cls, flow: Flow) -> OffsetSyncEmitter:
@@ -46,22 +51,16 @@ class OffsetSyncEmitter:
         )(label=f"offset-syncs-{side}-producer")
         return cls(topic, RecordProducer(producer_config), flow.offset_lag_max)
 
-    def syncs(self, results: Sequence[CopyResult]) -> list[OffsetSync]:
-        """The syncs a batch calls for, in order, per partition."""
-        out: list[OffsetSync] = []
+    def syncs(self, results: Sequence[CopyResult]) -> list[tuple[OffsetSync, PrevSync | None]]:
+        """The syncs a batch calls for, in order per partition, with their headers."""
+        out: list[tuple[OffsetSync, PrevSync | None]] = []
         for res in results:
             if not res.runs:
                 continue
             key = (res.unit.topic, res.unit.partition)
-            state = self._states.setdefault(key, PartitionState(self._lag))
-            pairs: list[tuple[int, int]] = []
-            for up, down, length in res.runs:
-                pairs.extend(state.update_run(up, down, length))
-            up, down, length = res.runs[-1]
-            boundary = (up + length - 1, down + length - 1)
-            if not pairs or pairs[-1] != boundary:
-                pairs.append(boundary)
-            out.extend(OffsetSync(key[0], key[1], u, d) for u, d in pairs)
+            trail = self._trails.setdefault(key, SyncTrail(self._lag))
+            for up, down, prev in trail.points(res.runs):
+                out.append((OffsetSync(key[0], key[1], up, down), prev))
         return out
 
     def emit(self, results: Sequence[CopyResult]) -> None:
@@ -69,8 +68,11 @@ class OffsetSyncEmitter:
         if self._producer is None:
             return
         syncs = self.syncs(results)
-        for sync in syncs:
-            self._producer.send(self.topic, sync.to_key_bytes(), sync.to_value_bytes())
+        for sync, prev in syncs:
+            headers = {} if prev is None else {PREV_SYNC_HEADER: encode_prev_sync(prev)}
+            self._producer.send(
+                self.topic, sync.to_key_bytes(), sync.to_value_bytes(), headers=headers
+            )
         if syncs:
             self._producer.flush()
 

@@ -30,6 +30,7 @@ class RecordProducer:
         *,
         partition: int = 0,
         timestamp: int | None = None,
+        headers: Mapping[str, bytes] | None = None,
     ) -> None:
         try:
             self._producer.produce(
@@ -38,6 +39,7 @@ class RecordProducer:
                 key=key,
                 partition=partition,
                 timestamp=timestamp or 0,
+                headers=dict(headers) if headers else None,
                 on_delivery=self._delivered,
             )
         except BufferError as exc:

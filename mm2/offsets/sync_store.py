@@ -21,7 +21,7 @@ from typing import Final
 
 from mm2.records import OffsetSync, TopicPartition
 
-__all__ = ["SYNCS_PER_PARTITION", "OffsetSyncStore"]
+__all__ = ["SYNCS_PER_PARTITION", "OffsetSyncStore", "lookup_sync"]
 
 SYNCS_PER_PARTITION: Final = 64
 
@@ -65,6 +65,15 @@ class OffsetSyncStore:
 
     def mark_read_to_end(self) -> None:
         self._read_to_end = True
+
+    def load(self, topic_partition: TopicPartition, syncs: tuple[OffsetSync, ...]) -> None:
+        """Restore a partition's array as `syncs()` returned it (a persisted snapshot)."""
+        if len(syncs) != SYNCS_PER_PARTITION:
+            raise ValueError(f"expected {SYNCS_PER_PARTITION} syncs, got {len(syncs)}")
+        self._syncs[topic_partition] = tuple(syncs)
+
+    def partitions(self) -> list[TopicPartition]:
+        return sorted(self._syncs)
 
     def syncs(self, topic_partition: TopicPartition) -> tuple[OffsetSync, ...] | None:
         """The 64 stored syncs, latest first, or None if the partition has none."""
@@ -133,14 +142,15 @@ class OffsetSyncStore:
         syncs = self._syncs.get(topic_partition)
         if syncs is None:
             return None
-        sync = _lookup_latest_sync(syncs, upstream_offset)
+        sync = lookup_sync(syncs, upstream_offset)
         if sync.upstream_offset > upstream_offset:
             return -1
         step = 0 if upstream_offset == sync.upstream_offset else 1
         return sync.downstream_offset + step
 
 
-def _lookup_latest_sync(syncs: tuple[OffsetSync, ...], offset: int) -> OffsetSync:
+def lookup_sync(syncs: tuple[OffsetSync, ...], offset: int) -> OffsetSync:
+    """The latest stored sync at or before `offset`, else the oldest one (Apache's lookup)."""
     oldest = syncs[-1]
     if oldest.upstream_offset > offset:
         return oldest

@@ -1,0 +1,103 @@
+"""LogReader: read one partition of an internal topic (offset syncs, checkpoints) to its end."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
+
+from mm2.errors import KafkaClientError
+
+__all__ = ["LogReader", "LogRecord"]
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: dict[str, bytes]
+    timestamp: int
+
+
+def _headers(raw: object) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    if isinstance(raw, list):
+        for name, value in raw:
+            out[str(name)] = value if isinstance(value, bytes) else b""
+    return out
+
+
+class LogReader:
+    """A long-lived consumer assigned to `topic`-`partition`; each call reads up to the end."""
+
+    def __init__(
+        self,
+        config: Mapping[str, str | int | bool],
+        topic: str,
+        *,
+        partition: int = 0,
+        start: int | None = None,
+    ) -> None:
+        self.topic = topic
+        self.partition = partition
+        self._consumer = Consumer(
+            {
+                "group.id": f"mm2-log-reader-{topic}",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                **config,
+            }
+        )
+        self.position = OFFSET_BEGINNING if start is None else start
+        self._consumer.assign([TopicPartition(topic, partition, self.position)])
+
+    def end_offset(self, timeout: float = 10.0) -> int:
+        try:
+            _, high = self._consumer.get_watermark_offsets(
+                TopicPartition(self.topic, self.partition), timeout=timeout
+            )
+        except KafkaException as exc:
+            raise KafkaClientError(
+                f"reading the end of {self.topic}-{self.partition} failed: {exc}", retriable=True
+            ) from exc
+        return int(high)
+
+    def read_to_end(self, timeout: float = 30.0) -> list[LogRecord]:
+        """Every record from the current position up to the end offset seen at the call."""
+        end = self.end_offset()
+        out: list[LogRecord] = []
+        deadline = time.monotonic() + timeout
+        while self.position < end:  # OFFSET_BEGINNING is negative
+            if time.monotonic() > deadline:
+                raise KafkaClientError(
+                    f"reading {self.topic}-{self.partition} to offset {end} timed out at "
+                    f"{self.position}",
+                    retriable=True,
+                )
+            messages = self._consumer.consume(10_000, 0.2)
+            for msg in messages:
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        continue
+                    raise KafkaClientError(
+                        f"reading {self.topic}-{self.partition} failed: {err}",
+                        retriable=err.retriable(),
+                    )
+                offset = msg.offset() or 0
+                _, ts = msg.timestamp()
+                headers = _headers(msg.headers())
+                out.append(LogRecord(offset, msg.key(), msg.value(), headers, ts))
+                self.position = offset + 1
+            if not messages:
+                # Compacted-away offsets and transaction markers: the position moves past them.
+                (tp,) = self._consumer.position([TopicPartition(self.topic, self.partition)])
+                if tp.offset > self.position:
+                    self.position = tp.offset
+        return out
+
+    def close(self) -> None:
+        self._consumer.close()

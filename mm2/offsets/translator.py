@@ -1,0 +1,72 @@
+"""OffsetTranslator: exact translation where syncs prove it, Apache's everywhere else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mm2.offsets.exact_index import ExactIndex, PrevSync
+from mm2.offsets.sync_store import OffsetSyncStore, lookup_sync
+from mm2.records import OffsetSync, TopicPartition
+
+__all__ = ["OffsetTranslator", "Translation"]
+
+
+@dataclass(frozen=True)
+class Translation:
+    """Where a group committed at `upstream` resumes downstream.
+
+    `downstream` is -1 when every known sync is ahead of the offset (too old to translate).
+    `exact`: the group re-reads nothing (barring duplicates the mirror itself wrote);
+    otherwise it re-reads at most `rereads_at_most` records.
+    """
+
+    upstream: int
+    downstream: int
+    exact: bool
+    rereads_at_most: int
+
+
+class OffsetTranslator:
+    """Feeds every offset sync to Apache's store and to the exact index, translates with both."""
+
+    def __init__(self, *, initialization_must_read_to_end: bool = True) -> None:
+        self.store = OffsetSyncStore(
+            initialization_must_read_to_end=initialization_must_read_to_end
+        )
+        self.exact = ExactIndex()
+
+    @property
+    def read_to_end(self) -> bool:
+        return self.store.read_to_end
+
+    def mark_read_to_end(self) -> None:
+        self.store.mark_read_to_end()
+
+    def handle(self, sync: OffsetSync, prev: PrevSync | None) -> None:
+        self.store.handle_record(sync)
+        self.exact.add(sync, prev)
+
+    def translate(self, tp: TopicPartition, offset: int) -> Translation | None:
+        """None before the initial read finished or when the partition has no sync."""
+        if not self.store.read_to_end:
+            return None
+        exact = self.exact.translate(tp, offset)
+        if exact is not None:
+            return Translation(offset, exact, True, 0)
+        syncs = self.store.syncs(tp)
+        if syncs is None:
+            return None
+        sync = lookup_sync(syncs, offset)
+        if sync.upstream_offset > offset:
+            return Translation(offset, -1, False, 0)
+        if offset == sync.upstream_offset:
+            return Translation(offset, sync.downstream_offset, True, 0)
+        # Right after the latest sync the next downstream offset is the next record copied.
+        after_latest = syncs[0] is sync and offset == sync.upstream_offset + 1
+        rereads = offset - sync.upstream_offset - 1
+        return Translation(offset, sync.downstream_offset + 1, after_latest, rereads)
+
+    def downstream(self, tp: TopicPartition, offset: int) -> int | None:
+        """`translate_downstream`'s shape, for the checkpoint rules."""
+        t = self.translate(tp, offset)
+        return None if t is None else t.downstream
