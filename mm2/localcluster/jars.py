@@ -123,9 +123,14 @@ def resolve_classpath(
     *,
     cache: Path | None = None,
     maven_options: Sequence[str] = (),
+    pom_xml: str | None = None,
 ) -> tuple[Path, ...]:
-    """The jars that run Kafka's broker and storage tool; mvn runs only on a cache miss."""
-    text = pom_text()
+    """The jars that run Kafka's broker and storage tool; mvn runs only on a cache miss.
+
+    `pom_xml` replaces the packaged pom's text (the benchmark resolves Apache MM2 with its own);
+    it is part of the cache key, so each pom keeps its own classpath file.
+    """
+    text = pom_text() if pom_xml is None else pom_xml
     digest = hashlib.sha256(f"{text}\0{kafka_version}\0{maven_options}".encode()).hexdigest()
     folder = cache or cache_dir()
     cached = folder / f"kafka-{kafka_version}-{digest[:12]}.classpath"

@@ -1,0 +1,115 @@
+"""What every workload shares: the clusters, admin clients, the mirrors' launcher, arrival polls."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from bench.apache import ApacheJars
+from bench.data import Admin
+from bench.resources import ResourceSampler
+from bench.settings import Settings
+from bench.systems import LABELS, MirrorProcess, SystemName, mirror_properties, start_mirror
+
+__all__ = ["Context", "RunningMirror", "remote"]
+
+POLL_S = 0.25
+
+
+def remote(topic: str) -> str:
+    """The target name both systems give a source topic (DefaultReplicationPolicy)."""
+    return f"primary.{topic}"
+
+
+@dataclass
+class RunningMirror:
+    process: MirrorProcess
+    sampler: ResourceSampler
+    started: float = field(default_factory=time.monotonic)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def __enter__(self) -> RunningMirror:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sampler.stop()
+        self.process.stop()  # a second stop after finish() is a no-op
+
+
+@dataclass
+class Context:
+    settings: Settings
+    primary: str
+    backup: str
+    workdir: Path
+    run_id: str
+    apache: ApacheJars | None
+    src: Admin = field(init=False)
+    dst: Admin = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.src = Admin(self.primary)
+        self.dst = Admin(self.backup)
+
+    def topic(self, workload: str, system: SystemName, suffix: str = "") -> str:
+        return f"{workload}-{system}-{self.run_id}{suffix}"
+
+    def launch(self, workload: str, system: SystemName, topics: str) -> RunningMirror:
+        """Start one system mirroring the topics regex, with the resource sampler on its tree."""
+        workdir = self.workdir / f"{workload}-{system}"
+        text = mirror_properties(
+            system,
+            primary=self.primary,
+            backup=self.backup,
+            topics=topics,
+            tasks_max=self.settings.tasks_max,
+            state_dir=workdir / "state",
+        )
+        classpath = self.apache.classpath if self.apache is not None else ()
+        process = start_mirror(system, text, workdir, apache_classpath=classpath)
+        return RunningMirror(process, ResourceSampler(process.pid).start())
+
+    def wait_arrivals(
+        self,
+        mirror: RunningMirror,
+        partitions: Iterable[tuple[str, int]],
+        total: int,
+        *,
+        timeout_s: float,
+        desc: str,
+        progress_total: int | None = None,
+        done: Callable[[dict[tuple[str, int], int]], bool] | None = None,
+    ) -> tuple[list[tuple[float, int]], bool]:
+        """Poll the target's end offsets until total records are there: (curve, reached)."""
+        wanted = list(partitions)
+        curve: list[tuple[float, int]] = []
+        goal = progress_total or total
+        with tqdm(total=goal, desc=desc, unit="rec", leave=True) as bar:
+            while mirror.elapsed() < timeout_s:
+                ends = self.dst.end_offsets(wanted)
+                arrived = sum(ends.values())
+                curve.append((mirror.elapsed(), arrived))
+                bar.update(max(0, min(arrived, goal) - bar.n))
+                if arrived >= total and (done is None or done(ends)):
+                    return curve, True
+                if not mirror.process.alive():
+                    tqdm.write(
+                        f"{LABELS[mirror.process.system]} exited with "
+                        f"{mirror.process.popen.returncode}:\n{mirror.process.log_tail()}"
+                    )
+                    return curve, False
+                time.sleep(POLL_S)
+        return curve, False
+
+
+def finish(mirror: RunningMirror) -> dict[str, Any]:
+    """Stop the system; its exit code and where its log is."""
+    code = mirror.process.stop()
+    return {"exit_code": code, "log": str(mirror.process.log_path)}

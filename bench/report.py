@@ -1,0 +1,214 @@
+"""Results out: the side-by-side markdown table with ratios and targets, JSON, PNG plots."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from bench.stats import ratio
+
+__all__ = ["Row", "markdown", "rows", "write_results"]
+
+# (label, getter, unit, higher is better, target text, target check on (ours, apache, results))
+Getter = Callable[[Mapping[str, Any]], float | None]
+Check = Callable[[float | None, float | None, Mapping[str, Any]], bool | None]
+
+
+def _get(*path: str) -> Getter:
+    def get(system: Mapping[str, Any]) -> float | None:
+        node: Any = system
+        for key in path:
+            if not isinstance(node, Mapping) or key not in node:
+                return None
+            node = node[key]
+        return None if node is None else float(node)
+
+    return get
+
+
+def _mb(get: Getter) -> Getter:
+    return lambda s: None if (v := get(s)) is None else v / 2**20
+
+
+class Row:
+    def __init__(
+        self,
+        workload: str,
+        label: str,
+        get: Getter,
+        unit: str,
+        *,
+        target: str = "",
+        check: Check | None = None,
+    ) -> None:
+        self.workload, self.label, self.get, self.unit = workload, label, get, unit
+        self.target, self.check = target, check
+
+
+def _ceiling_fraction(results: Mapping[str, Any]) -> float | None:
+    ours = _get("w1", "mm2", "records_per_s")(results)
+    return ratio(ours, _get("ceiling", "ceiling_records_per_s")(results))
+
+
+def _under(limit: float) -> Check:
+    return lambda ours, _apache, _r: None if ours is None else ours < limit
+
+
+def rows() -> list[Row]:
+    return [
+        Row(
+            "W1",
+            "throughput",
+            _get("records_per_s"),
+            "records/s",
+            target=">= 1.5x Apache, >= 70% of ceiling",
+            check=lambda o, a, r: (
+                None
+                if o is None or a is None or (f := _ceiling_fraction(r)) is None
+                else o >= 1.5 * a and f >= 0.7
+            ),
+        ),
+        Row("W1", "throughput", _get("mb_per_s"), "MB/s"),
+        Row("W1", "start to first record", _get("first_record_s"), "s"),
+        Row("W1", "start to all records", _get("total_s"), "s"),
+        Row(
+            "W4",
+            "peak RSS during W1",
+            _mb(_get("peak_rss_bytes")),
+            "MiB",
+            target="<= Apache",
+            check=lambda o, a, _r: None if o is None or a is None else o <= a,
+        ),
+        Row("W4", "CPU during W1", _get("cpu_s_per_m"), "CPU s / M records"),
+        Row("W2", "produced rate", _get("produced_per_s"), "records/s"),
+        Row("W2", "latency p50", _get("latency_ms", "p50"), "ms"),
+        Row("W2", "latency p95", _get("latency_ms", "p95"), "ms"),
+        Row(
+            "W2",
+            "latency p99",
+            _get("latency_ms", "p99"),
+            "ms",
+            target="< 1000 ms",
+            check=_under(1000),
+        ),
+        Row("W2", "latency max", _get("latency_ms", "max"), "ms"),
+        Row(
+            "W4",
+            "peak RSS during W2",
+            _mb(_get("peak_rss_bytes")),
+            "MiB",
+            target="<= Apache",
+            check=lambda o, a, _r: None if o is None or a is None else o <= a,
+        ),
+        Row("W4", "CPU during W2", _get("cpu_s_per_m"), "CPU s / M records"),
+        Row("W3", "all topics mirrored", _get("mirrored_s"), "s"),
+        Row(
+            "W3",
+            "new topic to first record",
+            _get("new_topic_s"),
+            "s",
+            target="< 5 s",
+            check=_under(5),
+        ),
+        Row(
+            "W3",
+            "config change visible",
+            _get("config_change_s"),
+            "s",
+            target="< 5 s",
+            check=_under(5),
+        ),
+    ]
+
+
+def _workload_key(row: Row) -> str:
+    if row.workload == "W4":
+        return "w1" if "W1" in row.label else "w2"
+    return row.workload.lower()
+
+
+def _fmt(value: float | None, timed_out: float | None = None) -> str:
+    if value is None:
+        return f"> {timed_out:.0f} (timed out)" if timed_out is not None else "n/a"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.2f}"
+
+
+def _timed_out(row: Row, system: Mapping[str, Any]) -> float | None:
+    flag = {
+        "new topic to first record": "new_topic_timed_out",
+        "config change visible": "config_change_timed_out",
+    }.get(row.label)
+    if flag is not None and system.get(flag):
+        return float(system.get("wait_bound_s", 0))
+    return None
+
+
+def markdown(results: Mapping[str, Any]) -> str:
+    """The comparison table, then the ceiling and correctness lines."""
+    lines = [
+        "| workload | metric | mm2 | Apache MM2 | mm2 / Apache | target | met |",
+        "|---|---|---:|---:|---:|---|---|",
+    ]
+    for row in rows():
+        block = results.get(_workload_key(row))
+        if not isinstance(block, Mapping):
+            continue
+        ours_sys = block.get("mm2", {})
+        theirs_sys = block.get("apache", {})
+        ours, theirs = row.get(ours_sys), row.get(theirs_sys)
+        r = ratio(ours, theirs)
+        met = "" if row.check is None else row.check(ours, theirs, results)
+        verdict = {True: "yes", False: "**no**", None: "n/a", "": ""}[met]
+        lines.append(
+            f"| {row.workload} | {row.label} ({row.unit}) | {_fmt(ours, _timed_out(row, ours_sys))}"
+            f" | {_fmt(theirs, _timed_out(row, theirs_sys))} | "
+            f"{'n/a' if r is None else f'{r:.2f}'} | {row.target} | {verdict} |"
+        )
+    lines.append("")
+    ceiling = results.get("ceiling")
+    if isinstance(ceiling, Mapping):
+        frac = _ceiling_fraction(results)
+        theirs_rate = _get("w1", "apache", "records_per_s")(results)
+        lines.append(
+            f"Ceiling (W1 data): plain consumer on the source "
+            f"{_fmt(ceiling.get('read_records_per_s'))} records/s, plain producer to the target "
+            f"{_fmt(ceiling.get('write_records_per_s'))} records/s; mm2 reached "
+            f"{'n/a' if frac is None else f'{frac:.0%}'} of the lower, Apache MM2 "
+            f"{_pct(ratio(theirs_rate, ceiling.get('ceiling_records_per_s')))}."
+        )
+        lines.append("")
+    lines.append("Correctness (per-partition counts and digests, source vs target):")
+    lines.append("")
+    for workload in ("w1", "w2", "w3"):
+        block = results.get(workload)
+        if not isinstance(block, Mapping):
+            continue
+        for system, res in block.items():
+            v = res.get("verify", {})
+            state = "passed" if v.get("ok") else "**FAILED**"
+            extra = "" if v.get("ok") else ": " + "; ".join(v.get("problems", [])[:5])
+            lines.append(
+                f"- {workload.upper()} {system}: {state} ({v.get('records_source')} source, "
+                f"{v.get('records_target')} target records){extra}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+def write_results(results: Mapping[str, Any], folder: Path) -> list[Path]:
+    """results.json, results.md and the plots; the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [folder / "results.json", folder / "results.md"]
+    written[0].write_text(json.dumps(results, indent=1, default=str) + "\n", encoding="utf-8")
+    written[1].write_text(markdown(results), encoding="utf-8")
+    from bench.plots import plot_all  # matplotlib only when writing
+
+    written.extend(plot_all(results, folder))
+    return written

@@ -1,0 +1,105 @@
+"""Workload sizes and switches: the full run's defaults, the quick preset, and the flags."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import cast
+
+from bench.systems import SYSTEMS, SystemName
+
+__all__ = ["QUICK", "WORKLOADS", "Settings", "parse_args"]
+
+WORKLOADS = ("w1", "w2", "w3")
+
+
+@dataclass(frozen=True)
+class Settings:
+    label: str = "full"
+    systems: tuple[SystemName, ...] = SYSTEMS
+    workloads: tuple[str, ...] = WORKLOADS
+    tasks_max: int = 4
+    w1_records: int = 2_000_000
+    w1_record_bytes: int = 1024
+    w1_partitions: int = 8
+    w1_timeout_s: float = 600.0
+    w2_rate: int = 20_000
+    w2_seconds: float = 60.0
+    w2_record_bytes: int = 1024
+    w2_partitions: int = 8
+    w3_topics: int = 200
+    w3_partitions: int = 10
+    w3_records_per_topic: int = 100
+    w3_timeout_s: float = 600.0
+    w3_wait_s: float = 120.0  # bound on new-topic and config-change waits
+    out: Path = Path("bench/results")
+    workdir: Path | None = None
+
+
+QUICK = {
+    "label": "quick",
+    "w1_records": 200_000,
+    "w1_timeout_s": 300.0,
+    "w2_rate": 5_000,
+    "w2_seconds": 15.0,
+    "w3_topics": 20,
+    "w3_wait_s": 30.0,
+    "w3_timeout_s": 180.0,
+}
+
+_FLAGS = {
+    "tasks_max": "tasks.max for both systems",
+    "w1_records": "W1: records pre-filled on the source",
+    "w1_record_bytes": "W1: value size in bytes",
+    "w1_partitions": "W1: partitions of the backlog topic",
+    "w1_timeout_s": "W1: give up after this many seconds",
+    "w2_rate": "W2: records per second produced",
+    "w2_seconds": "W2: seconds of producing",
+    "w2_record_bytes": "W2: value size in bytes",
+    "w2_partitions": "W2: partitions",
+    "w3_topics": "W3: topics",
+    "w3_partitions": "W3: partitions per topic",
+    "w3_records_per_topic": "W3: backlog records per topic",
+    "w3_timeout_s": "W3: give up on the initial mirror after this many seconds",
+    "w3_wait_s": "W3: bound on the new-topic and config-change waits",
+}
+
+
+def _csv(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
+    def parse(text: str) -> tuple[str, ...]:
+        items = tuple(s.strip() for s in text.split(",") if s.strip())
+        wrong = [s for s in items if s not in allowed]
+        if wrong or not items:
+            raise argparse.ArgumentTypeError(f"choose from {','.join(allowed)}, not {text!r}")
+        return items
+
+    return parse
+
+
+def parse_args(argv: Sequence[str] | None = None) -> Settings:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="This mirror and Apache Kafka's MirrorMaker 2 side by side on two local "
+        "clusters: W1 backlog, W2 steady latency, W3 breadth, W4 resources.",
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes: a few minutes")
+    parser.add_argument("--systems", type=_csv(SYSTEMS), help="comma list: mm2,apache")
+    parser.add_argument("--workloads", type=_csv(WORKLOADS), help="comma list: w1,w2,w3")
+    parser.add_argument("--out", type=Path, help="results folder (default bench/results)")
+    parser.add_argument("--label", help="sub-folder of --out (default quick or full)")
+    parser.add_argument("--workdir", type=Path, help="clusters and mirror logs (default: temp)")
+    defaults = Settings()
+    for f in fields(Settings):
+        if f.name in _FLAGS:
+            kind = type(getattr(defaults, f.name))
+            parser.add_argument(
+                "--" + f.name.replace("_", "-"), type=kind, help=_FLAGS[f.name], metavar="N"
+            )
+    args = vars(parser.parse_args(argv))
+    settings = replace(defaults, **QUICK) if args.pop("quick") else defaults  # type: ignore[arg-type]
+    chosen = {k: v for k, v in args.items() if v is not None}
+    if "systems" in chosen:
+        chosen["systems"] = cast(tuple[SystemName, ...], chosen["systems"])
+    return replace(settings, **chosen)

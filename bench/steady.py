@@ -1,0 +1,152 @@
+"""W2 steady: records produced at a fixed rate; replication latency read on the target.
+
+The remote topic is created beforehand with message.timestamp.type=LogAppendTime (both systems
+leave an existing remote topic as it is and never copy that setting), so every record on the
+target carries the time the target appended it. The source timestamp travels in a header, set
+to the record's own CreateTime by the producer; latency = target append time - that header.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from confluent_kafka import Producer
+from tqdm import tqdm
+
+from bench.context import Context, RunningMirror, finish, remote
+from bench.data import RecordShape, producer_config, record
+from bench.stats import percentile
+from bench.systems import LABELS, SystemName
+from bench.verify import compare, read_topic
+
+__all__ = ["SOURCE_TS", "run_steady"]
+
+SOURCE_TS = "bench-source-ts"
+_WARM = "bench-warm-up"
+
+
+def _warm_up(ctx: Context, mirror: RunningMirror, topic: str, producer: Producer) -> int:
+    """Trickle records until one is on the target: the mirror is running. How many were sent."""
+    s = ctx.settings
+    pool = RecordShape(s.w2_record_bytes, seed=11).pool()
+    target = [(remote(topic), p) for p in range(s.w2_partitions)]
+    sent = 0
+    with tqdm(desc=f"W2 {LABELS[mirror.process.system]} start-up", unit="probe") as bar:
+        while mirror.elapsed() < 300 and mirror.process.alive():
+            key, value = record(sent, pool)
+            producer.produce(
+                topic,
+                key=key,
+                value=value,
+                partition=sent % s.w2_partitions,
+                headers=[(_WARM, b"1")],
+            )
+            producer.flush(10)
+            sent += 1
+            bar.update(1)
+            if sum(ctx.dst.end_offsets(target).values()) > 0:
+                return sent
+            time.sleep(0.2)
+    raise RuntimeError(
+        f"{mirror.process.system} copied nothing in 300 s:\n{mirror.process.log_tail()}"
+    )
+
+
+def _paced(ctx: Context, topic: str, producer: Producer, first: int) -> tuple[int, float]:
+    """Produce rate x seconds records on schedule; (records, seconds it really took)."""
+    s = ctx.settings
+    total = int(s.w2_rate * s.w2_seconds)
+    pool = RecordShape(s.w2_record_bytes, seed=11).pool()
+    sent = 0
+    started = time.monotonic()
+    with tqdm(total=total, desc=f"W2 produce {s.w2_rate}/s", unit="rec") as bar:
+        while sent < total:
+            due = min(total, int((time.monotonic() - started) * s.w2_rate) + 1)
+            burst = due - sent
+            while sent < due:
+                i = first + sent
+                key, value = record(i, pool)
+                now_ms = int(time.time() * 1000)
+                try:
+                    producer.produce(
+                        topic,
+                        key=key,
+                        value=value,
+                        partition=i % s.w2_partitions,
+                        timestamp=now_ms,
+                        headers=[(SOURCE_TS, now_ms.to_bytes(8, "big"))],
+                    )
+                except BufferError:
+                    producer.poll(0.01)
+                    continue
+                sent += 1
+            producer.poll(0)
+            bar.update(burst)
+            time.sleep(0.002)
+    producer.flush(60)
+    return sent, time.monotonic() - started
+
+
+def run_steady(ctx: Context, system: SystemName) -> dict[str, Any]:
+    s = ctx.settings
+    topic = ctx.topic("w2", system)
+    target = remote(topic)
+    label = LABELS[system]
+    ctx.src.create_topics([topic], s.w2_partitions)
+    ctx.dst.create_topics([target], s.w2_partitions, {"message.timestamp.type": "LogAppendTime"})
+    with ctx.launch("w2", system, topic) as mirror:
+        producer = Producer(producer_config(ctx.primary, **{"linger.ms": 1}))
+        result: dict[str, Any] = {"topic": topic}
+        warm = _warm_up(ctx, mirror, topic, producer)
+        measured_from = mirror.sampler.use()
+        sent, seconds = _paced(ctx, topic, producer, warm)
+        total = warm + sent
+        _, reached = ctx.wait_arrivals(
+            mirror,
+            [(target, p) for p in range(s.w2_partitions)],
+            total,
+            timeout_s=mirror.elapsed() + 120,
+            desc=f"W2 {label} drained",
+        )
+        use = mirror.sampler.stop()
+        cpu = use.cpu_seconds - measured_from.cpu_seconds
+        result.update(
+            records=sent,
+            warm_up_records=warm,
+            produce_s=seconds,
+            produced_per_s=sent / seconds if seconds > 0 else None,
+            reached=reached,
+            peak_rss_bytes=use.peak_rss_bytes,
+            cpu_s=cpu,
+            cpu_s_per_m=cpu * 1e6 / sent if sent else None,
+        )
+        with tqdm(total=2 * total, desc=f"W2 {label} verify", unit="rec") as bar:
+            source = read_topic(
+                ctx.primary, topic, s.w2_partitions, timestamps=False, progress=bar.update
+            )
+            mirrored = read_topic(
+                ctx.backup,
+                target,
+                s.w2_partitions,
+                timestamps=False,
+                latency_header=SOURCE_TS,
+                progress=bar.update,
+            )
+        verdict = compare({topic: source.partitions}, {topic: mirrored.partitions})
+        result["verify"] = verdict.__dict__ | {"problems": list(verdict.problems[:20])}
+        lat = mirrored.latencies_ms
+        result["latency_ms"] = {
+            name: percentile(lat, q) for name, q in (("p50", 50), ("p95", 95), ("p99", 99))
+        } | {"max": float(max(lat)) if lat else None, "samples": len(lat)}
+        result["latency_hist"] = _histogram(lat)
+        result.update(finish(mirror))
+    ctx.src.delete_topics([topic])
+    ctx.dst.delete_topics([target])
+    return result
+
+
+def _histogram(values: list[int]) -> list[tuple[float, float]]:
+    """(percentile, ms) at 1% steps plus the tail, for the latency plot."""
+    qs = [*range(1, 100), 99.5, 99.9, 100]
+    return [(float(q), percentile(values, q) or 0.0) for q in qs] if values else []

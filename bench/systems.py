@@ -1,0 +1,170 @@
+"""The two mirrors under test: their mm2.properties and their processes, run alike."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Literal
+
+from bench.apache import LOG4J2, MAIN_CLASS
+from mm2.localcluster import find_java
+
+__all__ = ["SYSTEMS", "MirrorProcess", "SystemName", "mirror_properties", "start_mirror"]
+
+SystemName = Literal["mm2", "apache"]
+SYSTEMS: tuple[SystemName, ...] = ("mm2", "apache")
+LABELS: dict[SystemName, str] = {"mm2": "mm2 (this project)", "apache": "Apache MM2"}
+
+# What bin/connect-mirror-maker.sh gives Apache MM2: its heap and kafka-run-class's JVM flags.
+APACHE_JVM = (
+    "-Xms256M",
+    "-Xmx2G",
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-Djava.awt.headless=true",
+)
+
+# Equal for both systems. One broker per cluster, so every internal topic has one replica.
+_COMMON = """\
+clusters = primary, backup
+primary.bootstrap.servers = {primary}
+backup.bootstrap.servers = {backup}
+primary->backup.enabled = true
+primary->backup.topics = {topics}
+backup->primary.enabled = false
+tasks.max = {tasks}
+
+replication.factor = 1
+checkpoints.topic.replication.factor = 1
+heartbeats.topic.replication.factor = 1
+offset-syncs.topic.replication.factor = 1
+offset.storage.replication.factor = 1
+status.storage.replication.factor = 1
+config.storage.replication.factor = 1
+
+# No authorizer on the local brokers: nothing to sync.
+sync.topic.acls.enabled = false
+
+# Same consumer fetch sizes (Apache's client defaults, spelled out) and target producer rules.
+primary.consumer.auto.offset.reset = earliest
+primary.consumer.fetch.min.bytes = 1
+primary.consumer.fetch.max.bytes = 52428800
+primary.consumer.max.partition.fetch.bytes = 1048576
+primary.consumer.fetch.max.wait.ms = 500
+backup.producer.acks = all
+backup.producer.compression.type = none
+"""
+_MM2_ONLY = """
+mm2.state.dir = {state}
+"""
+
+
+def mirror_properties(
+    system: SystemName,
+    *,
+    primary: str,
+    backup: str,
+    topics: str,
+    tasks_max: int,
+    state_dir: Path,
+    extra: Mapping[str, str] | None = None,
+) -> str:
+    """The mm2.properties each system is run with; only our state directory differs."""
+    text = _COMMON.format(primary=primary, backup=backup, topics=topics, tasks=tasks_max)
+    if system == "mm2":
+        text += _MM2_ONLY.format(state=state_dir)
+    for key, value in (extra or {}).items():
+        text += f"{key} = {value}\n"
+    return text
+
+
+@dataclass
+class MirrorProcess:
+    system: SystemName
+    popen: subprocess.Popen[bytes]
+    log_path: Path
+    _log: IO[bytes]
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, grace_s: float = 60.0) -> int | None:
+        """SIGTERM (both stop cleanly on it), SIGKILL after grace_s; the exit code."""
+        if self.alive():
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(grace_s)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(30)
+        if not self._log.closed:
+            self._log.close()
+        return self.popen.returncode
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def _our_command(properties: Path) -> list[str]:
+    script = Path(sys.executable).with_name("connect-mirror-maker")
+    if script.is_file():
+        return [str(script), str(properties)]
+    return [sys.executable, "-m", "mm2.cli.mirror_maker", str(properties)]
+
+
+def _apache_command(properties: Path, classpath: tuple[Path, ...], workdir: Path) -> list[str]:
+    log4j = workdir / "apache-log4j2.properties"
+    log4j.write_text(LOG4J2, encoding="utf-8")
+    return [
+        str(find_java().executable),
+        *APACHE_JVM,
+        f"-Dlog4j2.configurationFile={log4j}",
+        "-cp",
+        os.pathsep.join(str(j) for j in classpath),
+        MAIN_CLASS,
+        str(properties),
+    ]
+
+
+def start_mirror(
+    system: SystemName,
+    properties_text: str,
+    workdir: Path,
+    *,
+    apache_classpath: tuple[Path, ...] = (),
+) -> MirrorProcess:
+    """Write the properties into workdir and start the system on them, logging to a file."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    properties = workdir / "mm2.properties"
+    properties.write_text(properties_text, encoding="utf-8")
+    if system == "mm2":
+        command = _our_command(properties)
+    else:
+        command = _apache_command(properties, apache_classpath, workdir)
+    log_path = workdir / "mirror.log"
+    log = log_path.open("wb")
+    popen = subprocess.Popen(
+        command,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=workdir,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        start_new_session=True,  # Ctrl-C on the bench reaches the mirror through stop() only
+    )
+    return MirrorProcess(system, popen, log_path, log)

@@ -1,0 +1,203 @@
+"""Correctness: per-partition counts and order-sensitive digests, source against target."""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+
+__all__ = [
+    "PartitionDigest",
+    "TopicRead",
+    "Verdict",
+    "compare",
+    "read_topic",
+    "record_digest_update",
+]
+
+# Consumer settings shared by the digest reader and the raw-read ceiling.
+CONSUMER = {
+    "group.id": "mm2-bench-reader",
+    "enable.auto.commit": False,
+    "enable.partition.eof": True,
+    "auto.offset.reset": "earliest",
+    "fetch.min.bytes": 1,
+    "fetch.max.bytes": 52_428_800,
+    "max.partition.fetch.bytes": 1_048_576,
+    "fetch.wait.max.ms": 500,
+}
+_LEN = struct.Struct(">q")
+_NONE = _LEN.pack(-1)
+
+
+@dataclass(frozen=True)
+class PartitionDigest:
+    count: int
+    digest: str
+
+
+@dataclass
+class TopicRead:
+    """What reading a topic found: a digest per partition, and optional per-record figures."""
+
+    partitions: dict[int, PartitionDigest] = field(default_factory=dict)
+    latencies_ms: list[int] = field(default_factory=list)
+    records: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+
+
+def _field(value: bytes | None) -> bytes:
+    return _NONE if value is None else _LEN.pack(len(value)) + value
+
+
+Headers = Iterable[tuple[str, str | bytes | None]] | Mapping[str, str | bytes | None] | None
+
+
+def _bytes(value: str | bytes | None) -> bytes | None:
+    return value.encode() if isinstance(value, str) else value
+
+
+def _header_items(headers: Headers) -> list[tuple[str, str | bytes | None]]:
+    return list(headers.items() if isinstance(headers, Mapping) else headers or ())
+
+
+def record_digest_update(
+    h: hashlib.blake2b,
+    key: str | bytes | None,
+    value: str | bytes | None,
+    headers: Headers,
+    timestamp: int | None,
+) -> None:
+    """Feed one record into a partition's digest; lengths are framed so fields cannot blur."""
+    parts = [_field(_bytes(key)), _field(_bytes(value))]
+    hdrs = _header_items(headers)
+    parts.append(_LEN.pack(len(hdrs)))
+    for name, hvalue in hdrs:
+        parts.append(_field(name.encode()))
+        parts.append(_field(_bytes(hvalue)))
+    if timestamp is not None:
+        parts.append(_LEN.pack(timestamp))
+    h.update(b"".join(parts))
+
+
+def _latency(msg: Message, header: str) -> int | None:
+    for name, value in _header_items(msg.headers()):
+        if name == header and isinstance(value, bytes):
+            return msg.timestamp()[1] - int.from_bytes(value, "big")
+    return None
+
+
+def read_topic(
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    *,
+    digest: bool = True,
+    timestamps: bool = True,
+    latency_header: str | None = None,
+    progress: Callable[[int], object] | None = None,
+    timeout_s: float = 600.0,
+) -> TopicRead:
+    """Read every partition from offset 0 to its end at call time.
+
+    digest=False is the raw-read ceiling: count records and bytes only. timestamps=False leaves
+    record timestamps out of the digest (a LogAppendTime target rewrites them). latency_header
+    names a header holding the source timestamp: the record's own timestamp minus it is kept.
+    """
+    consumer = Consumer({"bootstrap.servers": bootstrap, **CONSUMER})
+    try:
+        ends: dict[int, int] = {}
+        for p in range(partitions):
+            try:
+                _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
+            except KafkaException:  # not there (a mirror that never created it): nothing to read
+                high = 0
+            ends[p] = high
+        hashes = {p: hashlib.blake2b(digest_size=16) for p in range(partitions)}
+        counts = dict.fromkeys(range(partitions), 0)
+        out = TopicRead()
+        active = {p for p, end in ends.items() if end > 0}
+        consumer.assign([TopicPartition(topic, p, 0) for p in active])
+        started = time.monotonic()
+        deadline = started + timeout_s
+        while active and time.monotonic() < deadline:
+            batch = consumer.consume(10_000, 1.0)
+            for msg in batch:
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        continue
+                    raise RuntimeError(f"reading {topic}: {err}")
+                p = msg.partition() or 0
+                offset = msg.offset()
+                if p not in active or offset is None or offset >= ends[p]:
+                    continue
+                value = msg.value()
+                counts[p] += 1
+                out.bytes += len(value) if value else 0
+                if digest:
+                    ts = msg.timestamp()[1] if timestamps else None
+                    record_digest_update(hashes[p], msg.key(), value, msg.headers(), ts)
+                if latency_header is not None:
+                    latency = _latency(msg, latency_header)
+                    if latency is not None:
+                        out.latencies_ms.append(latency)
+                if offset + 1 >= ends[p]:
+                    active.discard(p)
+            if progress is not None and batch:
+                progress(len(batch))
+        out.seconds = time.monotonic() - started
+        if active:
+            raise RuntimeError(f"reading {topic}: partitions {sorted(active)} did not end in time")
+        out.records = sum(counts.values())
+        out.partitions = {
+            p: PartitionDigest(counts[p], hashes[p].hexdigest() if digest else "")
+            for p in range(partitions)
+        }
+        return out
+    finally:
+        consumer.close()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Source and target compared; problems name the partition and what went wrong."""
+
+    ok: bool
+    records_source: int
+    records_target: int
+    problems: tuple[str, ...]
+
+
+def compare(
+    source: Mapping[str, Mapping[int, PartitionDigest]],
+    target: Mapping[str, Mapping[int, PartitionDigest]],
+) -> Verdict:
+    """Topic -> partition -> digest on both sides; any difference fails the run."""
+    problems: list[str] = []
+    for topic, parts in sorted(source.items()):
+        theirs = target.get(topic)
+        if theirs is None:
+            problems.append(f"{topic}: missing on the target")
+            continue
+        for p, want in sorted(parts.items()):
+            got = theirs.get(p, PartitionDigest(0, ""))
+            if got.count < want.count:
+                problems.append(f"{topic}-{p}: lost {want.count - got.count} of {want.count}")
+            elif got.count > want.count:
+                problems.append(f"{topic}-{p}: {got.count - want.count} extra (duplicates)")
+            elif got.digest != want.digest:
+                problems.append(f"{topic}-{p}: same count, different records or order")
+        extra = sorted(set(theirs) - set(parts))
+        problems.extend(f"{topic}-{p}: partition not on the source" for p in extra)
+    return Verdict(
+        ok=not problems,
+        records_source=sum(d.count for parts in source.values() for d in parts.values()),
+        records_target=sum(d.count for parts in target.values() for d in parts.values()),
+        problems=tuple(problems),
+    )
