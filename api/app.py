@@ -1,0 +1,41 @@
+"""The FastAPI application: Connect's REST resources, flows, metrics, one error mapping."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fastapi import Depends, FastAPI
+from fastapi.params import Depends as DependsParam
+
+from api import connectors, flows, root
+from api.errors import install_error_handlers
+from api.metrics import metrics_registry
+from api.security import basic_auth
+from mm2 import __version__
+from mm2.runtime.mirror_maker import MirrorMaker
+
+__all__ = ["create_app"]
+
+_DESCRIPTION = """\
+Kafka Connect's REST API for the connectors of every flow, flows as resources, and Prometheus
+metrics. Connectors are named `<source>.<target>.<ConnectorClass>`. Errors come back as
+`{"error_code": N, "message": "..."}`, with `errors` per field for invalid input.
+"""
+
+
+def create_app(mirror: MirrorMaker, *, credentials: Mapping[str, str] | None = None) -> FastAPI:
+    """The app for `mirror`; with `credentials` (user -> password) every route needs Basic auth."""
+    guards: list[DependsParam] = [Depends(basic_auth(credentials))] if credentials else []
+    app = FastAPI(
+        title="mm2 REST API",
+        version=__version__,
+        description=_DESCRIPTION,
+        dependencies=guards,
+    )
+    app.state.mirror = mirror
+    app.state.metrics_registry = metrics_registry(mirror)
+    install_error_handlers(app)
+    app.include_router(root.router)
+    app.include_router(connectors.router)
+    app.include_router(flows.router)
+    return app

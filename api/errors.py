@@ -1,0 +1,76 @@
+"""The one error-to-HTTP mapping: Kafka Connect's `{"error_code": N, "message": "..."}` body."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from mm2.errors import ConfigError, MM2Error
+from mm2.runtime.errors import BadRequestError, ConflictError, NotFoundError
+
+__all__ = ["install_error_handlers", "status_of"]
+
+log = logging.getLogger(__name__)
+
+
+def status_of(exc: Exception) -> int:
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, ConflictError):
+        return 409
+    if isinstance(exc, BadRequestError | ConfigError):
+        return 400
+    return 500
+
+
+def error_response(
+    status: int, message: str, errors: dict[str, list[str]] | None = None
+) -> JSONResponse:
+    body: dict[str, object] = {"error_code": status, "message": message}
+    if errors:
+        body["errors"] = errors
+    return JSONResponse(body, status_code=status)
+
+
+async def _mm2_error(request: Request, exc: Exception) -> JSONResponse:
+    status = status_of(exc)
+    errors = exc.errors if isinstance(exc, BadRequestError) else None
+    if isinstance(exc, ConfigError) and exc.key:
+        errors = {exc.key: [exc.detail]}
+    if status >= 500:
+        log.error("%s %s failed: %s", request.method, request.url.path, exc)
+    return error_response(status, str(exc), errors)
+
+
+async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors: dict[str, list[str]] = {}
+    for e in exc.errors():
+        where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
+        errors.setdefault(where, []).append(str(e.get("msg", "invalid")))
+    summary = "; ".join(f"{k}: {', '.join(v)}" for k, v in errors.items())
+    return error_response(400, f"Invalid request: {summary}", errors)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    response = error_response(exc.status_code, str(exc.detail))
+    for key, value in (exc.headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("%s %s failed", request.method, request.url.path)
+    return error_response(500, f"{type(exc).__name__}: {exc}")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(MM2Error, _mm2_error)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

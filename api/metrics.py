@@ -1,0 +1,145 @@
+"""Prometheus exposition of MM2's metrics (reference §5), lag, connector/task states, process.
+
+Read at scrape time from the runtime's registry, so nothing is kept twice. MM2's JMX names map
+as `kafka.connect.mirror:type=MirrorSourceConnector,...` metric `record-count` ->
+`kafka_connect_mirror_source_connector_record_count_total` (counters get `_total`), with the
+same tags as labels (`source`, `target`, `topic` = the remote topic, `partition`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from mm2.runtime.metrics import METRICS, MetricsRegistry
+from mm2.runtime.mirror_maker import MirrorMaker
+from mm2.runtime.naming import connector_name, split_flow
+from mm2.runtime.status import State
+
+__all__ = ["MirrorCollector", "metrics_registry"]
+
+_SOURCE = "kafka_connect_mirror_source_connector_"
+_CHECKPOINT = "kafka_connect_mirror_checkpoint_connector_"
+_PARTITION = ["source", "target", "topic", "partition"]
+_GROUP = ["source", "target", "group", "topic", "partition"]
+_STATES: tuple[State, ...] = (
+    "UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING",
+)  # fmt: skip
+
+
+class MirrorCollector(Collector):
+    """Every figure of the runtime, as Prometheus metric families."""
+
+    def __init__(self, mirror: MirrorMaker, metrics: MetricsRegistry = METRICS) -> None:
+        self._mirror = mirror
+        self._metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._source()
+        yield from self._checkpoints()
+        yield from self._states()
+
+    def _source(self) -> Iterator[Metric]:
+        def gauge(name: str, doc: str) -> GaugeMetricFamily:
+            return GaugeMetricFamily(name, doc, labels=_PARTITION)
+
+        fams: dict[str, GaugeMetricFamily | CounterMetricFamily] = {
+            "record_count": CounterMetricFamily(_SOURCE + "record_count", "records replicated",
+                                                labels=_PARTITION),
+            "byte_count": CounterMetricFamily(_SOURCE + "byte_count", "bytes replicated",
+                                              labels=_PARTITION),
+            "skipped": CounterMetricFamily("mm2_skipped_oversized_records",
+                                           "records skipped as too large", labels=_PARTITION),
+            "record_rate": gauge(_SOURCE + "record_rate", "records/s over the last 30 s"),
+            "byte_rate": gauge(_SOURCE + "byte_rate", "bytes/s over the last 30 s"),
+            "lag_records": gauge("mm2_replication_lag_records", "source records not yet copied"),
+            "lag_seconds": gauge("mm2_replication_lag_seconds",
+                                 "seconds since the last copied record while behind"),
+        }  # fmt: skip
+        for stat in ("min", "max", "avg"):
+            for metric in ("replication_latency_ms", "record_age_ms"):
+                fams[f"{metric}_{stat}"] = gauge(f"{_SOURCE}{metric}_{stat}", f"{metric} {stat}")
+        for s in self._metrics.snapshot():
+            labels = [s.source, s.target, s.target_topic, str(s.partition)]
+            values = {
+                "record_count": s.record_count, "byte_count": s.byte_count,
+                "skipped": s.skipped_count, "record_rate": s.record_rate,
+                "byte_rate": s.byte_rate, "lag_records": s.lag_records,
+                "lag_seconds": s.lag_seconds,
+                "replication_latency_ms_min": s.replication_latency_ms_min,
+                "replication_latency_ms_max": s.replication_latency_ms_max,
+                "replication_latency_ms_avg": s.replication_latency_ms_avg,
+                "record_age_ms_min": s.record_age_ms_min,
+                "record_age_ms_max": s.record_age_ms_max,
+                "record_age_ms_avg": s.record_age_ms_avg,
+            }  # fmt: skip
+            for key, value in values.items():
+                fams[key].add_metric(labels, float(value))
+        yield from fams.values()
+
+    def _checkpoints(self) -> Iterator[Metric]:
+        name = _CHECKPOINT + "checkpoint_latency_ms"
+        fams = {
+            "": GaugeMetricFamily(name, "latency of the last checkpoint", labels=_GROUP),
+            "_min": GaugeMetricFamily(name + "_min", "checkpoint latency min", labels=_GROUP),
+            "_max": GaugeMetricFamily(name + "_max", "checkpoint latency max", labels=_GROUP),
+            "_avg": GaugeMetricFamily(name + "_avg", "checkpoint latency avg", labels=_GROUP),
+        }
+        count = CounterMetricFamily("mm2_checkpoint_count", "checkpoints emitted", labels=_GROUP)
+        for c in self._metrics.checkpoint_snapshot():
+            labels = [c.source, c.target, c.group, c.topic, str(c.partition)]
+            fams[""].add_metric(labels, c.checkpoint_latency_ms)
+            fams["_min"].add_metric(labels, c.checkpoint_latency_ms_min)
+            fams["_max"].add_metric(labels, c.checkpoint_latency_ms_max)
+            fams["_avg"].add_metric(labels, c.checkpoint_latency_ms_avg)
+            count.add_metric(labels, c.checkpoint_count)
+        yield from fams.values()
+        yield count
+
+    def _states(self) -> Iterator[Metric]:
+        connector = GaugeMetricFamily(
+            "kafka_connect_connector_status", "1 for the connector's current state",
+            labels=["connector", "source", "target", "state"],
+        )  # fmt: skip
+        task = GaugeMetricFamily(
+            "kafka_connect_connector_task_status", "1 for the task's current state",
+            labels=["connector", "task", "source", "target", "state"],
+        )  # fmt: skip
+        connectors = GaugeMetricFamily("kafka_connect_worker_connector_count", "connectors")
+        tasks = GaugeMetricFamily("kafka_connect_worker_task_count", "tasks")
+        n_connectors = n_tasks = 0
+        for flow, herder in list(self._mirror.worker.herders.items()):
+            source, target = split_flow(flow)
+            for plain in herder.connector_names:
+                try:
+                    status = herder.status(plain)
+                except LookupError:
+                    continue  # deleted while scraping
+                name = connector_name(flow, plain)
+                n_connectors += 1
+                for state in _STATES:
+                    connector.add_metric([name, source, target, state], status.state == state)
+                for t in status.tasks:
+                    n_tasks += 1
+                    for state in _STATES:
+                        task.add_metric([name, str(t.id), source, target, state], t.state == state)
+        connectors.add_metric([], n_connectors)
+        tasks.add_metric([], n_tasks)
+        yield from (connector, task, connectors, tasks)
+
+
+def metrics_registry(mirror: MirrorMaker) -> CollectorRegistry:
+    """A registry of our own (not the global one): the mirror's figures and process metrics."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(MirrorCollector(mirror))
+    for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+        registry.register(collector)
+    return registry

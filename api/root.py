@@ -1,0 +1,109 @@
+"""GET / (version), GET /health, /connector-plugins and GET /metrics (Prometheus text)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
+
+from api.deps import Mirror
+from api.schemas import (
+    ConfigInfo,
+    ConfigInfos,
+    ConfigKeyDefinition,
+    ConfigMap,
+    ConfigValueInfo,
+    ErrorBody,
+    HealthBody,
+    PluginBody,
+    ServerInfoBody,
+    mask,
+)
+from mm2 import __version__
+from mm2.config.model import is_password
+from mm2.config.names import CONNECTOR_CLASSES, TYPES
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["worker"])
+
+
+@router.get("/", response_model=ServerInfoBody)
+def server_info() -> ServerInfoBody:
+    return ServerInfoBody(version=__version__, commit="", kafka_cluster_id=None)
+
+
+@router.get(
+    "/health",
+    response_model=HealthBody,
+    responses={503: {"model": HealthBody, "description": "still starting"}},
+)
+def health(mirror: Mirror) -> JSONResponse:
+    if mirror.healthy:
+        body = HealthBody(status="healthy", message="Worker has completed startup and is ready")
+        return JSONResponse(body.model_dump(), 200)
+    body = HealthBody(status="starting", message="Worker is still starting up")
+    return JSONResponse(body.model_dump(), 503)
+
+
+@router.get("/connector-plugins", response_model=list[PluginBody], response_model_by_alias=True)
+def plugins(
+    mirror: Mirror, connectors_only: Annotated[bool, Query(alias="connectorsOnly")] = True
+) -> list[PluginBody]:
+    return [
+        PluginBody.model_validate(
+            {"class": CONNECTOR_CLASSES.get(n, n), "type": p.connector_type, "version": p.version()}
+        )
+        for n, p in sorted(mirror.plugins.items())
+    ]
+
+
+def _config_info(key: str, value: str | None, errors: list[str]) -> ConfigInfo:
+    kind = TYPES.get(key, "string")
+    definition = ConfigKeyDefinition(
+        name=key,
+        type="PASSWORD" if is_password(key) else str(kind).upper() if isinstance(kind, str)
+        else "STRING",
+        required=key in ("connector.class", "source.cluster.alias", "target.cluster.alias"),
+        default_value=None, importance="MEDIUM", documentation="", group=None, order=-1,
+        width="NONE", display_name=key, dependents=[],
+    )  # fmt: skip
+    shown = value if value is None or not is_password(key) else mask({key: value})[key]
+    return ConfigInfo(
+        definition=definition,
+        value=ConfigValueInfo(
+            name=key, value=shown, recommended_values=[], errors=errors, visible=True
+        ),
+    )
+
+
+@router.put(
+    "/connector-plugins/{plugin}/config/validate",
+    response_model=ConfigInfos,
+    responses={400: {"model": ErrorBody}, 404: {"model": ErrorBody}},
+)
+def validate(
+    mirror: Mirror,
+    plugin: Annotated[str, Path(description="simple or full class name")],
+    config: Annotated[ConfigMap, Body()],
+) -> ConfigInfos:
+    check = mirror.validate(plugin, config)
+    return ConfigInfos(
+        name=check.plugin or plugin,
+        error_count=check.error_count,
+        groups=["Common"],
+        configs=[_config_info(k, config.get(k), e) for k, e in check.errors.items()],
+    )
+
+
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}},
+)
+def metrics(request: Request) -> Response:
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    registry: Any = request.app.state.metrics_registry
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

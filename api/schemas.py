@@ -1,0 +1,235 @@
+"""Request and response bodies: Kafka Connect's entity shapes, plus flows; secrets masked."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from mm2.config.model import HIDDEN, is_password
+from mm2.runtime.flows import FlowView
+from mm2.runtime.mirror_maker import ConnectorInfo
+from mm2.runtime.status import ConnectorStatus, State, TaskStatus
+
+__all__ = [
+    "ConfigInfos",
+    "ConfigMap",
+    "ConnectorInfoBody",
+    "ConnectorOffsetsBody",
+    "ConnectorStateBody",
+    "CreateConnectorBody",
+    "ErrorBody",
+    "FlowBody",
+    "FlowCreateBody",
+    "HealthBody",
+    "MessageBody",
+    "PluginBody",
+    "ServerInfoBody",
+    "TaskInfoBody",
+    "TaskStateBody",
+    "mask",
+]
+
+
+def _to_str(value: object) -> object:
+    """Connect's maps are string to string; JSON numbers and booleans are taken as their text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+ConfigValue = Annotated[str, BeforeValidator(_to_str)]
+ConfigMap = dict[str, ConfigValue]
+PatchMap = dict[str, ConfigValue | None]
+
+
+def mask(config: Mapping[str, str]) -> dict[str, str]:
+    """Passwords and JAAS configs shown as [hidden], in every response."""
+    return {k: HIDDEN if is_password(k) else v for k, v in config.items()}
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorBody(BaseModel):
+    error_code: int
+    message: str
+    errors: dict[str, list[str]] | None = Field(
+        default=None, description="what is wrong, per field or config key"
+    )
+
+
+class MessageBody(BaseModel):
+    message: str
+
+
+class ServerInfoBody(BaseModel):
+    version: str
+    commit: str
+    kafka_cluster_id: str | None
+
+
+class HealthBody(BaseModel):
+    status: str
+    message: str
+
+
+class TaskId(BaseModel):
+    connector: str
+    task: int
+
+
+class ConnectorInfoBody(BaseModel):
+    name: str
+    config: dict[str, str]
+    tasks: list[TaskId]
+    type: Literal["source", "sink"]
+
+    @classmethod
+    def of(cls, info: ConnectorInfo) -> ConnectorInfoBody:
+        tasks = [TaskId(connector=info.name, task=t) for t in info.tasks]
+        kind: Literal["source", "sink"] = "sink" if info.type == "sink" else "source"
+        return cls(name=info.name, config=mask(info.config), tasks=tasks, type=kind)
+
+
+class StateBody(BaseModel):
+    state: State
+    worker_id: str
+    trace: str | None = None
+
+
+class TaskStateBody(StateBody):
+    id: int
+
+    @classmethod
+    def of(cls, t: TaskStatus) -> TaskStateBody:
+        return cls(id=t.id, state=t.state, worker_id=t.worker_id, trace=t.trace)
+
+
+class ConnectorStateBody(BaseModel):
+    name: str
+    connector: StateBody
+    tasks: list[TaskStateBody]
+    type: Literal["source", "sink"]
+
+    @classmethod
+    def of(cls, s: ConnectorStatus) -> ConnectorStateBody:
+        return cls(
+            name=s.name,
+            connector=StateBody(state=s.state, worker_id=s.worker_id, trace=s.trace),
+            tasks=[TaskStateBody.of(t) for t in s.tasks],
+            type=s.type,
+        )
+
+
+class TaskInfoBody(BaseModel):
+    id: TaskId
+    config: dict[str, str]
+
+
+class CreateConnectorBody(_Body):
+    name: str = Field(min_length=1)
+    config: ConfigMap
+    initial_state: Literal["RUNNING", "PAUSED", "STOPPED"] | None = None
+
+
+class OffsetEntry(_Body):
+    partition: dict[str, str | int]
+    offset: dict[str, int] | None
+
+
+class ConnectorOffsetsBody(_Body):
+    offsets: list[OffsetEntry]
+
+
+class PluginBody(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    class_: str = Field(alias="class", serialization_alias="class")
+    type: Literal["source", "sink"]
+    version: str
+
+
+class ConfigKeyDefinition(BaseModel):
+    name: str
+    type: str
+    required: bool
+    default_value: str | None
+    importance: str
+    documentation: str
+    group: str | None
+    order: int
+    width: str
+    display_name: str
+    dependents: list[str]
+
+
+class ConfigValueInfo(BaseModel):
+    name: str
+    value: str | None
+    recommended_values: list[str]
+    errors: list[str]
+    visible: bool
+
+
+class ConfigInfo(BaseModel):
+    definition: ConfigKeyDefinition
+    value: ConfigValueInfo
+
+
+class ConfigInfos(BaseModel):
+    name: str
+    error_count: int
+    groups: list[str]
+    configs: list[ConfigInfo]
+
+
+class LagBody(BaseModel):
+    partitions: int
+    records: int = Field(description="records on the source not yet on the target")
+    max_seconds: float = Field(description="age of the oldest record not yet copied, at most")
+    records_copied: int
+
+
+class FlowBody(BaseModel):
+    source: str
+    target: str
+    enabled: bool
+    state: str
+    connectors: list[str]
+    lag: LagBody
+
+    @classmethod
+    def of(cls, f: FlowView) -> FlowBody:
+        lag = LagBody(
+            partitions=f.lag.partitions,
+            records=f.lag.records,
+            max_seconds=f.lag.max_seconds,
+            records_copied=f.lag.records_copied,
+        )
+        return cls(
+            source=f.source,
+            target=f.target,
+            enabled=f.enabled,
+            state=f.state,
+            connectors=list(f.connectors),
+            lag=lag,
+        )
+
+
+class FlowCreateBody(_Body):
+    source: str = Field(min_length=1, examples=["primary"])
+    target: str = Field(min_length=1, examples=["backup"])
+    clusters: dict[str, ConfigMap] = Field(
+        default_factory=dict,
+        description="new clusters by alias: their mm2.properties keys without the alias prefix",
+        examples=[{"backup": {"bootstrap.servers": "backup-kafka:9092"}}],
+    )
+    overrides: ConfigMap = Field(
+        default_factory=dict,
+        description="the flow's `source->target.*` keys without that prefix",
+        examples=[{"topics": "orders.*"}],
+    )
