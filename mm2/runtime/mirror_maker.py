@@ -188,6 +188,13 @@ class MirrorMaker:
                 )
             body = {k: current.get(k, v) if v == HIDDEN and is_password(k) else v
                     for k, v in config.items()}  # fmt: skip
+            hidden = [k for k, v in body.items() if v == HIDDEN and is_password(k)]
+            if hidden:
+                raise BadRequestError(
+                    f"{', '.join(hidden)}: {HIDDEN} stands for a stored secret, and none is "
+                    "stored for this connector; send the value itself",
+                    {k: ["no stored secret"] for k in hidden},
+                )
             source, target = split_flow(herder.flow)
             body.setdefault("connector.class", current.get("connector.class", plain))
             body.update({"name": plain})

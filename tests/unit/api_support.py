@@ -1,0 +1,96 @@
+"""A MirrorMaker on fake Mirror* plugins (no network), for the REST unit tests."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import ClassVar
+
+from mm2.config import load_properties, parse_properties
+from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.runtime.changes import ChangeStore
+from mm2.runtime.mirror_maker import MirrorMaker
+from mm2.runtime.offsets import MirrorSourceOffsets
+from mm2.runtime.task_runner import Backoff
+
+PROPERTIES = """
+clusters = primary, backup
+primary.bootstrap.servers = localhost:1
+backup.bootstrap.servers = localhost:2
+primary->backup.enabled = true
+primary->backup.topics = orders.*
+primary.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required \
+  username="u" password="secret-pw";
+"""
+
+
+class FakeTask(Task):
+    polls: ClassVar[dict[str, int]] = {}
+    lock = threading.Lock()
+
+    def start(self, config: Mapping[str, str], context: TaskContext) -> None:
+        self.key = f"{context.flow}|{context.connector}"
+        if config.get("fail") == "true":
+            raise RuntimeError("told to fail")
+
+    def poll(self) -> float:
+        with self.lock:
+            self.polls[self.key] = self.polls.get(self.key, 0) + 1
+        return 0.01
+
+    def stop(self) -> None:
+        pass
+
+
+class FakeConnector(Connector):
+    task_class = FakeTask
+
+    def start(self, config: Mapping[str, str]) -> None:
+        self.config = dict(config)
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.config)]
+
+
+class MirrorSourceConnector(FakeConnector):
+    pass
+
+
+class MirrorHeartbeatConnector(FakeConnector):
+    pass
+
+
+PLUGINS: dict[str, type[Connector]] = {
+    "MirrorSourceConnector": MirrorSourceConnector,
+    "MirrorHeartbeatConnector": MirrorHeartbeatConnector,
+}
+
+
+def polls(key: str) -> int:
+    with FakeTask.lock:
+        return FakeTask.polls.get(key, 0)
+
+
+def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.01)
+
+
+def make_mirror(state: Path, text: str = PROPERTIES) -> MirrorMaker:
+    config = load_properties(parse_properties(text, "mm2.properties"))
+    offsets = MirrorSourceOffsets(
+        lambda c: state / f"{c['source.cluster.alias']}_to_{c['target.cluster.alias']}" / "spark"
+    )
+    return MirrorMaker(
+        config,
+        PLUGINS,
+        ChangeStore(state / "rest-changes.json"),
+        offsets={"MirrorSourceConnector": offsets},
+        worker_id="w1",
+        backoff=Backoff(0.01, 0.05),
+    )
