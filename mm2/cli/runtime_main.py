@@ -1,21 +1,30 @@
-"""Runs the worker for a loaded mm2.properties until SIGINT or SIGTERM."""
+"""Runs the worker and its REST server for a loaded mm2.properties until SIGINT or SIGTERM."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import threading
+from collections.abc import Mapping
+from pathlib import Path
 from types import FrameType
 
+from api.app import create_app
+from api.server import RestServer
 from connectors.heartbeat import MirrorHeartbeatConnector
-from connectors.source import MirrorSourceConnector
+from connectors.source import MirrorSourceConnector, flow_state_dir
 from mm2.config.model import MirrorMakerConfig
 from mm2.connect.spi import Connector
+from mm2.errors import ConfigError
 from mm2.pipeline.query import stop_spark
-from mm2.runtime.worker import Worker
+from mm2.runtime.changes import ChangeStore
+from mm2.runtime.mirror_maker import MirrorMaker
+from mm2.runtime.offsets import MirrorSourceOffsets
+from mm2.runtime.rest_config import rest_config
 
-__all__ = ["PLUGINS", "build_worker", "run"]
+__all__ = ["PLUGINS", "build_mirror", "run"]
 
 log = logging.getLogger("mm2")
 
@@ -24,22 +33,26 @@ PLUGINS: dict[str, type[Connector]] = {
 }
 
 
-def build_worker(config: MirrorMakerConfig) -> Worker:
-    """One herder per flow, each with the connectors this build has a plugin for."""
-    flows: dict[str, dict[str, dict[str, str]]] = {}
-    for flow in config.flows:
-        connectors = {}
-        for name in flow.connectors:
-            if name not in PLUGINS:
-                log.warning("%s: %s is not available in this build yet", flow.name, name)
-                continue
-            connectors[name] = flow.connector_config(name)
-        flows[flow.name] = connectors
-    return Worker(flows, PLUGINS)
+def _spark_checkpoint(config: Mapping[str, str]) -> Path:
+    return flow_state_dir(config) / "spark"
+
+
+def build_mirror(config: MirrorMakerConfig) -> MirrorMaker:
+    """The worker for the file plus the changes stored over REST under mm2.state.dir."""
+    state = Path(config.raw.get("mm2.state.dir", "mm2-state"))
+    return MirrorMaker(
+        config,
+        PLUGINS,
+        ChangeStore(state / "rest-changes.json"),
+        offsets={MirrorSourceConnector.__name__: MirrorSourceOffsets(_spark_checkpoint)},
+    )
 
 
 def run(config: MirrorMakerConfig, args: argparse.Namespace) -> int:
-    """Start every herder, wait for a stop signal, stop them all; exit code 0 on a clean stop."""
+    """Start the REST server and every herder, wait for a stop signal, stop them all.
+
+    Exit code 0 on a clean stop, 2 when the REST settings or stored changes are broken.
+    """
     logging.getLogger().setLevel(logging.DEBUG if args.debug else logging.INFO)
     for warning in config.warnings:
         log.warning("%s", warning)
@@ -51,14 +64,29 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    worker = build_worker(config)
+    try:
+        rest = rest_config(config.raw, os.environ)
+        mirror = build_mirror(config)
+    except ConfigError as exc:
+        log.error("%s", exc)
+        return 2
+    server = RestServer(create_app(mirror, credentials=rest.credentials), rest)
+    try:
+        for url in server.start():
+            log.info("REST API listening on %s (OpenAPI document at %s/openapi.json)", url, url)
+    except OSError as exc:
+        # Mirroring matters more than the API: keep copying, say clearly what is missing.
+        log.error("REST API not started (%s); set listeners = http://host:port to fix", exc)
     enabled = ", ".join(f.name for f in config.enabled_flows) or "none"
-    log.info("starting %d herder(s); replication enabled for: %s", len(worker.herders), enabled)
-    worker.start()
+    log.info(
+        "starting %d herder(s); replication enabled for: %s", len(mirror.worker.herders), enabled
+    )
+    mirror.start()
     try:
         stopping.wait()
     finally:
-        worker.stop()
+        server.stop()
+        mirror.stop()
         stop_spark()
     log.info("stopped cleanly")
     return 0
