@@ -46,6 +46,7 @@ demo: kafka-jars
 	$(BIN)/python -m mm2.cli.demo
 
 bench: kafka-jars
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench
 
 clean:

@@ -17,7 +17,7 @@ __all__ = ["run_backlog", "run_ceiling"]
 HEADERS: list[tuple[str, str | bytes | None]] = [("bench", b"w1")]
 
 
-def _fill(ctx: Context, topic: str, bootstrap: str, desc: str) -> float:
+def _fill(ctx: Context, topic: str, bootstrap: str, desc: str, *, warm_up: bool = False) -> float:
     s = ctx.settings
     with tqdm(total=s.w1_records, desc=desc, unit="rec") as bar:
         return fill(
@@ -28,6 +28,7 @@ def _fill(ctx: Context, topic: str, bootstrap: str, desc: str) -> float:
             RecordShape(s.w1_record_bytes),
             headers=HEADERS,
             progress=bar.update,
+            warm_up=warm_up,
         )
 
 
@@ -83,7 +84,7 @@ def run_ceiling(ctx: Context) -> dict[str, Any]:
             read = read_topic(
                 ctx.primary, topic, s.w1_partitions, digest=False, progress=bar.update
             )
-        write_s = _fill(ctx, topic, ctx.backup, "ceiling: plain producer to target")
+        write_s = _fill(ctx, topic, ctx.backup, "ceiling: plain producer to target", warm_up=True)
     finally:
         ctx.src.delete_topics([topic])
         ctx.dst.delete_topics([topic])

@@ -11,7 +11,7 @@ from tqdm import tqdm
 from bench.context import POLL_S, Context, RunningMirror, finish, remote
 from bench.data import RecordShape, fill, producer_config
 from bench.systems import LABELS, SystemName
-from bench.verify import PartitionDigest, compare, read_topic
+from bench.verify import compare, read_topics
 
 __all__ = ["CHANGED_CONFIG", "run_breadth"]
 
@@ -21,10 +21,16 @@ CHANGED_CONFIG = "retention.ms"
 def _fill_all(ctx: Context, topics: list[str], label: str) -> None:
     s = ctx.settings
     shape = RecordShape(128, seed=3)
-    with tqdm(total=len(topics) * s.w3_records_per_topic, desc=f"W3 fill for {label}") as bar:
-        for topic in topics:
-            fill(ctx.primary, topic, s.w3_partitions, s.w3_records_per_topic, shape)
-            bar.update(s.w3_records_per_topic)
+    total = len(topics) * s.w3_records_per_topic
+    with tqdm(total=total, desc=f"W3 fill for {label}", unit="rec") as bar:
+        fill(
+            ctx.primary,
+            topics,
+            s.w3_partitions,
+            s.w3_records_per_topic,
+            shape,
+            progress=bar.update,
+        )
 
 
 def _expected(ctx: Context, topics: list[str]) -> dict[tuple[str, int], int]:
@@ -102,13 +108,15 @@ def run_breadth(ctx: Context, system: SystemName) -> dict[str, Any]:
         use = mirror.sampler.stop()
         result["peak_rss_bytes"] = use.peak_rss_bytes
         result["cpu_s"] = use.cpu_seconds
-        source: dict[str, dict[int, PartitionDigest]] = {}
-        target: dict[str, dict[int, PartitionDigest]] = {}
         checked = [*topics, new] if result.get("new_topic_s") is not None else topics
-        for topic in tqdm(checked, desc=f"W3 {label} verify", unit="topic"):
-            source[topic] = read_topic(ctx.primary, topic, s.w3_partitions).partitions
-            target[topic] = read_topic(ctx.backup, remote(topic), s.w3_partitions).partitions
-        verdict = compare(source, target)
+        with tqdm(total=2 * (total + len(checked) - len(topics)), desc=f"W3 {label} verify") as bar:
+            source = read_topics(
+                ctx.primary, dict.fromkeys(checked, s.w3_partitions), progress=bar.update
+            )
+            target = read_topics(
+                ctx.backup, {remote(t): s.w3_partitions for t in checked}, progress=bar.update
+            )
+        verdict = compare(source.topics, {t: target.topics[remote(t)] for t in checked})
         result["verify"] = verdict.__dict__ | {"problems": list(verdict.problems[:20])}
         result.update(finish(mirror))
     ctx.src.delete_topics([*topics, new])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
@@ -76,17 +76,26 @@ def _produce(
 
 def fill(
     bootstrap: str,
-    topic: str,
+    topics: str | Sequence[str],
     partitions: int,
     count: int,
     shape: RecordShape,
     *,
     headers: list[tuple[str, str | bytes | None]] | None = None,
     progress: Callable[[int], object] | None = None,
-    first: int = 0,
+    warm_up: bool = False,
 ) -> float:
-    """Produce records first..first+count round-robin over partitions; the seconds it took."""
+    """Produce records 0..count round-robin over partitions into each topic; the seconds it took.
+
+    One producer for every topic: an idempotent producer takes a round trip to start. warm_up
+    sends one extra record (key b"warm-up") before the clock starts, so a rate measured from
+    the seconds leaves the producer's start (producer id, metadata) out.
+    """
+    names = [topics] if isinstance(topics, str) else list(topics)
     producer = Producer(producer_config(bootstrap))
+    if warm_up:
+        producer.produce(names[0], b"", b"warm-up", 0)
+        producer.flush(60)
     failures: list[str] = []
 
     def delivered(err: KafkaError | None, _msg: Message) -> None:
@@ -95,19 +104,22 @@ def fill(
 
     pool = shape.pool()
     started = time.monotonic()
-    for n, i in enumerate(range(first, first + count), 1):
-        key, value = record(i, pool)
-        _produce(producer, topic, key, value, i % partitions, headers, delivered)
-        if n % 10_000 == 0:
-            producer.poll(0)
-            if progress is not None:
-                progress(10_000)
+    n = 0
+    for topic in names:
+        for i in range(count):
+            key, value = record(i, pool)
+            _produce(producer, topic, key, value, i % partitions, headers, delivered)
+            n += 1
+            if n % 10_000 == 0:
+                producer.poll(0)
+                if progress is not None:
+                    progress(10_000)
     left = producer.flush(120)
     elapsed = time.monotonic() - started
     if progress is not None:
-        progress(count % 10_000)
+        progress(n % 10_000)
     if left or failures:
-        raise RuntimeError(f"producing to {topic}: {left} unsent, failures: {failures[:3]}")
+        raise RuntimeError(f"producing to {names[0]}...: {left} unsent, failures: {failures[:3]}")
     return elapsed
 
 

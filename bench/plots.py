@@ -76,7 +76,7 @@ def _latency(w2: Mapping[str, Any], path: Path) -> Path:
                 color=_COLORS.get(system),
             )
     left.set_xticks(range(len(names)), names)
-    left.set(title="W2 replication latency", ylabel="ms")
+    left.set(title="W2 replication latency", ylabel="ms", yscale="log")
     right.set(title="W2 latency by percentile", xlabel="percentile", ylabel="ms", yscale="log")
     left.legend()
     right.legend()

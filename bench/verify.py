@@ -8,7 +8,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
+
+from bench.data import Admin
 
 __all__ = [
     "PartitionDigest",
@@ -16,6 +18,7 @@ __all__ = [
     "Verdict",
     "compare",
     "read_topic",
+    "read_topics",
     "record_digest_update",
 ]
 
@@ -42,13 +45,19 @@ class PartitionDigest:
 
 @dataclass
 class TopicRead:
-    """What reading a topic found: a digest per partition, and optional per-record figures."""
+    """What reading topics found: digests per topic and partition, optional per-record figures."""
 
-    partitions: dict[int, PartitionDigest] = field(default_factory=dict)
+    topics: dict[str, dict[int, PartitionDigest]] = field(default_factory=dict)
     latencies_ms: list[int] = field(default_factory=list)
     records: int = 0
     bytes: int = 0
     seconds: float = 0.0
+
+    @property
+    def partitions(self) -> dict[int, PartitionDigest]:
+        """The digests of the one topic read (read_topic)."""
+        (only,) = self.topics.values()
+        return only
 
 
 def _field(value: bytes | None) -> bytes:
@@ -103,65 +112,84 @@ def read_topic(
     progress: Callable[[int], object] | None = None,
     timeout_s: float = 600.0,
 ) -> TopicRead:
-    """Read every partition from offset 0 to its end at call time.
+    """Read every partition of one topic from offset 0 to its end at call time (read_topics)."""
+    return read_topics(
+        bootstrap,
+        {topic: partitions},
+        digest=digest,
+        timestamps=timestamps,
+        latency_header=latency_header,
+        progress=progress,
+        timeout_s=timeout_s,
+    )
 
-    digest=False is the raw-read ceiling: count records and bytes only. timestamps=False leaves
-    record timestamps out of the digest (a LogAppendTime target rewrites them). latency_header
-    names a header holding the source timestamp: the record's own timestamp minus it is kept.
+
+def read_topics(
+    bootstrap: str,
+    topics: Mapping[str, int],
+    *,
+    digest: bool = True,
+    timestamps: bool = True,
+    latency_header: str | None = None,
+    progress: Callable[[int], object] | None = None,
+    timeout_s: float = 600.0,
+) -> TopicRead:
+    """Read every partition of the topics (name -> partition count) from 0 to its end now.
+
+    One consumer for all of them. digest=False is the raw-read ceiling: count records and bytes
+    only. timestamps=False leaves record timestamps out of the digest (a LogAppendTime target
+    rewrites them). latency_header names a header holding the source timestamp: the record's
+    own timestamp minus it is kept. A topic that is not there reads as empty partitions.
     """
+    keys = [(t, p) for t, n in topics.items() for p in range(n)]
+    ends = dict.fromkeys(keys, 0) | Admin(bootstrap).end_offsets(keys)
+    hashes = {k: hashlib.blake2b(digest_size=16) for k in keys}
+    counts = dict.fromkeys(keys, 0)
+    out = TopicRead()
+    active = {k for k, end in ends.items() if end > 0}
     consumer = Consumer({"bootstrap.servers": bootstrap, **CONSUMER})
+    started = time.monotonic()
     try:
-        ends: dict[int, int] = {}
-        for p in range(partitions):
-            try:
-                _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
-            except KafkaException:  # not there (a mirror that never created it): nothing to read
-                high = 0
-            ends[p] = high
-        hashes = {p: hashlib.blake2b(digest_size=16) for p in range(partitions)}
-        counts = dict.fromkeys(range(partitions), 0)
-        out = TopicRead()
-        active = {p for p, end in ends.items() if end > 0}
-        consumer.assign([TopicPartition(topic, p, 0) for p in active])
-        started = time.monotonic()
-        deadline = started + timeout_s
-        while active and time.monotonic() < deadline:
+        consumer.assign([TopicPartition(t, p, 0) for t, p in active])
+        while active and time.monotonic() - started < timeout_s:
             batch = consumer.consume(10_000, 1.0)
+            data = 0
             for msg in batch:
                 err = msg.error()
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:
                         continue
-                    raise RuntimeError(f"reading {topic}: {err}")
-                p = msg.partition() or 0
+                    raise RuntimeError(f"reading {msg.topic()}: {err}")
+                key = (msg.topic() or "", msg.partition() or 0)
                 offset = msg.offset()
-                if p not in active or offset is None or offset >= ends[p]:
+                if key not in active or offset is None or offset >= ends[key]:
                     continue
+                data += 1
                 value = msg.value()
-                counts[p] += 1
+                counts[key] += 1
                 out.bytes += len(value) if value else 0
                 if digest:
                     ts = msg.timestamp()[1] if timestamps else None
-                    record_digest_update(hashes[p], msg.key(), value, msg.headers(), ts)
+                    record_digest_update(hashes[key], msg.key(), value, msg.headers(), ts)
                 if latency_header is not None:
                     latency = _latency(msg, latency_header)
                     if latency is not None:
                         out.latencies_ms.append(latency)
-                if offset + 1 >= ends[p]:
-                    active.discard(p)
-            if progress is not None and batch:
-                progress(len(batch))
-        out.seconds = time.monotonic() - started
-        if active:
-            raise RuntimeError(f"reading {topic}: partitions {sorted(active)} did not end in time")
-        out.records = sum(counts.values())
-        out.partitions = {
-            p: PartitionDigest(counts[p], hashes[p].hexdigest() if digest else "")
-            for p in range(partitions)
-        }
-        return out
+                if offset + 1 >= ends[key]:
+                    active.discard(key)
+            if progress is not None and data:
+                progress(data)
     finally:
         consumer.close()
+    out.seconds = time.monotonic() - started
+    if active:
+        raise RuntimeError(f"reading: partitions {sorted(active)[:5]} did not end in time")
+    out.records = sum(counts.values())
+    for (t, p), count in counts.items():
+        out.topics.setdefault(t, {})[p] = PartitionDigest(
+            count, hashes[(t, p)].hexdigest() if digest else ""
+        )
+    return out
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,80 @@
+"""bench.report: the side-by-side table, ratios, targets met or missed, timed-out waits."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+# bench/ is a folder of the repository, not an installed package: import it from the checkout.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench.report import markdown
+
+
+def _ok() -> dict[str, Any]:
+    return {"ok": True, "records_source": 10, "records_target": 10, "problems": []}
+
+
+def _results(ours_rate: float, theirs_rate: float) -> dict[str, Any]:
+    return {
+        "ceiling": {
+            "read_records_per_s": 400.0,
+            "write_records_per_s": 200.0,
+            "ceiling_records_per_s": 200.0,
+        },
+        "w1": {
+            "mm2": {"records_per_s": ours_rate, "peak_rss_bytes": 2**30, "verify": _ok()},
+            "apache": {"records_per_s": theirs_rate, "peak_rss_bytes": 2**31, "verify": _ok()},
+        },
+        "w2": {
+            "mm2": {"latency_ms": {"p99": 500.0}, "verify": _ok()},
+            "apache": {"latency_ms": {"p99": 50.0}, "verify": _ok()},
+        },
+        "w3": {
+            "mm2": {"new_topic_s": 1.5, "config_change_s": 3.0, "verify": _ok()},
+            "apache": {
+                "new_topic_s": None,
+                "new_topic_timed_out": True,
+                "config_change_s": None,
+                "config_change_timed_out": True,
+                "wait_bound_s": 120,
+                "verify": {**_ok(), "ok": False, "problems": ["t-0: lost 1 of 10"]},
+            },
+        },
+    }
+
+
+def _row(table: str, metric: str) -> list[str]:
+    line = next(ln for ln in table.splitlines() if f"| {metric}" in ln)
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_throughput_target_met_and_ratio() -> None:
+    table = markdown(_results(ours_rate=180.0, theirs_rate=100.0))
+    row = _row(table, "throughput (records/s)")
+    assert row[2:5] == ["180", "100", "1.80"]
+    assert row[-1] == "yes"
+    assert "mm2 reached 90% of the lower" in table
+
+
+def test_throughput_target_missed_below_the_ceiling_fraction() -> None:
+    # 1.5x Apache but only 60% of the ceiling: missed.
+    row = _row(markdown(_results(ours_rate=120.0, theirs_rate=50.0)), "throughput (records/s)")
+    assert row[-1] == "**no**"
+
+
+def test_latency_rss_and_timed_out_waits() -> None:
+    table = markdown(_results(180.0, 100.0))
+    assert _row(table, "latency p99 (ms)")[-1] == "yes"
+    assert _row(table, "peak RSS during W1 (MiB)")[2:4] == ["1,024", "2,048"]
+    new_topic = _row(table, "new topic to first record (s)")
+    assert new_topic[2] == "1.50"
+    assert new_topic[3] == "> 120 (timed out)"
+    assert new_topic[-1] == "yes"
+
+
+def test_correctness_failure_is_named() -> None:
+    table = markdown(_results(180.0, 100.0))
+    assert "- W3 apache: **FAILED** (10 source, 10 target records): t-0: lost 1 of 10" in table
+    assert "- W1 mm2: passed" in table
