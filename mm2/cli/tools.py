@@ -24,9 +24,9 @@ class Subcommand(Protocol):
 
 def _subcommands() -> list[Subcommand]:
     # Imported here so `mm2 --help` stays fast and a broken tool does not break the others.
-    from mm2.cli import local_cluster
+    from mm2.cli import local_cluster, offset_tools
 
-    return [local_cluster]
+    return [local_cluster, *offset_tools.COMMANDS]
 
 
 def build_parser(commands: Sequence[Subcommand]) -> argparse.ArgumentParser:

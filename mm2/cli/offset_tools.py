@@ -1,0 +1,248 @@
+"""`mm2 translate-offsets`, `mm2 failover` and `mm2 failback`: consumer groups across clusters."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+
+from mm2.client.failover import (
+    DEFAULT_TIMEOUT,
+    Applied,
+    apply_failover,
+    plan_failback,
+    plan_failover,
+    target_group_admin,
+)
+from mm2.client.plan import FailoverPlan, PartitionMove
+from mm2.config import Flow, MirrorMakerConfig, load
+from mm2.errors import ConfigError
+
+__all__ = ["COMMANDS", "Failback", "Failover", "TranslateOffsets", "render_plan"]
+
+
+def _common(parser: argparse.ArgumentParser, source: str, target: str) -> None:
+    parser.add_argument("--config", required=True, metavar="FILE", help="mm2.properties")
+    parser.add_argument("--group", required=True, help="the consumer group")
+    parser.add_argument(
+        source,
+        required=True,
+        dest="source",
+        metavar="ALIAS",
+        help="the cluster the group consumes from now",
+    )
+    parser.add_argument(
+        target, required=True, dest="target", metavar="ALIAS", help="the cluster it moves to"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"per Kafka request (default {DEFAULT_TIMEOUT:.0f})",
+    )
+
+
+def _flow(config: MirrorMakerConfig, source: str, target: str) -> Flow:
+    for alias in (source, target):
+        if alias not in config.clusters:
+            raise ConfigError(
+                f"unknown cluster alias {alias!r}; clusters defined: {', '.join(config.clusters)}",
+                file=config.path,
+            )
+    if source == target:
+        raise ConfigError(f"source and target are both {source!r}", file=config.path)
+    try:
+        return config.flow(source, target)
+    except KeyError:
+        flows = ", ".join(f.name for f in config.flows) or "none"
+        raise ConfigError(
+            f"no flow {source}->{target} in the file (flows: {flows})", file=config.path
+        ) from None
+
+
+def _optional_flow(config: MirrorMakerConfig, source: str, target: str) -> Flow | None:
+    try:
+        return config.flow(source, target)
+    except KeyError:
+        return None
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _row(m: PartitionMove) -> list[str]:
+    return [
+        str(m.source),
+        _cell(m.source_offset),
+        _cell(m.target),
+        _cell(m.target_offset),
+        _cell(m.exact) if m.translated else "-",
+        _cell(m.rereads_at_most) if m.translated else "-",
+        _cell(m.current_target_offset),
+        m.note,
+    ]
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *rows]
+    ]
+    return "\n".join(lines)
+
+
+def render_plan(plan: FailoverPlan) -> str:
+    header = [
+        "SOURCE PARTITION",
+        "COMMIT",
+        "TARGET PARTITION",
+        "OFFSET",
+        "EXACT",
+        "RE-READ<=",
+        "ON TARGET NOW",
+        "NOTE",
+    ]
+    out = [
+        f"{plan.kind} of group {plan.group!r}: {plan.source} -> {plan.target} (from {plan.basis})",
+        *(f"note: {n}" for n in plan.notes),
+        "",
+        table(header, [_row(m) for m in plan.moves]),
+        "",
+    ]
+    rereads = plan.rereads_at_most
+    out.append(
+        f"{len(plan.translated)} of {len(plan.moves)} partition(s) translated; records re-read: "
+        + ("unknown (checkpoints carry no bound)" if rereads is None else f"at most {rereads}")
+    )
+    if plan.untranslated:
+        out.append(f"{len(plan.untranslated)} partition(s) left alone (see NOTE)")
+    return "\n".join(out)
+
+
+def _render_applied(plan: FailoverPlan, applied: Applied) -> str:
+    lines = [
+        f"committed {len(applied.committed)} partition(s) for group {plan.group!r} "
+        f"on {plan.target!r}"
+    ]
+    for tp, (now, planned) in sorted(applied.kept.items()):
+        lines.append(f"kept {tp} at {now}: ahead of the planned {planned} (--force moves it back)")
+    return "\n".join(lines)
+
+
+def _applied_json(applied: Applied) -> dict[str, object]:
+    return {
+        "committed": [
+            {"topic": tp.topic, "partition": tp.partition, "offset": om.offset}
+            for tp, om in sorted(applied.committed.items())
+        ],
+        "kept": [
+            {"topic": tp.topic, "partition": tp.partition, "current": now, "planned": planned}
+            for tp, (now, planned) in sorted(applied.kept.items())
+        ],
+    }
+
+
+def _move(args: argparse.Namespace, kind: str) -> int:
+    config = load(args.config)
+    flow = _flow(config, args.source, args.target)
+    other = _optional_flow(config, args.target, args.source)
+    if kind == "failover":
+        plan = plan_failover(
+            flow,
+            args.group,
+            reverse_flow=other,
+            from_checkpoints=args.from_checkpoints,
+            timeout=args.timeout,
+        )
+    else:
+        plan = plan_failback(
+            flow,
+            args.group,
+            forward_flow=other,
+            from_checkpoints=args.from_checkpoints,
+            timeout=args.timeout,
+        )
+    applied = None
+    if not args.dry_run:
+        applied = apply_failover(plan, target_group_admin(flow, args.timeout), force=args.force)
+    if args.json:
+        doc = plan.to_json()
+        doc["dry_run"] = args.dry_run
+        if applied is not None:
+            doc["applied"] = _applied_json(applied)
+        print(json.dumps(doc, indent=2))
+    else:
+        print(render_plan(plan))
+        print("dry run: nothing committed" if applied is None else _render_applied(plan, applied))
+    return 0
+
+
+class TranslateOffsets:
+    NAME = "translate-offsets"
+    HELP = "where a consumer group would resume on another cluster, per partition"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        _common(parser, "--source", "--target")
+        parser.add_argument(
+            "--from-checkpoints",
+            action="store_true",
+            help="the checkpoints' view instead of live commits and syncs",
+        )
+
+    def run(self, args: argparse.Namespace) -> int:
+        config = load(args.config)
+        flow = _flow(config, args.source, args.target)
+        plan = plan_failover(
+            flow,
+            args.group,
+            reverse_flow=_optional_flow(config, args.target, args.source),
+            from_checkpoints=args.from_checkpoints,
+            timeout=args.timeout,
+        )
+        print(json.dumps(plan.to_json(), indent=2) if args.json else render_plan(plan))
+        return 0
+
+
+class _MoveCommand:
+    NAME = ""
+    HELP = ""
+    source_flag = "--from"
+    target_flag = "--to"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        _common(parser, self.source_flag, self.target_flag)
+        parser.add_argument("--dry-run", action="store_true", help="show the plan, commit nothing")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="also move target commits that are ahead of the plan back",
+        )
+        parser.add_argument(
+            "--from-checkpoints",
+            action="store_true",
+            help="use the target's checkpoints even if the source answers",
+        )
+
+    def run(self, args: argparse.Namespace) -> int:
+        return _move(args, self.NAME)
+
+
+class Failover(_MoveCommand):
+    NAME = "failover"
+    HELP = "move a consumer group to the backup cluster: its commits translated, nothing lost"
+
+
+class Failback(_MoveCommand):
+    NAME = "failback"
+    HELP = "return a failed-over consumer group to its original cluster, skipping nothing"
+
+
+COMMANDS = (TranslateOffsets(), Failover(), Failback())

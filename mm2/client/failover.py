@@ -1,0 +1,195 @@
+"""Failover and failback of a consumer group between two mirrored clusters.
+
+`plan_failover(flow A->B, group)` reads the group's live commits on A and translates them with
+the offset syncs of A->B (exact where the syncs prove it); if A does not answer it falls back to
+the latest checkpoints on B and says so. `apply_failover` commits the plan to the group on B,
+refusing while the group has members there and never moving a commit backwards unless forced.
+`plan_failback(flow B->A, group, forward_flow=A->B)` is the return trip: commits on remote
+topics (`primary.orders`) go home through the A->B syncs read in reverse, commits on B's own
+topics go forward through the B->A syncs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mm2.client.mirror_client import MirrorClient
+from mm2.client.plan import (
+    FailoverError,
+    FailoverPlan,
+    commits_for,
+    moves_from_checkpoints,
+    plan_partitions,
+)
+from mm2.client.syncs import (
+    Unreachable,
+    read_syncs,
+    reverse_translator,
+    syncs_location,
+    translator,
+)
+from mm2.config import Flow
+from mm2.errors import KafkaClientError
+from mm2.kafka.groups import GroupAdmin
+from mm2.offsets.reverse import ReverseTranslator
+from mm2.offsets.translator import OffsetTranslator
+from mm2.records import OffsetAndMetadata, TopicPartition
+
+__all__ = ["Applied", "apply_failover", "plan_failback", "plan_failover", "target_group_admin"]
+
+DEFAULT_TIMEOUT = 15.0
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What apply_failover committed, and the partitions kept because the target was ahead."""
+
+    committed: dict[TopicPartition, OffsetAndMetadata]
+    kept: dict[TopicPartition, tuple[int, int]]  # (current, planned)
+
+
+def plan_failover(
+    flow: Flow,
+    group: str,
+    *,
+    reverse_flow: Flow | None = None,
+    from_checkpoints: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> FailoverPlan:
+    """Plan moving `group` from flow.source to flow.target. `reverse_flow` (target->source) is
+    used for topics that came from the target (active/active)."""
+    return _plan("failover", flow, group, reverse_flow, from_checkpoints, timeout)
+
+
+def plan_failback(
+    flow_back: Flow,
+    group: str,
+    *,
+    forward_flow: Flow | None = None,
+    from_checkpoints: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> FailoverPlan:
+    """Plan returning `group` from flow_back.source (B) to flow_back.target (A); `forward_flow`
+    (A->B) translates the remote topics it consumed on B back to A's originals."""
+    return _plan("failback", flow_back, group, forward_flow, from_checkpoints, timeout)
+
+
+def target_group_admin(flow: Flow, timeout: float = DEFAULT_TIMEOUT) -> GroupAdmin:
+    return GroupAdmin(flow.target_admin_config(label="failover-target-admin"), timeout=timeout)
+
+
+def _committed(
+    admin: GroupAdmin, group: str, alias: str, bootstrap: str
+) -> dict[TopicPartition, OffsetAndMetadata]:
+    try:
+        return admin.committed_offsets([group])[group]
+    except KafkaClientError as exc:
+        raise Unreachable(alias, bootstrap, exc) from exc
+
+
+def _plan(
+    kind: str,
+    flow: Flow,
+    group: str,
+    other: Flow | None,
+    from_checkpoints: bool,
+    timeout: float,
+) -> FailoverPlan:
+    source, target = flow.source, flow.target
+    policy = flow.replication_policy()
+    source_config = flow.source_admin_config(label="failover-source-admin")
+    target_config = flow.target_admin_config(label="failover-target-admin")
+    current = _committed(
+        GroupAdmin(target_config, timeout=timeout), group, target, _servers(target_config)
+    )
+    notes: list[str] = []
+    commits: dict[TopicPartition, OffsetAndMetadata] = {}
+    if not from_checkpoints:
+        try:
+            commits = _committed(
+                GroupAdmin(source_config, timeout=timeout), group, source, _servers(source_config)
+            )
+        except Unreachable as exc:
+            notes.append(f"{exc}; using the latest checkpoints on {target!r} instead")
+            from_checkpoints = True
+    if from_checkpoints:
+        client = MirrorClient(
+            flow.target_consumer_config(label="failover-checkpoints"), policy, timeout=timeout
+        )
+        checkpoints = client.checkpoints(group, source)
+        if not checkpoints:
+            raise FailoverError(
+                f"{target!r} holds no checkpoints of group {group!r} from {source!r} "
+                f"(topic {policy.checkpoints_topic(source)})" + (f"; {notes[0]}" if notes else "")
+            )
+        moves = moves_from_checkpoints(
+            checkpoints, policy=policy, source=source, target=target, current=current
+        )
+        return FailoverPlan(kind, group, source, target, "checkpoints", tuple(moves), tuple(notes))
+    if not commits:
+        raise FailoverError(
+            f"group {group!r} has no committed offsets on {source!r} ({_servers(source_config)})"
+        )
+    forward = _forward(flow, notes, timeout)
+    backward = None
+    if other is not None and any(policy.topic_source(tp.topic) == target for tp in commits):
+        backward = _backward(other, notes, timeout)
+    topic_filter = flow.topic_filter()
+    moves = plan_partitions(
+        commits,
+        policy=policy,
+        source=source,
+        target=target,
+        mirrored=topic_filter.should_replicate_topic,
+        forward=forward,
+        backward=backward,
+        current=current,
+    )
+    return FailoverPlan(kind, group, source, target, "offset syncs", tuple(moves), tuple(notes))
+
+
+def _forward(flow: Flow, notes: list[str], timeout: float) -> OffsetTranslator | None:
+    location = syncs_location(flow)
+    syncs = read_syncs(location, timeout=timeout)
+    if syncs is None:
+        notes.append(f"no {location.topic} on {location.alias!r}: {flow.name} has mirrored nothing")
+        return None
+    return translator(syncs)
+
+
+def _backward(flow: Flow, notes: list[str], timeout: float) -> ReverseTranslator | None:
+    location = syncs_location(flow)
+    syncs = read_syncs(location, timeout=timeout)
+    if syncs is None:
+        notes.append(f"no {location.topic} on {location.alias!r}: {flow.name} has mirrored nothing")
+        return None
+    return reverse_translator(syncs)
+
+
+def _servers(config: dict[str, str]) -> str:
+    return config.get("bootstrap.servers", "")
+
+
+def apply_failover(plan: FailoverPlan, target_admin: GroupAdmin, *, force: bool = False) -> Applied:
+    """Commit the plan to the group on the target cluster.
+
+    Refuses while the group is active there (its members would overwrite the commits, and the
+    broker rejects them anyway). A target commit ahead of the plan is kept unless `force`.
+    """
+    group = plan.group
+    state = target_admin.describe([group])[group]
+    if state.active:
+        raise FailoverError(
+            f"group {group!r} is active on {plan.target!r}: state {state.state}, "
+            f"{state.members} member(s); stop its consumers there first"
+        )
+    if not plan.translated:
+        raise FailoverError(
+            f"nothing to commit: no partition of group {group!r} could be translated "
+            f"({'; '.join(sorted({m.note for m in plan.untranslated}))})"
+        )
+    current = target_admin.committed_offsets([group])[group]
+    commit, kept = commits_for(plan, current, force=force)
+    if commit:
+        target_admin.alter_offsets(group, commit)
+    return Applied(commit, kept)

@@ -1,0 +1,106 @@
+"""Reading a flow's offset-syncs topic into translators, and naming clusters in errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mm2.config import Flow
+from mm2.errors import KafkaClientError, RecordFormatError
+from mm2.kafka.log_reader import LogReader
+from mm2.kafka.topics import TopicAdmin
+from mm2.offsets.exact_index import PREV_SYNC_HEADER, PrevSync, decode_prev_sync
+from mm2.offsets.reverse import ReverseTranslator
+from mm2.offsets.translator import OffsetTranslator
+from mm2.records import OffsetSync
+
+__all__ = ["SyncsLocation", "Unreachable", "read_syncs", "reverse_translator", "syncs_location",
+           "translator"]  # fmt: skip
+
+_LABEL = "failover"
+
+
+class Unreachable(KafkaClientError):
+    """A cluster did not answer; names its alias and bootstrap servers."""
+
+    def __init__(self, alias: str, bootstrap: str, cause: Exception) -> None:
+        super().__init__(
+            f"cluster {alias!r} ({bootstrap or 'no bootstrap.servers'}) did not answer: {cause}",
+            retriable=True,
+        )
+        self.alias = alias
+
+
+@dataclass(frozen=True)
+class SyncsLocation:
+    """Where a flow's offset syncs live: cluster alias, its client settings and the topic."""
+
+    alias: str
+    admin_config: dict[str, str]
+    consumer_config: dict[str, str]
+    topic: str
+
+
+def syncs_location(flow: Flow) -> SyncsLocation:
+    """`mm2-offset-syncs.<target>.internal` on the source (location=source, the default), or
+    `mm2-offset-syncs.<source>.internal` on the target (location=target)."""
+    policy = flow.replication_policy()
+    if flow.offset_syncs_topic_location == "target":
+        return SyncsLocation(
+            flow.target,
+            flow.target_admin_config(label=f"{_LABEL}-admin"),
+            flow.target_consumer_config(label=f"{_LABEL}-syncs-consumer"),
+            policy.offset_syncs_topic(flow.source),
+        )
+    return SyncsLocation(
+        flow.source,
+        flow.source_admin_config(label=f"{_LABEL}-admin"),
+        flow.source_consumer_config(label=f"{_LABEL}-syncs-consumer"),
+        policy.offset_syncs_topic(flow.target),
+    )
+
+
+def read_syncs(
+    location: SyncsLocation, *, timeout: float
+) -> list[tuple[OffsetSync, PrevSync | None]] | None:
+    """Every sync in log order with its decoded header; None when the topic does not exist.
+
+    Raises Unreachable when the cluster holding it does not answer.
+    """
+    bootstrap = location.admin_config.get("bootstrap.servers", "")
+    try:
+        topics = TopicAdmin(location.admin_config, timeout=timeout).list_topics()
+        if location.topic not in topics:
+            return None
+        reader = LogReader(location.consumer_config, location.topic)
+        try:
+            records = reader.read_to_end(timeout=timeout)
+        finally:
+            reader.close()
+    except KafkaClientError as exc:
+        raise Unreachable(location.alias, bootstrap, exc) from exc
+    out = []
+    for record in records:
+        if record.key is None or record.value is None:
+            continue
+        try:
+            sync = OffsetSync.from_record(record.key, record.value)
+        except RecordFormatError:
+            continue
+        out.append((sync, decode_prev_sync(record.headers.get(PREV_SYNC_HEADER))))
+    return out
+
+
+def translator(syncs: list[tuple[OffsetSync, PrevSync | None]]) -> OffsetTranslator:
+    """Forward translation over every sync read (not only the last, as a fresh task keeps)."""
+    t = OffsetTranslator(initialization_must_read_to_end=False)
+    for sync, prev in syncs:
+        t.handle(sync, prev)
+    t.mark_read_to_end()
+    return t
+
+
+def reverse_translator(syncs: list[tuple[OffsetSync, PrevSync | None]]) -> ReverseTranslator:
+    r = ReverseTranslator()
+    for sync, prev in syncs:
+        r.handle(sync, prev)
+    return r
