@@ -5,13 +5,18 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
 from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.errors import KafkaClientError
+from mm2.pipeline.offset_log import SparkOffsetLog
+from mm2.runtime.changes import ChangeStore
+from mm2.runtime.errors import ConflictError, NotFoundError
 from mm2.runtime.herder import ConnectorNotFoundError, Herder
+from mm2.runtime.naming import find_connector
 from mm2.runtime.task_runner import Backoff
 from mm2.runtime.worker import Worker
 
@@ -181,3 +186,70 @@ def test_worker_runs_one_herder_per_flow() -> None:
         assert sorted(worker.herders) == ["w1->w2", "w2->w1"]
     finally:
         worker.stop()
+
+
+def test_put_connector_creates_then_reconfigures_keeping_target_state() -> None:
+    h = herder("c->b")
+    h.start()
+    try:
+        conf = {"connector.class": "CountingConnector", "tasks.max": "1"}
+        assert h.put_connector("D", conf) is True
+        eventually(lambda: polls("c->b|D-0") > 0)
+        h.pause("D")
+        assert h.put_connector("D", {**conf, "tasks.max": "2"}) is False
+        assert h.target_state("D") == "PAUSED" and len(h.status("D").tasks) == 2
+        h.delete_connector("D")
+        assert "D" not in h.connector_names
+    finally:
+        h.stop()
+
+
+def test_worker_adds_and_removes_flows_at_run_time() -> None:
+    conf = {"connector.class": "CountingConnector", "tasks.max": "1"}
+    worker = Worker({"a1->a2": {"C": conf}}, PLUGINS, backoff=FAST)
+    worker.start()
+    try:
+        worker.add_flow("a2->a1", {"C": conf}, {"C": "STOPPED"})
+        assert worker.herder("a2->a1").status("C").state == "STOPPED"
+        with pytest.raises(ConflictError):
+            worker.add_flow("a2->a1", {"C": conf})
+        worker.remove_flow("a2->a1")
+        with pytest.raises(NotFoundError):
+            worker.herder("a2->a1")
+    finally:
+        worker.stop()
+
+
+def test_connector_names_resolve_full_and_plain_and_refuse_ambiguity() -> None:
+    pairs = [("a->b", "S"), ("b->a", "S"), ("a->b", "H")]
+    assert find_connector("a.b.S", pairs) == ("a->b", "S")
+    assert find_connector("H", pairs) == ("a->b", "H")
+    assert find_connector("S", pairs, preferred=["b->a"]) == ("b->a", "S")
+    with pytest.raises(ConflictError, match=r"a\.b\.S, b\.a\.S"):
+        find_connector("S", pairs)
+    with pytest.raises(NotFoundError):
+        find_connector("x.y.S", pairs)
+    with pytest.raises(ConflictError):
+        find_connector("a.b.c.S", [("a.b->c", "S"), ("a->b.c", "S")])
+
+
+def test_change_store_is_durable_and_private(tmp_path: Path) -> None:
+    store = ChangeStore(tmp_path / "changes.json")
+    store.update(lambda c: c.target_states.update({"a.b.S": "PAUSED"}))
+    assert (tmp_path / "changes.json").stat().st_mode & 0o077 == 0
+    assert ChangeStore(tmp_path / "changes.json").changes.target_states == {"a.b.S": "PAUSED"}
+
+
+def test_spark_offset_log_rewrite_drops_uncommitted_batches(tmp_path: Path) -> None:
+    log = SparkOffsetLog(tmp_path)
+    (tmp_path / "offsets").mkdir()
+    (tmp_path / "commits").mkdir()
+    (tmp_path / "offsets" / "3").write_text('v1\n{"conf":{"x":"1"}}\n{"t":{"0":10}}')
+    (tmp_path / "commits" / "3").write_text('v1\n{"nextBatchWatermarkMs":0}')
+    (tmp_path / "offsets" / "4").write_text('v1\n{"conf":{}}\n{"t":{"0":20}}')
+    assert log.committed() == {("t", 0): 10}
+    log.write({("t", 0): 5, ("u", 1): 7})
+    assert log.committed() == {("t", 0): 5, ("u", 1): 7}
+    assert (tmp_path / "offsets" / "4").read_text().splitlines()[1] == '{"conf":{"x":"1"}}'
+    log.reset()
+    assert log.committed() == {}
