@@ -19,6 +19,11 @@ from policies.replication import ReplicationPolicy
 
 __all__ = ["MirrorClient"]
 
+# Settings a consumer config may carry that librdkafka warns about on an admin client.
+_CONSUMER_ONLY = frozenset(
+    {"group.id", "enable.auto.commit", "auto.offset.reset", "isolation.level", "group.instance.id"}
+)
+
 
 class MirrorClient:
     """Topology and checkpoints of the cluster `client_config` points at (librdkafka settings)."""
@@ -33,7 +38,8 @@ class MirrorClient:
         self._config = dict(client_config)
         self.policy = policy
         self.timeout = timeout
-        self._admin = TopicAdmin(self._config, timeout=timeout)
+        admin = {k: v for k, v in self._config.items() if k not in _CONSUMER_ONLY}
+        self._admin = TopicAdmin(admin, timeout=timeout)
 
     def list_topics(self) -> set[str]:
         return set(self._admin.list_topics())
