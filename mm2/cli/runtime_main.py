@@ -13,6 +13,7 @@ from types import FrameType
 
 from api.app import create_app
 from api.server import RestServer
+from connectors.checkpoint import MirrorCheckpointConnector
 from connectors.heartbeat import MirrorHeartbeatConnector
 from connectors.source import MirrorSourceConnector, flow_state_dir
 from mm2.config.model import MirrorMakerConfig
@@ -29,7 +30,8 @@ __all__ = ["PLUGINS", "build_mirror", "run"]
 log = logging.getLogger("mm2")
 
 PLUGINS: dict[str, type[Connector]] = {
-    cls.__name__: cls for cls in (MirrorSourceConnector, MirrorHeartbeatConnector)
+    cls.__name__: cls
+    for cls in (MirrorSourceConnector, MirrorCheckpointConnector, MirrorHeartbeatConnector)
 }
 
 

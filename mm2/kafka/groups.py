@@ -116,7 +116,7 @@ class GroupAdmin:
         request = ConsumerGroupTopicPartitions(
             group,
             [
-                KafkaTopicPartition(tp.topic, tp.partition, om.offset, om.metadata or None)
+                KafkaTopicPartition(tp.topic, tp.partition, om.offset, om.metadata or "")
                 for tp, om in offsets.items()
             ],
         )

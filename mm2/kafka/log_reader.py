@@ -54,20 +54,25 @@ class LogReader:
         self.position = OFFSET_BEGINNING if start is None else start
         self._consumer.assign([TopicPartition(topic, partition, self.position)])
 
-    def end_offset(self, timeout: float = 10.0) -> int:
+    def _watermarks(self, timeout: float = 10.0) -> tuple[int, int]:
         try:
-            _, high = self._consumer.get_watermark_offsets(
+            low, high = self._consumer.get_watermark_offsets(
                 TopicPartition(self.topic, self.partition), timeout=timeout
             )
         except KafkaException as exc:
             raise KafkaClientError(
                 f"reading the end of {self.topic}-{self.partition} failed: {exc}", retriable=True
             ) from exc
-        return int(high)
+        return int(low), int(high)
+
+    def end_offset(self, timeout: float = 10.0) -> int:
+        return self._watermarks(timeout)[1]
 
     def read_to_end(self, timeout: float = 30.0) -> list[LogRecord]:
         """Every record from the current position up to the end offset seen at the call."""
-        end = self.end_offset()
+        low, end = self._watermarks()
+        if self.position < 0 and low >= end:
+            self.position = end  # an empty log: nothing to read yet
         out: list[LogRecord] = []
         deadline = time.monotonic() + timeout
         while self.position < end:  # OFFSET_BEGINNING is negative

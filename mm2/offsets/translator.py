@@ -66,6 +66,38 @@ class OffsetTranslator:
         rereads = offset - sync.upstream_offset - 1
         return Translation(offset, sync.downstream_offset + 1, after_latest, rereads)
 
+    # -- persistence: the checkpoint task resumes without rereading the offset-syncs topic --
+    def to_json(self) -> dict[str, object]:
+        store = []
+        for tp in self.store.partitions():
+            syncs = self.store.syncs(tp) or ()
+            runs: list[list[int]] = []  # equal neighbours are one sync object: keep them so
+            for i, sync in enumerate(syncs):
+                if i and sync is syncs[i - 1]:
+                    runs[-1][2] += 1
+                else:
+                    runs.append([sync.upstream_offset, sync.downstream_offset, 1])
+            store.append({"topic": tp.topic, "partition": tp.partition, "syncs": runs})
+        return {"store": store, "exact": self.exact.to_json()}
+
+    @classmethod
+    def from_json(
+        cls, data: object, *, initialization_must_read_to_end: bool = True
+    ) -> OffsetTranslator:
+        """Rebuild from `to_json()`; raises ValueError (or KeyError/TypeError) if malformed."""
+        if not isinstance(data, dict):
+            raise ValueError("offset translator state: expected an object")
+        t = cls(initialization_must_read_to_end=initialization_must_read_to_end)
+        for entry in data["store"]:
+            tp = TopicPartition(str(entry["topic"]), int(entry["partition"]))
+            syncs: list[OffsetSync] = []
+            for up, down, count in entry["syncs"]:
+                sync = OffsetSync(tp.topic, tp.partition, int(up), int(down))
+                syncs.extend([sync] * int(count))
+            t.store.load(tp, tuple(syncs))
+        t.exact = ExactIndex.from_json(data["exact"])
+        return t
+
     def downstream(self, tp: TopicPartition, offset: int) -> int | None:
         """`translate_downstream`'s shape, for the checkpoint rules."""
         t = self.translate(tp, offset)

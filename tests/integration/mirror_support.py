@@ -34,6 +34,7 @@ checkpoints.topic.replication.factor = 1
 mm2.state.dir = {directory / "state"}
 refresh.topics.interval.seconds = 1
 tasks.max = 2
+listeners = http://127.0.0.1:0
 {extra}
 """,
         encoding="utf-8",

@@ -192,3 +192,16 @@ def test_index_round_trips_through_json() -> None:
 def test_malformed_headers_are_ignored() -> None:
     assert decode_prev_sync(b"\x00" * 16) is None
     assert decode_prev_sync(encode_prev_sync(PrevSync(1, 2, RUN))[:-1] + b"\x07") is None
+
+
+def test_translator_state_round_trips_and_keeps_translating() -> None:
+    mirror = Mirror([0, 1, 2, 5, 6, 9, 10, 11], lag=2)
+    mirror.copy(0, 4)
+    mirror.copy(4, 8)
+    before = mirror.translator()
+    state = json.loads(json.dumps(before.to_json()))
+    after = OffsetTranslator.from_json(state)
+    after.mark_read_to_end()
+    for c in range(0, 13):
+        assert after.translate(TP, c) == before.translate(TP, c)
+    assert after.store.syncs(TP) == before.store.syncs(TP)

@@ -1,0 +1,282 @@
+"""MirrorCheckpointConnector: consumer-group offsets translated to the target, as checkpoints.
+
+The task reads the flow's offset syncs into an OffsetTranslator (exact between our proven
+syncs, Apache's store elsewhere), lists the source's groups every refresh.groups interval
+(Apache reconfigures its connector for that; seconds here), writes checkpoints in Apache's
+format at emit.checkpoints.interval.seconds, and with sync.group.offsets.enabled commits the
+translated offsets to target groups that nobody consumes in.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from connectors.source import flow_state_dir
+from mm2.config.model import CHECKPOINT, Flow
+from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.errors import RecordFormatError
+from mm2.kafka.groups import GroupAdmin
+from mm2.kafka.log_reader import LogReader
+from mm2.kafka.producer import RecordProducer
+from mm2.kafka.topics import TopicAdmin
+from mm2.offsets import checkpoints_for_group, rename_topic_partition, sync_group_offsets
+from mm2.offsets.exact_index import PREV_SYNC_HEADER, decode_prev_sync
+from mm2.offsets.translator import OffsetTranslator
+from mm2.records import Checkpoint, OffsetSync, TopicPartition
+from mm2.runtime.metrics import METRICS
+
+__all__ = ["MirrorCheckpointConnector", "MirrorCheckpointTask"]
+
+log = logging.getLogger(__name__)
+
+_SNAPSHOT_EVERY_S = 30.0
+
+
+class _Every:
+    def __init__(self, seconds: int | None, *, first_after: float = 0.0) -> None:
+        self.seconds = seconds
+        self.next = time.monotonic() + first_after
+
+    def due(self, now: float) -> bool:
+        if self.seconds is None or now < self.next:
+            return False
+        self.next = now + self.seconds
+        return True
+
+
+class MirrorCheckpointTask(Task):
+    """Checkpoints for every group that passes the group filter, for the flow's topics."""
+
+    def start(self, config: Mapping[str, str], context: TaskContext) -> None:
+        # Nothing that talks to Kafka here: a broker that is not up yet is retried in poll().
+        self._flow = flow = Flow.for_connector(config)
+        self._policy = flow.replication_policy()
+        self._topic_filter = flow.topic_filter()
+        self._group_filter = flow.group_filter()
+        self._checkpoints_topic = self._policy.checkpoints_topic(flow.source)
+        self._snapshot_path = flow_state_dir(config) / "checkpoint-task.json"
+        self._ready = False
+        self._groups: list[str] = []
+        self._checkpoints: dict[str, dict[TopicPartition, Checkpoint]] = {}
+        self._active_reported: set[str] = set()
+        self._refresh = _Every(flow.interval_seconds("refresh.groups") or 5)
+        self._emit = _Every(flow.interval_seconds("emit.checkpoints"))
+        sync_s = flow.interval_seconds("sync.group.offsets")
+        self._sync_offsets = _Every(sync_s, first_after=float(sync_s or 0))
+        self._snapshot = _Every(int(_SNAPSHOT_EVERY_S), first_after=_SNAPSHOT_EVERY_S)
+
+    # -- setup, retried until the clusters answer --
+    def _setup(self) -> None:
+        flow = self._flow
+        target_admin = flow.target_admin_config(CHECKPOINT, "checkpoints-target-admin")
+        TopicAdmin(target_admin).create_compacted_topic(
+            self._checkpoints_topic,
+            replication_factor=flow.get_int("checkpoints.topic.replication.factor", 3, CHECKPOINT),
+        )
+        self._producer = RecordProducer(
+            flow.target_producer_config(CHECKPOINT, "checkpoints-producer")
+        )
+        self._source_groups = GroupAdmin(
+            flow.source_admin_config(CHECKPOINT, "checkpoints-source-admin")
+        )
+        self._target_groups = GroupAdmin(target_admin)
+        loaded = self._load_checkpoints()
+        self._translator, start = self._load_snapshot(loaded)
+        self._syncs = self._sync_reader(start)
+        self._read_syncs()
+        self._translator.mark_read_to_end()
+        self._ready = True
+        log.info(
+            "%s: checkpoints to %s for %d group(s) found in it; offset syncs from %s",
+            flow.name, self._checkpoints_topic, len(self._checkpoints), self._syncs.topic,
+        )  # fmt: skip
+
+    def _sync_reader(self, start: int | None) -> LogReader:
+        flow = self._flow
+        on_target = flow.offset_syncs_topic_location == "target"
+        topic = self._policy.offset_syncs_topic(flow.source if on_target else flow.target)
+        side = "target" if on_target else "source"
+        admin = (flow.target_admin_config if on_target else flow.source_admin_config)(
+            CHECKPOINT, f"offset-syncs-{side}-admin"
+        )
+        # The source task creates it too; whichever runs first wins, the other finds it there.
+        TopicAdmin(admin).create_compacted_topic(
+            topic, replication_factor=flow.get_int("offset-syncs.topic.replication.factor", 3)
+        )
+        consumer = (flow.target_consumer_config if on_target else flow.source_consumer_config)(
+            CHECKPOINT, f"offset-syncs-{side}-consumer"
+        )
+        reader = LogReader(consumer, topic, start=start)
+        if start is not None and start > reader.end_offset():
+            log.warning("%s: %s is shorter than the saved state; rereading", flow.name, topic)
+            reader.close()
+            self._translator = OffsetTranslator()
+            reader = LogReader(consumer, topic)
+        return reader
+
+    def _load_checkpoints(self) -> bool:
+        """Apache's CheckpointStore: the latest checkpoint per group and partition."""
+        consumer = self._flow.target_consumer_config(CHECKPOINT, "checkpoints-target-consumer")
+        reader = LogReader(consumer, self._checkpoints_topic)
+        try:
+            for record in reader.read_to_end():
+                if record.key is None or record.value is None:
+                    continue
+                try:
+                    cp = Checkpoint.from_record(record.key, record.value)
+                except RecordFormatError:
+                    continue  # as Apache: malformed records are skipped
+                if self._group_filter.should_replicate_group(cp.group_id):
+                    self._checkpoints.setdefault(cp.group_id, {})[cp.topic_partition] = cp
+        finally:
+            reader.close()
+        return True
+
+    def _load_snapshot(self, checkpoints_loaded: bool) -> tuple[OffsetTranslator, int | None]:
+        must_read = not checkpoints_loaded
+        try:
+            data = json.loads(self._snapshot_path.read_text(encoding="utf-8"))
+            translator = OffsetTranslator.from_json(
+                data["translator"], initialization_must_read_to_end=must_read
+            )
+            return translator, int(data["position"])
+        except FileNotFoundError:
+            pass
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("%s: ignoring unreadable %s: %s", self._flow.name, self._snapshot_path, exc)
+        return OffsetTranslator(initialization_must_read_to_end=must_read), None
+
+    def _save_snapshot(self) -> None:
+        state = {"position": self._syncs.position, "translator": self._translator.to_json()}
+        path: Path = self._snapshot_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state), encoding="utf-8")
+        tmp.replace(path)
+
+    # -- the loop --
+    def poll(self) -> float:
+        if not self._ready:
+            self._setup()
+        now = time.monotonic()
+        self._read_syncs()
+        if self._refresh.due(now):
+            self._refresh_groups()
+        if self._emit.due(now):
+            self._emit_checkpoints()
+        if self._sync_offsets.due(now):
+            self._sync_group_offsets()
+        if self._snapshot.due(now):
+            self._save_snapshot()
+        return 0.5
+
+    def _read_syncs(self) -> None:
+        for record in self._syncs.read_to_end():
+            if record.key is None or record.value is None:
+                continue
+            try:
+                sync = OffsetSync.from_record(record.key, record.value)
+            except RecordFormatError:
+                continue
+            self._translator.handle(sync, decode_prev_sync(record.headers.get(PREV_SYNC_HEADER)))
+
+    def _refresh_groups(self) -> None:
+        groups = [
+            g
+            for g in self._source_groups.list_groups()
+            if self._group_filter.should_replicate_group(g)
+        ]
+        added = sorted(set(groups) - set(self._groups))
+        if added:
+            log.info("%s: consumer groups found: %s", self._flow.name, ", ".join(added))
+        self._groups = groups
+
+    def _rename(self, upstream: TopicPartition) -> TopicPartition:
+        return rename_topic_partition(self._policy, self._flow.source, self._flow.target, upstream)
+
+    def _emit_checkpoints(self) -> None:
+        if not self._groups:
+            return
+        stamp = int(time.time() * 1000)  # Apache: the clock before the offsets are listed
+        committed = self._source_groups.committed_offsets(self._groups)
+        written: dict[str, list[Checkpoint]] = {}
+        for group, offsets in committed.items():
+            previous = self._checkpoints.get(group, {})
+            checkpoints = checkpoints_for_group(
+                group,
+                offsets,
+                translate=self._translator.downstream,
+                rename=self._rename,
+                previous=previous,
+                topic_filter=self._topic_filter.should_replicate_topic,
+            )
+            for cp in checkpoints:
+                self._producer.send(
+                    self._checkpoints_topic,
+                    cp.to_key_bytes(),
+                    cp.to_value_bytes(),
+                    partition=0,
+                    timestamp=stamp,
+                )
+            if checkpoints:
+                written[group] = checkpoints
+        if not written:
+            return
+        self._producer.flush()
+        done = int(time.time() * 1000)
+        for group, checkpoints in written.items():
+            store = self._checkpoints.setdefault(group, {})
+            for cp in checkpoints:
+                store[cp.topic_partition] = cp
+            latencies = {(cp.topic, cp.partition): float(done - stamp) for cp in checkpoints}
+            METRICS.record_checkpoints(self._flow.source, self._flow.target, group, latencies)
+        log.debug("%s: checkpoints written for %s", self._flow.name, ", ".join(sorted(written)))
+
+    def _sync_group_offsets(self) -> None:
+        """Commit translated offsets to target groups; groups with members are left alone."""
+        groups = sorted(self._checkpoints)
+        if not groups:
+            return
+        states = self._target_groups.describe(groups)
+        active = {g for g, s in states.items() if s.active}
+        for group in sorted(active - self._active_reported):
+            state = states[group]
+            log.info(
+                "%s: not syncing offsets of group %r: it is %s on %s with %d member(s)",
+                self._flow.name, group, state.state, self._flow.target, state.members,
+            )  # fmt: skip
+        self._active_reported = active
+        idle = [g for g, s in states.items() if s.state == "Empty"]
+        idle_offsets = self._target_groups.committed_offsets(idle)
+        wanted = {g: cps for g, cps in self._checkpoints.items() if g not in active}
+        for group, offsets in sync_group_offsets(wanted, idle_offsets).items():
+            self._target_groups.alter_offsets(group, offsets)
+            log.debug("%s: synced %d offset(s) of group %r", self._flow.name, len(offsets), group)
+
+    def stop(self) -> None:
+        if getattr(self, "_ready", False):
+            try:
+                self._save_snapshot()
+            except OSError as exc:
+                log.warning("%s: could not save %s: %s", self._flow.name, self._snapshot_path, exc)
+            self._syncs.close()
+            self._producer.flush(5)
+
+
+class MirrorCheckpointConnector(Connector):
+    """One task per enabled flow; none when emit.checkpoints is disabled."""
+
+    task_class = MirrorCheckpointTask
+
+    def start(self, config: Mapping[str, str]) -> None:
+        self._config = dict(config)
+        self._flow = Flow.for_connector(config)
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        if not self._flow.enabled or self._flow.interval_seconds("emit.checkpoints") is None:
+            return []
+        return [{**self._config, "task.index": "0"}]

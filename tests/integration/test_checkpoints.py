@@ -1,0 +1,227 @@
+"""MirrorCheckpointConnector on real brokers: checkpoints, exact translation, group offset sync."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Protocol
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from conftest import create_topic
+from mirror_support import MirrorProcess, wait_for, write_properties
+
+from mm2.errors import KafkaClientError
+from mm2.kafka.groups import GroupAdmin
+from mm2.kafka.log_reader import LogReader
+from mm2.records import Checkpoint, TopicPartition
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+class Cluster(Protocol):
+    bootstrap_servers: str
+
+    def client_config(self) -> dict[str, str]: ...
+
+
+RECORDS = 300
+SETTINGS = """
+refresh.groups.interval.seconds = 1
+emit.checkpoints.interval.seconds = 1
+sync.group.offsets.enabled = true
+sync.group.offsets.interval.seconds = 1
+offset.lag.max = 100
+"""
+
+
+def produce_with_transactions(bootstrap: str, topic: str) -> None:
+    """RECORDS records per partition in transactions, one aborted in every three: gaps."""
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"tx-{topic}"})
+    producer.init_transactions(30)
+    now = int(time.time() * 1000)
+    n = 0
+    while n < RECORDS:
+        for abort in (False, False, True):
+            producer.begin_transaction()
+            for p in (0, 1):
+                for i in range(10):
+                    value = f"{'aborted' if abort else 'kept'}-{n + i}".encode()
+                    producer.produce(topic, value, partition=p, timestamp=now)
+            if abort:
+                producer.abort_transaction(30)
+            else:
+                producer.commit_transaction(30)
+                n += 10
+    producer.flush(30)
+
+
+def consume_and_commit(bootstrap: str, topic: str, group: str, upto: int) -> dict[int, int]:
+    """Read `upto` committed records of each partition in `group`, commit, return the offsets."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    try:
+        consumer.assign([KafkaTopicPartition(topic, p, 0) for p in (0, 1)])
+        seen = {0: 0, 1: 0}
+        positions: dict[int, int] = {}
+        deadline = time.monotonic() + 60
+        while min(seen.values()) < upto and time.monotonic() < deadline:
+            for msg in consumer.consume(50, 1.0):
+                p = msg.partition()
+                if msg.error() or seen[p] >= upto:
+                    continue
+                seen[p] += 1
+                positions[p] = (msg.offset() or 0) + 1
+        assert min(seen.values()) == upto
+        consumer.commit(
+            offsets=[KafkaTopicPartition(topic, p, o) for p, o in positions.items()],
+            asynchronous=False,
+        )
+        return positions
+    finally:
+        consumer.close()
+
+
+def checkpoints(backup: Cluster, group: str) -> dict[TopicPartition, Checkpoint]:
+    reader = LogReader(backup.client_config(), "primary.checkpoints.internal")
+    try:
+        out = {}
+        try:
+            records = reader.read_to_end()
+        except KafkaClientError:  # not created yet
+            return {}
+        for record in records:
+            if record.key and record.value:
+                cp = Checkpoint.from_record(record.key, record.value)
+                if cp.group_id == group:
+                    out[cp.topic_partition] = cp
+        return out
+    finally:
+        reader.close()
+
+
+def values_from(bootstrap: str, topic: str, group: str, expect: int) -> dict[int, list[str]]:
+    """What a consumer of `group` reads from its committed offsets on, per partition."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    got: dict[int, list[str]] = {0: [], 1: []}
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while sum(len(v) for v in got.values()) < expect and time.monotonic() < deadline:
+            for msg in consumer.consume(100, 1.0):
+                if not msg.error():
+                    got[msg.partition()].append((msg.value() or b"").decode())
+        return got
+    finally:
+        consumer.close()
+
+
+@pytest.fixture
+def active_consumer(backup: Cluster) -> Iterator[Callable[[str, str], None]]:
+    stop = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def start(group: str, topic: str) -> None:
+        def run() -> None:
+            consumer = Consumer(
+                {
+                    "bootstrap.servers": backup.bootstrap_servers,
+                    "group.id": group,
+                    "enable.auto.commit": False,
+                    "auto.offset.reset": "latest",
+                }
+            )
+            consumer.subscribe([topic])
+            while not stop.is_set():
+                consumer.poll(0.2)
+            consumer.close()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        threads.append(thread)
+
+    yield start
+    stop.set()
+    for thread in threads:
+        thread.join(10)
+
+
+def test_groups_fail_over_exactly_and_active_groups_are_left_alone(
+    primary: Cluster,
+    backup: Cluster,
+    new_topic: Callable[..., str],
+    new_group: Callable[[], str],
+    active_consumer: Callable[[str, str], None],
+    tmp_path: Path,
+) -> None:
+    topic = new_topic(primary, partitions=2)
+    remote = f"primary.{topic}"
+    produce_with_transactions(primary.bootstrap_servers, topic)
+    caught_up, lagging, busy = new_group(), new_group(), new_group()
+    committed = consume_and_commit(primary.bootstrap_servers, topic, caught_up, upto=157)
+    consume_and_commit(primary.bootstrap_servers, topic, lagging, upto=3)
+    consume_and_commit(primary.bootstrap_servers, topic, busy, upto=50)
+    props = write_properties(
+        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic, SETTINGS
+    )
+    # Someone already consumes `busy` on the backup: its offsets must not be touched.
+    create_topic(backup, remote, partitions=2)
+    active_consumer(busy, remote)
+    admin = GroupAdmin(backup.client_config())
+    wait_for(lambda: admin.describe([busy])[busy].active, 60, "busy group active", lambda: "")
+    with MirrorProcess(props) as mirror:
+        # The target holds only the committed records, densely: a group that read n of them
+        # resumes at offset n there (its source offsets also counted markers and aborts).
+        for group, read in ((caught_up, 157), (lagging, 3)):
+            expected = {TopicPartition(remote, p): read for p in (0, 1)}
+
+            def translated(g: str = group) -> dict[TopicPartition, int]:
+                return {tp: cp.downstream_offset for tp, cp in checkpoints(backup, g).items()}
+
+            try:
+                wait_for(
+                    lambda e=expected: translated() == e,  # type: ignore[misc]
+                    120,
+                    f"checkpoints of {group}",
+                    mirror.log,
+                )
+            except AssertionError as exc:
+                raise AssertionError(f"{translated()} != {expected}") from exc
+        # Checkpoints carry the upstream offsets too, in Apache's layout.
+        cps = checkpoints(backup, caught_up)
+        assert {tp.partition: cp.upstream_offset for tp, cp in cps.items()} == committed
+
+        def synced(group: str, offsets: dict[int, int]) -> bool:
+            got = admin.committed_offsets([group])[group]
+            return {tp.partition: om.offset for tp, om in got.items()} == offsets
+
+        wait_for(lambda: synced(caught_up, {0: 157, 1: 157}), 60, "offsets synced", mirror.log)
+        wait_for(lambda: synced(lagging, {0: 3, 1: 3}), 60, "lagging group synced", mirror.log)
+        wait_for(
+            lambda: f"not syncing offsets of group {busy!r}" in mirror.log(),
+            60,
+            "the active group reported",
+            mirror.log,
+        )
+        assert admin.committed_offsets([busy])[busy] == {}
+    # The failed-over group reads exactly what it had not read on primary: nothing twice.
+    remaining = values_from(backup.bootstrap_servers, remote, caught_up, 2 * (RECORDS - 157))
+    for p in (0, 1):
+        assert remaining[p] == [f"kept-{i}" for i in range(157, RECORDS)], p
