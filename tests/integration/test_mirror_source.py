@@ -9,8 +9,16 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
-from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+from confluent_kafka import Consumer, Producer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+)
 from mirror_support import (
     MirrorProcess,
     content,
@@ -22,7 +30,7 @@ from mirror_support import (
     write_properties,
 )
 
-from mm2.records import Heartbeat, OffsetSync
+from mm2.records import Checkpoint, Heartbeat, OffsetSync
 
 pytestmark = pytest.mark.integration
 log = logging.getLogger(__name__)
@@ -198,15 +206,34 @@ def test_active_active_never_loops(primary: Cluster, backup: Cluster, tmp_path: 
         for i in range(5):
             p.produce(f"aa-{tag}", f"{cluster.name}-{i}".encode())
         p.flush(10)
+    # A consumer group on each side has read 3 of the 5 local records.
+    group = f"aa-group-{tag}"
+    for cluster in (primary, backup):
+        c = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group})
+        c.commit(offsets=[KafkaTopicPartition(f"aa-{tag}", 0, 3)], asynchronous=False)
+        c.close()
     props = write_properties(
         tmp_path,
         primary.bootstrap_servers,
         backup.bootstrap_servers,
         f"aa-{tag}.*, primary.aa-{tag}.*, backup.aa-{tag}.*",
         "backup->primary.enabled = true\n"
-        f"backup->primary.topics = aa-{tag}.*, primary.aa-{tag}.*\n",
+        f"backup->primary.topics = aa-{tag}.*, primary.aa-{tag}.*\n"
+        "emit.checkpoints.interval.seconds = 1\nrefresh.groups.interval.seconds = 1\n",
     )
     with MirrorProcess(props) as mirror:
+        for cluster in (primary, backup):
+            # Checkpoints of each side's group land on the other side, for its remote topic.
+            home = other(cluster)
+            wait_for(
+                lambda c=cluster, h=home: (
+                    checkpoint_offsets(c, h, group)  # type: ignore[misc]
+                    == {(f"{h}.aa-{tag}", 0): 3}
+                ),
+                120,
+                f"checkpoints of {home}'s group on {cluster.name}",
+                mirror.log,
+            )
         wait_for(lambda: count(backup.bootstrap_servers, f"primary.aa-{tag}") >= 5, 120,
                  "primary -> backup", mirror.log)  # fmt: skip
         wait_for(lambda: count(primary.bootstrap_servers, f"backup.aa-{tag}") >= 5, 120,
@@ -219,16 +246,42 @@ def test_active_active_never_loops(primary: Cluster, backup: Cluster, tmp_path: 
         assert mirror.stop() == 0
 
 
+def checkpoint_offsets(cluster: Cluster, source: str, group: str) -> dict[tuple[str, int], int]:
+    """Downstream offsets in `<source>.checkpoints.internal` on `cluster` for `group`."""
+    found: dict[tuple[str, int], int] = {}
+    for records in read_topic(cluster.bootstrap_servers, f"{source}.checkpoints.internal").values():
+        for _, key, value, _, _ in records:
+            if key is not None and value is not None:
+                cp = Checkpoint.from_record(key, value)
+                if cp.group_id == group:
+                    found[(cp.topic, cp.partition)] = cp.downstream_offset
+    return found
+
+
 def other(cluster: Cluster) -> str:
     return "backup" if cluster.name == "primary" else "primary"
 
 
-def test_partition_increase_reaches_target(
+def remote_config(admin: AdminClient, topic: str, name: str) -> str | None:
+    resource = ConfigResource("topic", topic)
+    entries = admin.describe_configs([resource])[resource].result(30)
+    entry = entries.get(name)
+    return None if entry is None else entry.value
+
+
+def later_partitions(admin: AdminClient, topic: str) -> int:
+    meta = admin.list_topics(timeout=10).topics.get(topic)
+    return 0 if meta is None or meta.error else len(meta.partitions)
+
+
+def test_partition_increase_config_change_and_new_topic_reach_target(
     primary: Cluster, backup: Cluster, tmp_path: Path
 ) -> None:
     topic = f"grow-{uuid.uuid4().hex[:8]}"
     make_topic(primary, topic, 1)
-    props = write_properties(tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic)
+    props = write_properties(
+        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, f"{topic}.*"
+    )
     remote = f"primary.{topic}"
     target = AdminClient({"bootstrap.servers": backup.bootstrap_servers})
 
@@ -246,6 +299,22 @@ def test_partition_increase_reaches_target(
         p.produce(topic, b"in-new-partition", partition=2)
         p.flush(10)
         wait_for(lambda: count(backup.bootstrap_servers, remote) >= 1, 60, "record", mirror.log)
+        # A topic config changed on the source reaches the target.
+        resource = ConfigResource("topic", topic, {"retention.ms": "123456789"})
+        source.incremental_alter_configs(
+            [ConfigResource("topic", topic, incremental_configs=[
+                ConfigEntry("retention.ms", "123456789",
+                            incremental_operation=AlterConfigOpType.SET)])]
+        )[resource].result(30)  # fmt: skip
+        took = wait_for(lambda: remote_config(target, remote, "retention.ms") == "123456789",
+                        30, "config change", mirror.log)  # fmt: skip
+        log.info("topic config change reached the target after %.1f s", took)
+        # A topic created while the mirror runs is created on the target and mirrored.
+        later = f"{topic}-later"
+        make_topic(primary, later, 2)
+        took = wait_for(lambda: later_partitions(target, f"primary.{later}") == 2, 30,
+                        "new topic", mirror.log)  # fmt: skip
+        log.info("a new topic reached the target after %.1f s", took)
         assert mirror.stop() == 0
     mirrored = read_topic(backup.bootstrap_servers, remote)
     assert [r[2] for r in mirrored[2]] == [b"in-new-partition"]
