@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 
 from mm2.errors import KafkaClientError, RecordTooLargeError
+from mm2.offsets.sync_trail import offset_runs
 
 __all__ = ["Copier", "CopyResult", "WorkUnit"]
 
@@ -71,19 +72,6 @@ class _PartitionCopy:
 def _offset(msg: Message) -> int:
     offset = msg.offset()
     return -1 if offset is None else offset
-
-
-def _runs(upstream: Sequence[int], downstream: Sequence[int]) -> list[tuple[int, int, int]]:
-    """Compress offset pairs into runs where both sides advance by exactly one."""
-    runs: list[tuple[int, int, int]] = []
-    for up, down in zip(upstream, downstream, strict=True):
-        if runs:
-            u0, d0, n = runs[-1]
-            if up == u0 + n and down == d0 + n:
-                runs[-1] = (u0, d0, n + 1)
-                continue
-        runs.append((up, down, 1))
-    return runs
 
 
 class Copier:
@@ -245,7 +233,7 @@ class Copier:
         if st.failures:
             self._raise_or_skip(st)  # raises, or sets the runs without the skipped records
         else:
-            res.runs = _runs(st.upstream, st.downstream)
+            res.runs = offset_runs(st.upstream, st.downstream)
         return res
 
     def _raise_or_skip(self, st: _PartitionCopy) -> None:
@@ -255,7 +243,7 @@ class Copier:
             skipped = set(too_large)
             res.skipped = len(skipped)
             kept = [u for i, u in enumerate(st.upstream) if i not in skipped]
-            res.runs = _runs(kept, st.downstream)
+            res.runs = offset_runs(kept, st.downstream)
             return
         if too_large:
             # The whole batch fails with its largest record: name that one.

@@ -7,10 +7,23 @@ from collections.abc import Sequence
 from mm2.offsets.exact_index import HOP, RUN, PrevSync
 from mm2.offsets.sync_writer import PartitionState
 
-__all__ = ["SyncPoint", "SyncTrail"]
+__all__ = ["SyncPoint", "SyncTrail", "offset_runs"]
 
 # (upstream, downstream, header): the header is None for the first sync of a writer's lifetime.
 SyncPoint = tuple[int, int, PrevSync | None]
+
+
+def offset_runs(upstream: Sequence[int], downstream: Sequence[int]) -> list[tuple[int, int, int]]:
+    """Offset pairs compressed into runs (upstream, downstream, length): both advance by one."""
+    runs: list[tuple[int, int, int]] = []
+    for up, down in zip(upstream, downstream, strict=True):
+        if runs:
+            u0, d0, n = runs[-1]
+            if up == u0 + n and down == d0 + n:
+                runs[-1] = (u0, d0, n + 1)
+                continue
+        runs.append((up, down, 1))
+    return runs
 
 
 class SyncTrail:

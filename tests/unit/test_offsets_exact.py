@@ -20,23 +20,11 @@ from mm2.offsets.exact_index import (
     decode_prev_sync,
     encode_prev_sync,
 )
-from mm2.offsets.sync_trail import SyncTrail
+from mm2.offsets.sync_trail import SyncTrail, offset_runs
 from mm2.offsets.translator import OffsetTranslator
 from mm2.records import OffsetSync, TopicPartition
 
 TP = TopicPartition("orders", 0)
-
-
-def runs_of(pairs: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
-    runs: list[tuple[int, int, int]] = []
-    for up, down in pairs:
-        if runs:
-            u0, d0, n = runs[-1]
-            if up == u0 + n and down == d0 + n:
-                runs[-1] = (u0, d0, n + 1)
-                continue
-        runs.append((up, down, 1))
-    return runs
 
 
 class Mirror:
@@ -50,11 +38,12 @@ class Mirror:
         self.topic: list[tuple[OffsetSync, PrevSync | None]] = []
 
     def copy(self, start: int, until: int, *, lose_syncs: bool = False) -> None:
-        pairs = []
+        ups, downs = [], []
         for up in self.source[start:until]:
-            pairs.append((up, len(self.target)))
+            ups.append(up)
+            downs.append(len(self.target))
             self.target.append(up)
-        for up, down, prev in self.trail.points(runs_of(pairs)):
+        for up, down, prev in self.trail.points(offset_runs(ups, downs)):
             if not lose_syncs:
                 self.topic.append((OffsetSync(TP.topic, TP.partition, up, down), prev))
 
