@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -185,7 +186,14 @@ def test_groups_fail_over_exactly_and_active_groups_are_left_alone(
     create_topic(backup, remote, partitions=2)
     active_consumer(busy, remote)
     admin = GroupAdmin(backup.client_config())
-    wait_for(lambda: admin.describe([busy])[busy].active, 60, "busy group active", lambda: "")
+
+    def busy_is_active() -> bool:
+        try:
+            return admin.describe([busy])[busy].active
+        except KafkaClientError:  # the group coordinator may still be loading
+            return False
+
+    wait_for(busy_is_active, 60, "busy group active", lambda: "")
     with MirrorProcess(props) as mirror:
         # The target holds only the committed records, densely: a group that read n of them
         # resumes at offset n there (its source offsets also counted markers and aborts).
@@ -221,6 +229,11 @@ def test_groups_fail_over_exactly_and_active_groups_are_left_alone(
             mirror.log,
         )
         assert admin.committed_offsets([busy])[busy] == {}
+        assert mirror.stop() == 0
+    # The task kept its view of the offset syncs: a restart resumes the topic from there.
+    state = json.loads((tmp_path / "state/primary_to_backup/checkpoint-task.json").read_text())
+    assert state["position"] > 0
+    assert any(e["topic"] == topic and e["segments"] for e in state["translator"]["exact"])
     # The failed-over group reads exactly what it had not read on primary: nothing twice.
     remaining = values_from(backup.bootstrap_servers, remote, caught_up, 2 * (RECORDS - 157))
     for p in (0, 1):
