@@ -11,6 +11,7 @@ topics go forward through the B->A syncs.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from mm2.client.mirror_client import MirrorClient
@@ -35,7 +36,14 @@ from mm2.offsets.reverse import ReverseTranslator
 from mm2.offsets.translator import OffsetTranslator
 from mm2.records import OffsetAndMetadata, TopicPartition
 
-__all__ = ["Applied", "apply_failover", "plan_failback", "plan_failover", "target_group_admin"]
+__all__ = [
+    "Applied",
+    "apply_failover",
+    "committed_offsets",
+    "plan_failback",
+    "plan_failover",
+    "target_group_admin",
+]
 
 DEFAULT_TIMEOUT = 15.0
 
@@ -79,12 +87,33 @@ def target_group_admin(flow: Flow, timeout: float = DEFAULT_TIMEOUT) -> GroupAdm
 
 
 def _committed(
-    admin: GroupAdmin, group: str, alias: str, bootstrap: str
+    admin: GroupAdmin, group: str, alias: str, bootstrap: str, timeout: float
 ) -> dict[TopicPartition, OffsetAndMetadata]:
     try:
-        return admin.committed_offsets([group])[group]
+        return committed_offsets(admin, group, timeout)
     except KafkaClientError as exc:
         raise Unreachable(alias, bootstrap, exc) from exc
+
+
+def committed_offsets(
+    admin: GroupAdmin, group: str, timeout: float = DEFAULT_TIMEOUT
+) -> dict[TopicPartition, OffsetAndMetadata]:
+    """The group's commits, once its coordinator answers.
+
+    librdkafka (2.x) crashes the process when OffsetFetch meets a coordinator that is still
+    loading (librdkafka issue 5040), as on a cluster that never saw a consumer group before;
+    DescribeGroups reports the same state as an error, so it goes first until it succeeds.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            admin.describe([group])
+            break
+        except KafkaClientError as exc:
+            if "COORDINATOR" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.3)
+    return admin.committed_offsets([group])[group]
 
 
 def _plan(
@@ -100,15 +129,14 @@ def _plan(
     source_config = flow.source_admin_config(label="failover-source-admin")
     target_config = flow.target_admin_config(label="failover-target-admin")
     current = _committed(
-        GroupAdmin(target_config, timeout=timeout), group, target, _servers(target_config)
+        GroupAdmin(target_config, timeout=timeout), group, target, _servers(target_config), timeout
     )
     notes: list[str] = []
     commits: dict[TopicPartition, OffsetAndMetadata] = {}
     if not from_checkpoints:
         try:
-            commits = _committed(
-                GroupAdmin(source_config, timeout=timeout), group, source, _servers(source_config)
-            )
+            admin = GroupAdmin(source_config, timeout=timeout)
+            commits = _committed(admin, group, source, _servers(source_config), timeout)
         except Unreachable as exc:
             notes.append(f"{exc}; using the latest checkpoints on {target!r} instead")
             from_checkpoints = True
