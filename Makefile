@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	@command -v mvn >/dev/null || { echo "error: mvn is not on PATH; install Maven, e.g. apt-get install maven" >&2; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
 
 install: $(STAMP)
