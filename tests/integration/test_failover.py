@@ -389,3 +389,22 @@ def test_mirror_client_sees_the_topology(world: World) -> None:
     assert {f"primary.{world.orders}", f"primary.{world.compacted}"} <= client.remote_topics(
         "primary"
     )
+
+
+def test_checkpoints_written_by_the_mirror_agree_with_the_live_plan(world: World) -> None:
+    group = f"fo-cp-{uuid.uuid4().hex}"
+    commit(world.primary.bootstrap_servers, group, {(world.orders, 0): 77, (world.orders, 1): 301})
+    flow = world.config.flow("primary", "backup")
+    live = plan_failover(flow, group)
+    client = MirrorClient(world.backup.client_config(), DefaultReplicationPolicy())
+    wait_for(
+        lambda: len(client.remote_consumer_offsets(group, "primary")) == 2,
+        90,
+        f"checkpoints of {group}",
+        lambda: "",
+    )
+    from_checkpoints = plan_failover(flow, group, from_checkpoints=True)
+    assert from_checkpoints.basis == "checkpoints"
+    assert {(m.target, m.target_offset) for m in from_checkpoints.moves} == {
+        (m.target, m.target_offset) for m in live.moves
+    }
