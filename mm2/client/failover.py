@@ -11,7 +11,6 @@ topics go forward through the B->A syncs.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from mm2.client.mirror_client import MirrorClient
@@ -98,21 +97,7 @@ def _committed(
 def committed_offsets(
     admin: GroupAdmin, group: str, timeout: float = DEFAULT_TIMEOUT
 ) -> dict[TopicPartition, OffsetAndMetadata]:
-    """The group's commits, once its coordinator answers.
-
-    librdkafka (2.x) crashes the process when OffsetFetch meets a coordinator that is still
-    loading (librdkafka issue 5040), as on a cluster that never saw a consumer group before;
-    DescribeGroups reports the same state as an error, so it goes first until it succeeds.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            admin.describe([group])
-            break
-        except KafkaClientError as exc:
-            if "COORDINATOR" not in str(exc) or time.monotonic() > deadline:
-                raise
-        time.sleep(0.3)
+    """The group's commits (GroupAdmin waits for a loading coordinator first)."""
     return admin.committed_offsets([group])[group]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -77,8 +78,25 @@ class GroupAdmin:
         )
         return sorted(g.group_id for g in result.valid)
 
+    def _await_coordinators(self, groups: list[str]) -> None:
+        """librdkafka 2.x crashes the process when OffsetFetch meets a group coordinator that is
+        still loading (librdkafka issue 5040; a cluster that never had a group is one), while
+        DescribeGroups reports it as an error: describe until that error is gone."""
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                self.describe(groups)
+                return
+            except KafkaClientError as exc:
+                if "COORDINATOR" not in str(exc) or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.3)
+
     def committed_offsets(self, groups: Iterable[str]) -> dict[str, GroupOffsets]:
         """Committed offsets (with metadata) per group; partitions without a commit are left out."""
+        groups = list(groups)
+        if groups:
+            self._await_coordinators(groups)
         futures = {
             group: self._admin.list_consumer_group_offsets(
                 [ConsumerGroupTopicPartitions(group)], request_timeout=self._timeout
