@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from connectors.source import flow_state_dir
+from mm2.client.syncs import decode_syncs
 from mm2.config.model import CHECKPOINT, Flow
 from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.errors import RecordFormatError
@@ -24,9 +25,8 @@ from mm2.kafka.log_reader import LogReader
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
 from mm2.offsets import checkpoints_for_group, rename_topic_partition, sync_group_offsets
-from mm2.offsets.exact_index import PREV_SYNC_HEADER, decode_prev_sync
 from mm2.offsets.translator import OffsetTranslator
-from mm2.records import Checkpoint, OffsetSync, TopicPartition
+from mm2.records import Checkpoint, TopicPartition
 from mm2.runtime.metrics import METRICS
 
 __all__ = ["MirrorCheckpointConnector", "MirrorCheckpointTask"]
@@ -175,14 +175,8 @@ class MirrorCheckpointTask(Task):
         return 0.5
 
     def _read_syncs(self) -> None:
-        for record in self._syncs.read_to_end():
-            if record.key is None or record.value is None:
-                continue
-            try:
-                sync = OffsetSync.from_record(record.key, record.value)
-            except RecordFormatError:
-                continue
-            self._translator.handle(sync, decode_prev_sync(record.headers.get(PREV_SYNC_HEADER)))
+        for sync, prev in decode_syncs(self._syncs.read_to_end()):
+            self._translator.handle(sync, prev)
 
     def _refresh_groups(self) -> None:
         groups = [

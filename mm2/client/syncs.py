@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mm2.config import Flow
 from mm2.errors import KafkaClientError, RecordFormatError
-from mm2.kafka.log_reader import LogReader
+from mm2.kafka.log_reader import LogReader, LogRecord
 from mm2.kafka.topics import TopicAdmin
 from mm2.offsets.exact_index import PREV_SYNC_HEADER, PrevSync, decode_prev_sync
 from mm2.offsets.reverse import ReverseTranslator
 from mm2.offsets.translator import OffsetTranslator
 from mm2.records import OffsetSync
 
-__all__ = ["SyncsLocation", "Unreachable", "read_syncs", "reverse_translator", "syncs_location",
-           "translator"]  # fmt: skip
+__all__ = [
+    "SyncsLocation",
+    "Unreachable",
+    "decode_syncs",
+    "read_syncs",
+    "reverse_translator",
+    "syncs_location",
+    "translator",
+]
 
 _LABEL = "failover"
 
@@ -78,6 +86,11 @@ def read_syncs(
             reader.close()
     except KafkaClientError as exc:
         raise Unreachable(location.alias, bootstrap, exc) from exc
+    return decode_syncs(records)
+
+
+def decode_syncs(records: Iterable[LogRecord]) -> list[tuple[OffsetSync, PrevSync | None]]:
+    """Offset syncs with their decoded `mm2.prev-sync` headers; malformed records skipped."""
     out = []
     for record in records:
         if record.key is None or record.value is None:
