@@ -11,6 +11,8 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mirror_sim import TP, source_offsets
+from mirror_sim import Mirror as SimMirror
 
 from mm2.offsets.exact_index import (
     HOP,
@@ -20,42 +22,15 @@ from mm2.offsets.exact_index import (
     decode_prev_sync,
     encode_prev_sync,
 )
-from mm2.offsets.sync_trail import SyncTrail, offset_runs
 from mm2.offsets.translator import OffsetTranslator
-from mm2.records import OffsetSync, TopicPartition
-
-TP = TopicPartition("orders", 0)
+from mm2.records import OffsetSync
 
 
-class Mirror:
-    """Source offsets (with gaps), the target log, and the syncs as the topic would hold them."""
-
-    def __init__(self, source: list[int], lag: int) -> None:
-        self.source = source
-        self.target: list[int] = []  # upstream offset held at each downstream offset
-        self.lag = lag
-        self.trail = SyncTrail(lag)
-        self.topic: list[tuple[OffsetSync, PrevSync | None]] = []
-
-    def copy(self, start: int, until: int, *, lose_syncs: bool = False) -> None:
-        ups, downs = [], []
-        for up in self.source[start:until]:
-            ups.append(up)
-            downs.append(len(self.target))
-            self.target.append(up)
-        for up, down, prev in self.trail.points(offset_runs(ups, downs)):
-            if not lose_syncs:
-                self.topic.append((OffsetSync(TP.topic, TP.partition, up, down), prev))
-
-    def crash(self) -> None:
-        self.trail = SyncTrail(self.lag)
-
+class Mirror(SimMirror):
     def translator(self) -> OffsetTranslator:
         t = OffsetTranslator()
-        for sync, prev in self.topic:
-            # Through the header bytes, as the checkpoint task reads them.
-            header = None if prev is None else encode_prev_sync(prev)
-            t.handle(sync, decode_prev_sync(header))
+        for sync, prev in self.read_back():
+            t.handle(sync, prev)
         t.mark_read_to_end()
         return t
 
@@ -84,16 +59,6 @@ def check(mirror: Mirror, *, expect_all_exact: bool) -> None:
             assert held >= c or duplicate, (c, tr)
         if expect_all_exact:
             assert tr.exact, (c, tr)
-
-
-@st.composite
-def source_offsets(draw: st.DrawFn) -> list[int]:
-    gaps = draw(st.lists(st.integers(1, 4), min_size=5, max_size=60))
-    offsets, at = [], draw(st.integers(0, 5))
-    for g in gaps:
-        at += g
-        offsets.append(at)
-    return offsets
 
 
 @settings(max_examples=200, deadline=None)

@@ -9,52 +9,19 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mirror_sim import TP, source_offsets
+from mirror_sim import Mirror as SimMirror
 
-from mm2.offsets.exact_index import HOP, RUN, PrevSync, decode_prev_sync, encode_prev_sync
+from mm2.offsets.exact_index import HOP, RUN, PrevSync
 from mm2.offsets.reverse import ReverseTranslator
-from mm2.offsets.sync_trail import SyncTrail
 from mm2.records import OffsetSync, TopicPartition
 
-TP = TopicPartition("orders", 0)
 
-
-def runs_of(pairs: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
-    runs: list[tuple[int, int, int]] = []
-    for up, down in pairs:
-        if runs:
-            u0, d0, n = runs[-1]
-            if up == u0 + n and down == d0 + n:
-                runs[-1] = (u0, d0, n + 1)
-                continue
-        runs.append((up, down, 1))
-    return runs
-
-
-class Mirror:
-    def __init__(self, source: list[int], lag: int) -> None:
-        self.source = source
-        self.target: list[int] = []
-        self.lag = lag
-        self.trail = SyncTrail(lag)
-        self.topic: list[tuple[OffsetSync, PrevSync | None]] = []
-
-    def copy(self, start: int, until: int, *, lose_syncs: bool = False) -> None:
-        pairs = []
-        for up in self.source[start:until]:
-            pairs.append((up, len(self.target)))
-            self.target.append(up)
-        for up, down, prev in self.trail.points(runs_of(pairs)):
-            if not lose_syncs:
-                self.topic.append((OffsetSync(TP.topic, TP.partition, up, down), prev))
-
-    def crash(self) -> None:
-        self.trail = SyncTrail(self.lag)
-
+class Mirror(SimMirror):
     def reverse(self) -> ReverseTranslator:
         r = ReverseTranslator()
-        for sync, prev in self.topic:
-            header = None if prev is None else encode_prev_sync(prev)
-            r.handle(sync, decode_prev_sync(header))
+        for sync, prev in self.read_back():
+            r.handle(sync, prev)
         return r
 
 
@@ -84,16 +51,6 @@ def check(mirror: Mirror, *, expect_all_exact: bool) -> int:
         if expect_all_exact:
             assert tr.exact, (commit, tr)
     return translated
-
-
-@st.composite
-def source_offsets(draw: st.DrawFn) -> list[int]:
-    gaps = draw(st.lists(st.integers(1, 4), min_size=5, max_size=60))
-    offsets, at = [], draw(st.integers(0, 5))
-    for g in gaps:
-        at += g
-        offsets.append(at)
-    return offsets
 
 
 @settings(max_examples=200, deadline=None)
