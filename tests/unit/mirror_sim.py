@@ -35,12 +35,44 @@ class Mirror:
     def crash(self) -> None:
         self.trail = SyncTrail(self.lag)
 
+    def copy_in_batches(self, batches: list[int]) -> None:
+        """Copy the whole source, `batches` records at a time, then the rest."""
+        at = 0
+        for size in [*batches, len(self.source)]:
+            until = min(at + size, len(self.source))
+            self.copy(at, until)
+            at = until
+
+    def copy_with_events(self, steps: list[tuple[int, str]]) -> None:
+        """Copy batches with events, then the rest: "crash" (the writer restarts and the
+        uncommitted batch runs again), "lost" (its syncs never land), "rerun" (a failed batch
+        retried within the same writer), "ok"."""
+        at = 0
+        for size, event in steps:
+            until = min(at + size, len(self.source))
+            if event == "crash":
+                self.copy(at, until)
+                self.crash()
+                at = max(0, at - size // 2)
+                continue
+            self.copy(at, until, lose_syncs=event == "lost")
+            if event == "rerun":
+                self.copy(at, until)
+            at = until
+        self.copy(at, len(self.source))
+
     def read_back(self) -> list[tuple[OffsetSync, PrevSync | None]]:
         """The syncs as a reader sees them: headers through their bytes."""
         return [
             (sync, decode_prev_sync(None if prev is None else encode_prev_sync(prev)))
             for sync, prev in self.topic
         ]
+
+
+EVENTS = st.lists(
+    st.tuples(st.integers(1, 12), st.sampled_from(["ok", "crash", "lost", "rerun"])),
+    max_size=20,
+)
 
 
 @st.composite

@@ -11,7 +11,7 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mirror_sim import TP, source_offsets
+from mirror_sim import EVENTS, TP, source_offsets
 from mirror_sim import Mirror as SimMirror
 
 from mm2.offsets.exact_index import (
@@ -67,39 +67,21 @@ def test_clean_mirror_translates_every_offset_exactly(
     source: list[int], batches: list[int], lag: int
 ) -> None:
     mirror = Mirror(source, lag)
-    at = 0
-    for size in [*batches, len(source)]:
-        mirror.copy(at, min(at + size, len(source)))
-        at = min(at + size, len(source))
+    mirror.copy_in_batches(batches)
     check(mirror, expect_all_exact=True)
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     source_offsets(),
-    st.lists(
-        st.tuples(st.integers(1, 12), st.sampled_from(["ok", "crash", "lost", "rerun"])),
-        max_size=20,
-    ),
+    EVENTS,
     st.integers(1, 8),
 )
 def test_crashes_reruns_and_lost_syncs_never_skip_a_record(
     source: list[int], steps: list[tuple[int, str]], lag: int
 ) -> None:
     mirror = Mirror(source, lag)
-    at = 0
-    for size, event in steps:
-        until = min(at + size, len(source))
-        if event == "crash":
-            mirror.copy(at, until)
-            mirror.crash()
-            at = max(0, at - size // 2)  # the uncommitted batch runs again
-            continue
-        mirror.copy(at, until, lose_syncs=event == "lost")
-        if event == "rerun":
-            mirror.copy(at, until)  # a failed batch retried within the same writer
-        at = until
-    mirror.copy(at, len(source))
+    mirror.copy_with_events(steps)
     check(mirror, expect_all_exact=False)
 
 
