@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from connectors.every import Every
 from connectors.source import flow_state_dir
 from mm2.client.syncs import decode_syncs
 from mm2.config.model import CHECKPOINT, Flow
@@ -36,18 +37,6 @@ log = logging.getLogger(__name__)
 _SNAPSHOT_EVERY_S = 30.0
 
 
-class _Every:
-    def __init__(self, seconds: int | None, *, first_after: float = 0.0) -> None:
-        self.seconds = seconds
-        self.next = time.monotonic() + first_after
-
-    def due(self, now: float) -> bool:
-        if self.seconds is None or now < self.next:
-            return False
-        self.next = now + self.seconds
-        return True
-
-
 class MirrorCheckpointTask(Task):
     """Checkpoints for every group that passes the group filter, for the flow's topics."""
 
@@ -63,11 +52,11 @@ class MirrorCheckpointTask(Task):
         self._groups: list[str] = []
         self._checkpoints: dict[str, dict[TopicPartition, Checkpoint]] = {}
         self._active_reported: set[str] = set()
-        self._refresh = _Every(flow.interval_seconds("refresh.groups") or 5)
-        self._emit = _Every(flow.interval_seconds("emit.checkpoints"))
+        self._refresh = Every(flow.interval_seconds("refresh.groups") or 5)
+        self._emit = Every(flow.interval_seconds("emit.checkpoints"))
         sync_s = flow.interval_seconds("sync.group.offsets")
-        self._sync_offsets = _Every(sync_s, first_after=float(sync_s or 0))
-        self._snapshot = _Every(int(_SNAPSHOT_EVERY_S), first_after=_SNAPSHOT_EVERY_S)
+        self._sync_offsets = Every(sync_s, first_after=float(sync_s or 0))
+        self._snapshot = Every(int(_SNAPSHOT_EVERY_S), first_after=_SNAPSHOT_EVERY_S)
 
     # -- setup, retried until the clusters answer --
     def _setup(self) -> None:

@@ -7,6 +7,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from connectors.every import Every
 from connectors.offset_syncs import OffsetSyncEmitter
 from connectors.topic_sync import TopicSync
 from mm2.config.model import Flow
@@ -31,20 +32,6 @@ def flow_state_dir(config: Mapping[str, str]) -> Path:
     return base / f"{config['source.cluster.alias']}_to_{config['target.cluster.alias']}"
 
 
-class _Every:
-    """A repeating deadline; `None` seconds means never."""
-
-    def __init__(self, seconds: int | None) -> None:
-        self.seconds = seconds
-        self.next = time.monotonic()
-
-    def due(self, now: float) -> bool:
-        if self.seconds is None or now < self.next:
-            return False
-        self.next = now + self.seconds
-        return True
-
-
 class MirrorSourceTask(Task):
     """Keeps the target's topics in step with the source and runs the flow's Spark query."""
 
@@ -58,9 +45,9 @@ class MirrorSourceTask(Task):
         self._sync = TopicSync(
             flow, TopicAdmin(source_admin), TopicAdmin(flow.target_admin_config())
         )
-        self._refresh = _Every(flow.interval_seconds("refresh.topics") or 2)
-        self._configs = _Every(flow.interval_seconds("sync.topic.configs"))
-        self._acls = _Every(flow.interval_seconds("sync.topic.acls"))
+        self._refresh = Every(flow.interval_seconds("refresh.topics") or 2)
+        self._configs = Every(flow.interval_seconds("sync.topic.configs"))
+        self._acls = Every(flow.interval_seconds("sync.topic.acls"))
         self._syncs = OffsetSyncEmitter.for_flow(flow)
         # librdkafka reads committed data unless told otherwise (Java's default is uncommitted):
         # aborted transactions are not mirrored. Planning must use the same bound (the LSO).
