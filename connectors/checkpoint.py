@@ -17,7 +17,7 @@ from pathlib import Path
 
 from connectors.every import Every
 from connectors.source import flow_state_dir
-from mm2.client.syncs import decode_syncs
+from mm2.client.syncs import decode_syncs, syncs_location
 from mm2.config.model import CHECKPOINT, Flow
 from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.errors import RecordFormatError
@@ -86,19 +86,9 @@ class MirrorCheckpointTask(Task):
 
     def _sync_reader(self, start: int | None) -> LogReader:
         flow = self._flow
-        on_target = flow.offset_syncs_topic_location == "target"
-        topic = self._policy.offset_syncs_topic(flow.source if on_target else flow.target)
-        side = "target" if on_target else "source"
-        admin = (flow.target_admin_config if on_target else flow.source_admin_config)(
-            CHECKPOINT, f"offset-syncs-{side}-admin"
-        )
-        # The source task creates it too; whichever runs first wins, the other finds it there.
-        TopicAdmin(admin).create_compacted_topic(
-            topic, replication_factor=flow.get_int("offset-syncs.topic.replication.factor", 3)
-        )
-        consumer = (flow.target_consumer_config if on_target else flow.source_consumer_config)(
-            CHECKPOINT, f"offset-syncs-{side}-consumer"
-        )
+        location = syncs_location(flow, connector=CHECKPOINT)
+        location.create_topic(flow.get_int("offset-syncs.topic.replication.factor", 3))
+        consumer, topic = location.consumer_config, location.topic
         reader = LogReader(consumer, topic, start=start)
         if start is not None and start > reader.end_offset():
             log.warning("%s: %s is shorter than the saved state; rereading", flow.name, topic)

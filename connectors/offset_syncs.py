@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mm2.client.syncs import syncs_location
 from mm2.config.model import Flow
 from mm2.kafka.copier import CopyResult
 from mm2.kafka.producer import RecordProducer
-from mm2.kafka.topics import TopicAdmin
 from mm2.offsets.exact_index import PREV_SYNC_HEADER, PrevSync, encode_prev_sync
 from mm2.offsets.sync_trail import SyncTrail
 from mm2.records import OffsetSync
@@ -32,24 +32,12 @@ class OffsetSyncEmitter:
 
     @classmethod
     def for_flow(cls, flow: Flow) -> OffsetSyncEmitter:
-        policy = flow.replication_policy()
+        location = syncs_location(flow)
         if not flow.get_bool("emit.offset-syncs.enabled", True):
-            return cls(policy.offset_syncs_topic(flow.target), None, flow.offset_lag_max)
-        on_target = flow.offset_syncs_topic_location == "target"
-        side = "target" if on_target else "source"
-        # The name carries the alias of the cluster the topic is *not* on.
-        topic = policy.offset_syncs_topic(flow.source if on_target else flow.target)
-        admin = (flow.target_admin_config if on_target else flow.source_admin_config)(
-            label=f"offset-syncs-{side}-admin"
-        )
-        TopicAdmin(admin).create_compacted_topic(
-            topic,
-            replication_factor=flow.get_int("offset-syncs.topic.replication.factor", 3),
-        )
-        producer_config = (
-            flow.target_producer_config if on_target else flow.source_producer_config
-        )(label=f"offset-syncs-{side}-producer")
-        return cls(topic, RecordProducer(producer_config), flow.offset_lag_max)
+            return cls(location.topic, None, flow.offset_lag_max)
+        location.create_topic(flow.get_int("offset-syncs.topic.replication.factor", 3))
+        producer = RecordProducer(location.producer_config)
+        return cls(location.topic, producer, flow.offset_lag_max)
 
     def syncs(self, results: Sequence[CopyResult]) -> list[tuple[OffsetSync, PrevSync | None]]:
         """The syncs a batch calls for, in order per partition, with their headers."""

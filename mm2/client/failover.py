@@ -162,7 +162,7 @@ def _plan(
 
 
 def _forward(flow: Flow, notes: list[str], timeout: float) -> OffsetTranslator | None:
-    location = syncs_location(flow)
+    location = syncs_location(flow, label="failover")
     syncs = read_syncs(location, timeout=timeout)
     if syncs is None:
         notes.append(f"no {location.topic} on {location.alias!r}: {flow.name} has mirrored nothing")
@@ -171,7 +171,7 @@ def _forward(flow: Flow, notes: list[str], timeout: float) -> OffsetTranslator |
 
 
 def _backward(flow: Flow, notes: list[str], timeout: float) -> ReverseTranslator | None:
-    location = syncs_location(flow)
+    location = syncs_location(flow, label="failover")
     syncs = read_syncs(location, timeout=timeout)
     if syncs is None:
         notes.append(f"no {location.topic} on {location.alias!r}: {flow.name} has mirrored nothing")

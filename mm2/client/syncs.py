@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mm2.config import Flow
+from mm2.config.model import SOURCE
 from mm2.errors import KafkaClientError, RecordFormatError
 from mm2.kafka.log_reader import LogReader, LogRecord
 from mm2.kafka.topics import TopicAdmin
@@ -45,24 +46,40 @@ class SyncsLocation:
     alias: str
     admin_config: dict[str, str]
     consumer_config: dict[str, str]
+    producer_config: dict[str, str]
     topic: str
 
+    def create_topic(self, replication_factor: int) -> None:
+        """Create the compacted topic unless it exists (the source and checkpoint tasks both
+        may come first)."""
+        TopicAdmin(self.admin_config).create_compacted_topic(
+            self.topic, replication_factor=replication_factor
+        )
 
-def syncs_location(flow: Flow) -> SyncsLocation:
+
+def syncs_location(
+    flow: Flow, *, connector: str = SOURCE, label: str | None = None
+) -> SyncsLocation:
     """`mm2-offset-syncs.<target>.internal` on the source (location=source, the default), or
-    `mm2-offset-syncs.<source>.internal` on the target (location=target)."""
+    `mm2-offset-syncs.<source>.internal` on the target (location=target): the name carries the
+    alias of the cluster the topic is not on. Client ids end in `<label>-admin` etc., the label
+    being `offset-syncs-<side>` unless given."""
     policy = flow.replication_policy()
     if flow.offset_syncs_topic_location == "target":
+        label = label or "offset-syncs-target"
         return SyncsLocation(
             flow.target,
-            flow.target_admin_config(label=f"{_LABEL}-admin"),
-            flow.target_consumer_config(label=f"{_LABEL}-syncs-consumer"),
+            flow.target_admin_config(connector, f"{label}-admin"),
+            flow.target_consumer_config(connector, f"{label}-consumer"),
+            flow.target_producer_config(connector, f"{label}-producer"),
             policy.offset_syncs_topic(flow.source),
         )
+    label = label or "offset-syncs-source"
     return SyncsLocation(
         flow.source,
-        flow.source_admin_config(label=f"{_LABEL}-admin"),
-        flow.source_consumer_config(label=f"{_LABEL}-syncs-consumer"),
+        flow.source_admin_config(connector, f"{label}-admin"),
+        flow.source_consumer_config(connector, f"{label}-consumer"),
+        flow.source_producer_config(connector, f"{label}-producer"),
         policy.offset_syncs_topic(flow.target),
     )
 
