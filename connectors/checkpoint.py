@@ -17,10 +17,10 @@ from pathlib import Path
 
 from connectors.every import Every
 from connectors.source import flow_state_dir
+from mm2.client.mirror_client import decode_checkpoints
 from mm2.client.syncs import decode_syncs, syncs_location
 from mm2.config.model import CHECKPOINT, Flow
 from mm2.connect.spi import Connector, Task, TaskContext
-from mm2.errors import RecordFormatError
 from mm2.kafka.groups import GroupAdmin
 from mm2.kafka.log_reader import LogReader
 from mm2.kafka.producer import RecordProducer
@@ -73,8 +73,8 @@ class MirrorCheckpointTask(Task):
             flow.source_admin_config(CHECKPOINT, "checkpoints-source-admin")
         )
         self._target_groups = GroupAdmin(target_admin)
-        loaded = self._load_checkpoints()
-        self._translator, start = self._load_snapshot(loaded)
+        self._load_checkpoints()
+        self._translator, start = self._load_snapshot()
         self._syncs = self._sync_reader(start)
         self._read_syncs()
         self._translator.mark_read_to_end()
@@ -93,41 +93,33 @@ class MirrorCheckpointTask(Task):
         if start is not None and start > reader.end_offset():
             log.warning("%s: %s is shorter than the saved state; rereading", flow.name, topic)
             reader.close()
-            self._translator = OffsetTranslator()
+            self._translator = _fresh_translator()
             reader = LogReader(consumer, topic)
         return reader
 
-    def _load_checkpoints(self) -> bool:
+    def _load_checkpoints(self) -> None:
         """Apache's CheckpointStore: the latest checkpoint per group and partition."""
         consumer = self._flow.target_consumer_config(CHECKPOINT, "checkpoints-target-consumer")
         reader = LogReader(consumer, self._checkpoints_topic)
         try:
-            for record in reader.read_to_end():
-                if record.key is None or record.value is None:
-                    continue
-                try:
-                    cp = Checkpoint.from_record(record.key, record.value)
-                except RecordFormatError:
-                    continue  # as Apache: malformed records are skipped
+            for cp in decode_checkpoints(reader.read_to_end()):
                 if self._group_filter.should_replicate_group(cp.group_id):
                     self._checkpoints.setdefault(cp.group_id, {})[cp.topic_partition] = cp
         finally:
             reader.close()
-        return True
 
-    def _load_snapshot(self, checkpoints_loaded: bool) -> tuple[OffsetTranslator, int | None]:
-        must_read = not checkpoints_loaded
+    def _load_snapshot(self) -> tuple[OffsetTranslator, int | None]:
         try:
             data = json.loads(self._snapshot_path.read_text(encoding="utf-8"))
             translator = OffsetTranslator.from_json(
-                data["translator"], initialization_must_read_to_end=must_read
+                data["translator"], initialization_must_read_to_end=False
             )
             return translator, int(data["position"])
         except FileNotFoundError:
             pass
         except (ValueError, KeyError, TypeError) as exc:
             log.warning("%s: ignoring unreadable %s: %s", self._flow.name, self._snapshot_path, exc)
-        return OffsetTranslator(initialization_must_read_to_end=must_read), None
+        return _fresh_translator(), None
 
     def _save_snapshot(self) -> None:
         state = {"position": self._syncs.position, "translator": self._translator.to_json()}
@@ -238,6 +230,12 @@ class MirrorCheckpointTask(Task):
                 log.warning("%s: could not save %s: %s", self._flow.name, self._snapshot_path, exc)
             self._syncs.close()
             self._producer.flush(5)
+
+
+def _fresh_translator() -> OffsetTranslator:
+    # Apache keeps only the last sync read before the end when it could not load the
+    # checkpoints; ours are loaded before this (or setup fails and is retried), so all stay.
+    return OffsetTranslator(initialization_must_read_to_end=False)
 
 
 class MirrorCheckpointConnector(Connector):

@@ -8,16 +8,16 @@ which tell where a group would resume here (`remote_consumer_offsets`, alias
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from mm2.client import topology
 from mm2.errors import RecordFormatError
-from mm2.kafka.log_reader import LogReader
+from mm2.kafka.log_reader import LogReader, LogRecord
 from mm2.kafka.topics import TopicAdmin
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
 from policies.replication import ReplicationPolicy
 
-__all__ = ["MirrorClient"]
+__all__ = ["MirrorClient", "decode_checkpoints"]
 
 # Settings a consumer config may carry that librdkafka warns about on an admin client.
 _CONSUMER_ONLY = frozenset(
@@ -80,15 +80,7 @@ class MirrorClient:
             records = reader.read_to_end(timeout=self.timeout)
         finally:
             reader.close()
-        out = []
-        for record in records:
-            if record.key is None or record.value is None:
-                continue  # a tombstone, or something else's record
-            try:
-                out.append(Checkpoint.from_record(record.key, record.value))
-            except RecordFormatError:
-                continue
-        return out
+        return decode_checkpoints(records)
 
     def remote_consumer_offsets(
         self, group: str, remote_alias: str
@@ -101,3 +93,17 @@ class MirrorClient:
         }
 
     translate_offsets = remote_consumer_offsets
+
+
+def decode_checkpoints(records: Iterable[LogRecord]) -> list[Checkpoint]:
+    """The checkpoints among `records`, in order; tombstones and malformed records skipped
+    (as Apache's CheckpointStore and MirrorClient do)."""
+    out = []
+    for record in records:
+        if record.key is None or record.value is None:
+            continue
+        try:
+            out.append(Checkpoint.from_record(record.key, record.value))
+        except RecordFormatError:
+            continue
+    return out
