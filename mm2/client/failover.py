@@ -38,7 +38,6 @@ from mm2.records import OffsetAndMetadata, TopicPartition
 __all__ = [
     "Applied",
     "apply_failover",
-    "committed_offsets",
     "plan_failback",
     "plan_failover",
     "target_group_admin",
@@ -86,19 +85,12 @@ def target_group_admin(flow: Flow, timeout: float = DEFAULT_TIMEOUT) -> GroupAdm
 
 
 def _committed(
-    admin: GroupAdmin, group: str, alias: str, bootstrap: str, timeout: float
+    admin: GroupAdmin, group: str, alias: str, bootstrap: str
 ) -> dict[TopicPartition, OffsetAndMetadata]:
     try:
-        return committed_offsets(admin, group, timeout)
+        return admin.committed_offsets([group])[group]
     except KafkaClientError as exc:
         raise Unreachable(alias, bootstrap, exc) from exc
-
-
-def committed_offsets(
-    admin: GroupAdmin, group: str, timeout: float = DEFAULT_TIMEOUT
-) -> dict[TopicPartition, OffsetAndMetadata]:
-    """The group's commits (GroupAdmin waits for a loading coordinator first)."""
-    return admin.committed_offsets([group])[group]
 
 
 def _plan(
@@ -114,14 +106,14 @@ def _plan(
     source_config = flow.source_admin_config(label="failover-source-admin")
     target_config = flow.target_admin_config(label="failover-target-admin")
     current = _committed(
-        GroupAdmin(target_config, timeout=timeout), group, target, _servers(target_config), timeout
+        GroupAdmin(target_config, timeout=timeout), group, target, _servers(target_config)
     )
     notes: list[str] = []
     commits: dict[TopicPartition, OffsetAndMetadata] = {}
     if not from_checkpoints:
         try:
             admin = GroupAdmin(source_config, timeout=timeout)
-            commits = _committed(admin, group, source, _servers(source_config), timeout)
+            commits = _committed(admin, group, source, _servers(source_config))
         except Unreachable as exc:
             notes.append(f"{exc}; using the latest checkpoints on {target!r} instead")
             from_checkpoints = True
