@@ -6,7 +6,6 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from mm2.config.librdkafka import TranslationProblem
 from mm2.config.model import CHECKPOINT, HEARTBEAT, SOURCE, Flow, MirrorMakerConfig
 from mm2.config.names import DEPRECATED_NAMES, TYPES
 from mm2.config.properties import PropertiesFile, read_properties
@@ -14,7 +13,6 @@ from mm2.config.providers import ProviderProblem, Providers
 from mm2.config.resolve import cluster_pairs, connector_base_config, flow_key, parse_clusters
 from mm2.config.values import ValueProblem, check_value, parse_bool
 from mm2.errors import ConfigError
-from policies.replication import PolicyConfigError
 
 __all__ = ["load", "load_properties"]
 
@@ -141,28 +139,11 @@ def _build_flow(
     }
     enabled = parse_bool(connectors[SOURCE]["enabled"])
     flow = Flow(source, target, enabled, connectors, providers)
-    for getter in (
-        flow.replication_policy,
-        flow.topic_filter,
-        flow.group_filter,
-        flow.config_property_filter,
-    ):
-        try:
-            getter()
-        except PolicyConfigError as exc:
-            raise check.error(check.origin(flow, exc.key), exc.detail) from None
-    if enabled:
-        for side_role in (
-            flow.source_consumer_config,
-            flow.source_admin_config,
-            flow.target_producer_config,
-            flow.target_admin_config,
-        ):
-            try:
-                side_role()
-            except TranslationProblem as exc:
-                key = _find_client_key(check, source, target, exc.key)
-                raise check.error(key, str(exc)) from None
+    if plugins := flow.plugin_problems():
+        raise check.error(check.origin(flow, plugins[0].key), plugins[0].detail)
+    if enabled and (clients := flow.client_problems()):
+        key = _find_client_key(check, source, target, clients[0].key)
+        raise check.error(key, str(clients[0]))
     return flow
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from mm2.config.librdkafka import ClientRole, translate_client_config
+from mm2.config.librdkafka import ClientRole, TranslationProblem, translate_client_config
 from mm2.config.names import CLIENT_CONFIG_NAMES, PASSWORD_NAMES
 from mm2.config.providers import Providers
 from mm2.config.values import parse_bool, parse_int
@@ -17,7 +17,7 @@ from policies.filter import (
     load_group_filter,
     load_topic_filter,
 )
-from policies.replication import ReplicationPolicy, load_replication_policy
+from policies.replication import PolicyConfigError, ReplicationPolicy, load_replication_policy
 
 __all__ = ["HIDDEN", "Flow", "MirrorMakerConfig", "is_password"]
 
@@ -152,6 +152,37 @@ class Flow:
             for key in self._client(side, role, SOURCE, "")[1]:  # type: ignore[arg-type]
                 found.add(f"{side}.{role}.{key}")
         return sorted(found)
+
+    # -- checks: what the loader and REST validation report --
+    def plugin_problems(self) -> list[PolicyConfigError]:
+        """The policy and filters that cannot be built from these settings, in that order."""
+        found = []
+        for build in (
+            self.replication_policy,
+            self.topic_filter,
+            self.group_filter,
+            self.config_property_filter,
+        ):
+            try:
+                build()
+            except PolicyConfigError as exc:
+                found.append(exc)
+        return found
+
+    def client_problems(self) -> list[TranslationProblem]:
+        """The replication clients whose settings have no librdkafka translation."""
+        found = []
+        for client in (
+            self.source_consumer_config,
+            self.source_admin_config,
+            self.target_producer_config,
+            self.target_admin_config,
+        ):
+            try:
+                client()
+            except TranslationProblem as exc:
+                found.append(exc)
+        return found
 
     # -- plug-ins --
     def replication_policy(self) -> ReplicationPolicy:

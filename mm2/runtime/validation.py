@@ -5,12 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mm2.config.librdkafka import TranslationProblem
 from mm2.config.model import Flow
 from mm2.config.names import TYPES
 from mm2.config.values import ValueProblem, check_value
 from mm2.runtime.herder import Plugins
-from policies.replication import PolicyConfigError
 
 __all__ = ["ConfigCheck", "validate_connector_config"]
 
@@ -64,23 +62,7 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins) -> Co
 
 def _check_flow(config: Mapping[str, str], errors: dict[str, list[str]]) -> None:
     flow = Flow.for_connector(config)
-    for getter in (
-        flow.replication_policy,
-        flow.topic_filter,
-        flow.group_filter,
-        flow.config_property_filter,
-    ):
-        try:
-            getter()
-        except PolicyConfigError as exc:
-            errors.setdefault(exc.key, []).append(exc.detail)
-    for client in (
-        flow.source_consumer_config,
-        flow.source_admin_config,
-        flow.target_producer_config,
-        flow.target_admin_config,
-    ):
-        try:
-            client()
-        except TranslationProblem as exc:
-            errors.setdefault(exc.key, []).append(str(exc))
+    for problem in flow.plugin_problems():
+        errors.setdefault(problem.key, []).append(problem.detail)
+    for client_problem in flow.client_problems():
+        errors.setdefault(client_problem.key, []).append(str(client_problem))
