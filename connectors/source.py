@@ -54,6 +54,7 @@ class MirrorSourceTask(Task):
         consumer = {"isolation.level": "read_committed", **flow.source_consumer_config()}
         self._read_committed = consumer["isolation.level"] == "read_committed"
         self._ends = OffsetLister(source_admin)
+        spark = spark_session({k: v for k, v in config.items() if k.startswith("spark.")})
         spec = PipelineSpec(
             flow=flow.name,
             source_consumer=consumer,
@@ -61,14 +62,14 @@ class MirrorSourceTask(Task):
             target_producer=flow.target_producer_config(),
             routes_path=str(self._routes_path),
             tasks_max=flow.tasks_max,
+            slots=spark.sparkContext.defaultParallelism,
             max_records_per_partition=flow.get_int("pipeline.max.records.per.partition", 200_000),
             from_latest=consumer.get("auto.offset.reset", "earliest") == "latest",
             read_committed=self._read_committed,
             skip_oversized=flow.get_bool("skip.oversized.records", False),
         )
-        spark_conf = {k: v for k, v in config.items() if k.startswith("spark.")}
         self._query = MirrorQuery(
-            spark_session(spark_conf),
+            spark,
             spec,
             state / "spark",
             self._on_batch,

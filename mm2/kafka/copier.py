@@ -148,7 +148,9 @@ class Copier:
                     for tp in positions
                 )
                 raise KafkaClientError(f"timed out reading from the source: {late}", retriable=True)
-            messages = self._consumer.consume(_CONSUME_BATCH, 0.5)
+            # consume(n, t) waits until n messages or t: take what has arrived, and only
+            # when nothing has, wait for the first message (not for a full batch).
+            messages = self._consumer.consume(_CONSUME_BATCH, 0) or self._consumer.consume(1, 0.1)
             now_ms = int(time.time() * 1000)
             for msg in messages:
                 self._route(msg, states, active, now_ms)

@@ -8,7 +8,18 @@ from heapq import heapify, heappop, heappush
 from mm2.kafka.copier import WorkUnit
 from mm2.pipeline.routes import Route
 
-__all__ = ["Offsets", "from_offsets", "group_units", "plan_end", "plan_units", "to_offsets"]
+__all__ = [
+    "MIN_TASK_RECORDS",
+    "Offsets",
+    "from_offsets",
+    "group_units",
+    "plan_end",
+    "plan_units",
+    "to_offsets",
+]
+
+# Below this many records per task, one more Spark task costs more than it saves.
+MIN_TASK_RECORDS = 5_000
 
 # Spark keeps source offsets as JSON: {"topic": {"partition": next_offset}}.
 Offsets = dict[str, dict[str, int]]
@@ -69,15 +80,30 @@ def plan_units(
     return units
 
 
-def group_units(units: Iterable[WorkUnit], tasks_max: int) -> list[list[WorkUnit]]:
-    """Spread units over at most tasks_max groups, largest first onto the lightest group.
+def group_units(
+    units: Iterable[WorkUnit],
+    tasks_max: int,
+    *,
+    slots: int = 0,
+    min_task_records: int = MIN_TASK_RECORDS,
+) -> list[list[WorkUnit]]:
+    """Spread units over as few Spark tasks as keep the cores busy, largest first onto the
+    lightest task.
 
-    A partition is never split: one writer per target partition keeps its order.
+    At most tasks_max tasks, at most `slots` (Spark's parallelism; 0: unknown) so a batch runs
+    in one wave, and no more than one per min_task_records records: a Spark task costs tens of
+    milliseconds to schedule, as much as copying a few thousand records, so a small batch in
+    many tasks only waits longer. A partition is never split: one writer per target partition
+    keeps its order.
     """
     ordered = sorted(units, key=lambda u: (-(u.until - u.start), u.topic, u.partition))
     if not ordered:
         return []
-    count = max(1, min(tasks_max, len(ordered)))
+    records = sum(u.until - u.start for u in ordered)
+    count = min(tasks_max, len(ordered), -(-records // max(1, min_task_records)))
+    if slots > 0:
+        count = min(count, slots)
+    count = max(1, count)
     groups: list[list[WorkUnit]] = [[] for _ in range(count)]
     heap = [(0, i) for i in range(count)]
     heapify(heap)

@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -92,11 +93,22 @@ class MirrorQuery:
 
         idle = self._idle
 
+        flow = self._spec.flow
+
         def each_batch(df: DataFrame, batch_id: int) -> None:
             idle.clear()
             try:
+                began = time.monotonic()
                 table = df.mapInArrow(copy, schema).toArrow()
+                copied = time.monotonic()
                 on_batch(batch_id, results_from_table(table))
+                log.debug(
+                    "%s: batch %d copied in %.0f ms, handled in %.0f ms",
+                    flow,
+                    batch_id,
+                    (copied - began) * 1000,
+                    (time.monotonic() - copied) * 1000,
+                )
             finally:
                 idle.set()
 

@@ -67,7 +67,8 @@ class _UnitReader(DataSourceStreamReader):
     def partitions(self, start: Offsets, end: Offsets) -> Sequence[InputPartition]:
         routes = read_routes(self._spec.routes_file)
         units = plan_units(start, end, routes, self._earliest)
-        return [_UnitGroup(g) for g in group_units(units, self._spec.tasks_max)]
+        groups = group_units(units, self._spec.tasks_max, slots=self._spec.slots)
+        return [_UnitGroup(g) for g in groups]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[str, int, int, int, str]]:
         assert isinstance(partition, _UnitGroup)

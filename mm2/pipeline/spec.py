@@ -19,6 +19,8 @@ class PipelineSpec:
     target_producer: dict[str, str] = field(default_factory=dict)
     routes_path: str = ""
     tasks_max: int = 1
+    # Spark's default parallelism (task slots); 0 when unknown.
+    slots: int = 0
     max_records_per_partition: int = 200_000
     from_latest: bool = False
     read_committed: bool = False
