@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,16 +50,17 @@ class CopyResult:
 class _PartitionCopy:
     """Book-keeping for one unit while its records are in flight."""
 
-    __slots__ = ("done", "downstream", "failures", "result", "sizes", "unit", "upstream")
+    __slots__ = ("deliver", "done", "downstream", "failures", "result", "unit", "upstream")
 
     def __init__(self, unit: WorkUnit) -> None:
         self.unit = unit
         self.result = CopyResult(unit)
         self.upstream: list[int] = []
-        self.sizes: list[int] = []
         self.downstream: list[int] = []
-        self.failures: list[tuple[int, KafkaError]] = []
+        # (index in send order, error, key + value bytes) of each record the target refused.
+        self.failures: list[tuple[int, KafkaError, int]] = []
         self.done = unit.start >= unit.until
+        self.deliver = self.on_delivery  # bound once, not per record
 
     def on_delivery(self, err: KafkaError | None, msg: Message) -> None:
         # Idempotent producer: reports for one partition arrive in send order.
@@ -66,7 +68,8 @@ class _PartitionCopy:
             self.downstream.append(_offset(msg))
         else:
             index = len(self.downstream) + len(self.failures)
-            self.failures.append((index, err))
+            value, key = msg.value(), msg.key()
+            self.failures.append((index, err, len(value or b"") + len(key or b"")))
 
 
 def _offset(msg: Message) -> int:
@@ -118,13 +121,20 @@ class Copier:
         """Copy every unit; raise KafkaClientError (or RecordTooLargeError) on any failure."""
         states = {(u.topic, u.partition): _PartitionCopy(u) for u in units}
         active = {key for key, st in states.items() if not st.done}
-        if active:
-            self._consumer.assign(
-                [TopicPartition(t, p, states[(t, p)].unit.start) for t, p in active]
-            )
-            self._pump(states, active, time.monotonic() + timeout_s)
-            self._consumer.unassign()
-        remaining = self._producer.flush(timeout_s)
+        # Messages make no reference cycles: the collector would only burn CPU in the loop.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            if active:
+                self._consumer.assign(
+                    [TopicPartition(t, p, states[(t, p)].unit.start) for t, p in active]
+                )
+                self._pump(states, active, time.monotonic() + timeout_s)
+                self._consumer.unassign()
+            remaining = self._producer.flush(timeout_s)
+        finally:
+            if collecting:
+                gc.enable()
         if remaining:
             raise KafkaClientError(
                 f"{remaining} records were not acknowledged by the target within {timeout_s:.0f} s",
@@ -139,86 +149,96 @@ class Copier:
         active: set[tuple[str, int]],
         deadline: float,
     ) -> None:
+        consume = self._consumer.consume
         while active:
             if time.monotonic() > deadline:
-                positions = self._consumer.position([TopicPartition(t, p) for t, p in active])
-                late = ", ".join(
-                    f"{tp.topic}-{tp.partition} at {tp.offset}, "
-                    f"until {states[(tp.topic, tp.partition)].unit.until}"
-                    for tp in positions
-                )
-                raise KafkaClientError(f"timed out reading from the source: {late}", retriable=True)
+                self._timed_out(states, active)
             # consume(n, t) waits until n messages or t: take what has arrived, and only
             # when nothing has, wait for the first message (not for a full batch).
-            messages = self._consumer.consume(_CONSUME_BATCH, 0) or self._consumer.consume(1, 0.1)
-            now_ms = int(time.time() * 1000)
-            for msg in messages:
-                self._route(msg, states, active, now_ms)
-            if not messages:
+            messages = consume(_CONSUME_BATCH, 0) or consume(1, 0.1)
+            if messages:
+                self._copy_messages(messages, states, active)
+            else:
                 self._check_positions(states, active)
             self._producer.poll(0)
 
-    def _route(
+    def _copy_messages(
+        self,
+        messages: list[Message],
+        states: dict[tuple[str, int], _PartitionCopy],
+        active: set[tuple[str, int]],
+    ) -> None:
+        """The hot loop: one produce per record, nothing per record that can wait."""
+        produce = self._producer.produce
+        now_ms = int(time.time() * 1000)
+        for msg in messages:
+            if msg.error() is not None:
+                self._on_event(msg, states, active)
+                continue
+            key = (msg.topic(), msg.partition())
+            if key not in active:
+                continue
+            st = states[key]
+            unit = st.unit
+            offset = _offset(msg)
+            if offset >= unit.until:
+                active.discard(key)
+                continue
+            value = msg.value()
+            kind, ts = msg.timestamp()
+            record = (unit.target_topic, value, msg.key(), unit.partition, st.deliver)
+            while True:
+                try:
+                    produce(*record, timestamp=ts if kind else 0, headers=msg.headers())
+                    break
+                except BufferError:
+                    self._producer.poll(0.05)
+            st.upstream.append(offset)
+            res = st.result
+            if value is not None:
+                res.bytes += len(value)
+            if kind:
+                if res.min_timestamp < 0 or ts < res.min_timestamp:
+                    res.min_timestamp = ts
+                if ts > res.max_timestamp:
+                    res.max_timestamp = ts
+                res.sum_timestamp += ts
+                age = now_ms - ts
+                if res.age_min_ms < 0 or age < res.age_min_ms:
+                    res.age_min_ms = age
+                if age > res.age_max_ms:
+                    res.age_max_ms = age
+                res.age_sum_ms += age
+            if offset + 1 >= unit.until:
+                active.discard(key)
+
+    def _on_event(
         self,
         msg: Message,
         states: dict[tuple[str, int], _PartitionCopy],
         active: set[tuple[str, int]],
-        now_ms: int,
     ) -> None:
         key = (msg.topic(), msg.partition())
         err = msg.error()
-        if err is not None:
-            if err.code() == KafkaError._PARTITION_EOF:
-                if key in active and _offset(msg) >= states[key].unit.until:
-                    active.discard(key)
-                return
-            raise KafkaClientError(
-                f"consume failed on {key[0]}-{key[1]}: {err}", retriable=err.retriable()
-            )
-        if key not in active:
+        assert err is not None
+        if err.code() == KafkaError._PARTITION_EOF:
+            if key in active and _offset(msg) >= states[key].unit.until:
+                active.discard(key)
             return
-        st = states[key]
-        offset = _offset(msg)
-        if offset >= st.unit.until:
-            active.discard(key)
-            return
-        value = msg.value()
-        kind, ts = msg.timestamp()
-        self._produce(st, msg, ts if kind else None)
-        st.upstream.append(offset)
-        record_key = msg.key()
-        st.sizes.append((len(value) if value else 0) + (len(record_key) if record_key else 0))
-        res = st.result
-        res.records += 1
-        res.bytes += len(value) if value is not None else 0
-        if kind:
-            if res.min_timestamp < 0 or ts < res.min_timestamp:
-                res.min_timestamp = ts
-            res.max_timestamp = max(res.max_timestamp, ts)
-            res.sum_timestamp += ts
-            age = now_ms - ts
-            if res.age_min_ms < 0 or age < res.age_min_ms:
-                res.age_min_ms = age
-            res.age_max_ms = max(res.age_max_ms, age)
-            res.age_sum_ms += age
-        if offset + 1 >= st.unit.until:
-            active.discard(key)
+        raise KafkaClientError(
+            f"consume failed on {key[0]}-{key[1]}: {err}", retriable=err.retriable()
+        )
 
-    def _produce(self, st: _PartitionCopy, msg: Message, timestamp: int | None) -> None:
-        while True:
-            try:
-                self._producer.produce(
-                    st.unit.target_topic,
-                    value=msg.value(),
-                    key=msg.key(),
-                    partition=st.unit.partition,
-                    timestamp=timestamp or 0,
-                    headers=msg.headers(),
-                    on_delivery=st.on_delivery,
-                )
-                return
-            except BufferError:
-                self._producer.poll(0.05)
+    def _timed_out(
+        self, states: dict[tuple[str, int], _PartitionCopy], active: set[tuple[str, int]]
+    ) -> None:
+        positions = self._consumer.position([TopicPartition(t, p) for t, p in active])
+        late = ", ".join(
+            f"{tp.topic}-{tp.partition} at {tp.offset}, "
+            f"until {states[(tp.topic, tp.partition)].unit.until}"
+            for tp in positions
+        )
+        raise KafkaClientError(f"timed out reading from the source: {late}", retriable=True)
 
     def _check_positions(
         self, states: dict[tuple[str, int], _PartitionCopy], active: set[tuple[str, int]]
@@ -232,6 +252,7 @@ class Copier:
     def _finish(self, st: _PartitionCopy, finished_ms: int) -> CopyResult:
         res = st.result
         res.finished_ms = finished_ms
+        res.records = len(st.upstream)
         if st.failures:
             self._raise_or_skip(st)  # raises, or sets the runs without the skipped records
         else:
@@ -240,23 +261,24 @@ class Copier:
 
     def _raise_or_skip(self, st: _PartitionCopy) -> None:
         unit, res = st.unit, st.result
-        too_large = [i for i, e in st.failures if e.code() == KafkaError.MSG_SIZE_TOO_LARGE]
+        too_large = {
+            i: size for i, e, size in st.failures if e.code() == KafkaError.MSG_SIZE_TOO_LARGE
+        }
         if too_large and len(too_large) == len(st.failures) and self._skip_oversized:
-            skipped = set(too_large)
-            res.skipped = len(skipped)
-            kept = [u for i, u in enumerate(st.upstream) if i not in skipped]
+            res.skipped = len(too_large)
+            kept = [u for i, u in enumerate(st.upstream) if i not in too_large]
             res.runs = offset_runs(kept, st.downstream)
             return
         if too_large:
             # The whole batch fails with its largest record: name that one.
-            index = max(too_large, key=lambda i: st.sizes[i])
+            index = max(too_large, key=lambda i: too_large[i])
             raise RecordTooLargeError(
                 f"record {unit.topic}-{unit.partition}@{st.upstream[index]} "
-                f"({st.sizes[index]} bytes) is larger than {unit.target_topic} on the target "
+                f"({too_large[index]} bytes) is larger than {unit.target_topic} on the target "
                 "accepts; raise the target topic's max.message.bytes, or set "
                 "skip.oversized.records=true to skip such records (they are counted and logged)"
             )
-        index, err = st.failures[0]
+        index, err, _ = st.failures[0]
         raise KafkaClientError(
             f"producing {unit.topic}-{unit.partition}@{st.upstream[index]} to "
             f"{unit.target_topic} failed: {err.str()}",

@@ -15,12 +15,21 @@ SyncPoint = tuple[int, int, PrevSync | None]
 
 def offset_runs(upstream: Sequence[int], downstream: Sequence[int]) -> list[tuple[int, int, int]]:
     """Offset pairs compressed into runs (upstream, downstream, length): both advance by one."""
+    n = len(upstream)
+    if n != len(downstream):
+        raise ValueError(f"{n} upstream offsets but {len(downstream)} downstream")
+    if (
+        n
+        and list(upstream) == list(range(upstream[0], upstream[0] + n))
+        and list(downstream) == list(range(downstream[0], downstream[0] + n))
+    ):
+        return [(upstream[0], downstream[0], n)]  # the common case, compared at C speed
     runs: list[tuple[int, int, int]] = []
     for up, down in zip(upstream, downstream, strict=True):
         if runs:
-            u0, d0, n = runs[-1]
-            if up == u0 + n and down == d0 + n:
-                runs[-1] = (u0, d0, n + 1)
+            u0, d0, length = runs[-1]
+            if up == u0 + length and down == d0 + length:
+                runs[-1] = (u0, d0, length + 1)
                 continue
         runs.append((up, down, 1))
     return runs
