@@ -21,9 +21,14 @@ from mm2.pipeline.routes import Route, write_routes
 from mm2.pipeline.spec import PipelineSpec
 from mm2.runtime.metrics import METRICS
 
-__all__ = ["MirrorSourceConnector", "MirrorSourceTask", "flow_state_dir"]
+__all__ = ["MirrorSourceConnector", "MirrorSourceTask", "flow_state_dir", "spark_conf"]
 
 log = logging.getLogger(__name__)
+
+
+def spark_conf(config: Mapping[str, str]) -> dict[str, str]:
+    """The `spark.*` keys a flow's connector config passes to the Spark session."""
+    return {k: v for k, v in config.items() if k.startswith("spark.")}
 
 
 def flow_state_dir(config: Mapping[str, str]) -> Path:
@@ -40,7 +45,6 @@ class MirrorSourceTask(Task):
         self._flow = flow
         state = flow_state_dir(config)
         self._routes_path = state / "routes.json"
-        self._routes: dict[str, Route] = {}
         source_admin = flow.source_admin_config()
         self._sync = TopicSync(
             flow, TopicAdmin(source_admin), TopicAdmin(flow.target_admin_config())
@@ -54,7 +58,9 @@ class MirrorSourceTask(Task):
         consumer = {"isolation.level": "read_committed", **flow.source_consumer_config()}
         self._read_committed = consumer["isolation.level"] == "read_committed"
         self._ends = OffsetLister(source_admin)
-        spark = spark_session({k: v for k, v in config.items() if k.startswith("spark.")})
+        self._routes: dict[str, Route] = {}
+        self._refresh_routes()  # remote topics are created while Spark starts
+        spark = spark_session(spark_conf(config))
         spec = PipelineSpec(
             flow=flow.name,
             source_consumer=consumer,
@@ -75,7 +81,6 @@ class MirrorSourceTask(Task):
             self._on_batch,
             trigger_interval_ms=flow.get_int("pipeline.trigger.interval.ms", 250),
         )
-        self._refresh_routes()
         self._paused = False
         self._copied = 0
         self._last_report = time.monotonic()

@@ -15,11 +15,11 @@ from api.app import create_app
 from api.server import RestServer
 from connectors.checkpoint import MirrorCheckpointConnector
 from connectors.heartbeat import MirrorHeartbeatConnector
-from connectors.source import MirrorSourceConnector, flow_state_dir
+from connectors.source import MirrorSourceConnector, flow_state_dir, spark_conf
 from mm2.config.model import MirrorMakerConfig
 from mm2.connect.spi import Connector
 from mm2.errors import ConfigError
-from mm2.pipeline.query import stop_spark
+from mm2.pipeline.query import spark_session, stop_spark
 from mm2.runtime.changes import ChangeStore
 from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.offsets import MirrorSourceOffsets
@@ -50,6 +50,23 @@ def build_mirror(config: MirrorMakerConfig) -> MirrorMaker:
     )
 
 
+def start_spark_early(config: MirrorMakerConfig) -> None:
+    """Begin making the Spark session (several seconds) while the REST server and the
+    herders start; the first MirrorSource task then finds it ready, or waits for it."""
+    flows = config.enabled_flows
+    if not flows:
+        return
+    conf = spark_conf(flows[0].connector_config())
+
+    def start() -> None:
+        try:
+            spark_session(conf)
+        except Exception as exc:  # noqa: BLE001 - the task tries again and reports the error
+            log.debug("early Spark start failed: %s", exc)
+
+    threading.Thread(target=start, name="spark-start", daemon=True).start()
+
+
 def run(config: MirrorMakerConfig, args: argparse.Namespace) -> int:
     """Start the REST server and every herder, wait for a stop signal, stop them all.
 
@@ -72,6 +89,7 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace) -> int:
     except ConfigError as exc:
         log.error("%s", exc)
         return 2
+    start_spark_early(config)
     server = RestServer(create_app(mirror, credentials=rest.credentials), rest)
     try:
         for url in server.start():
