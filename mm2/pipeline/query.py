@@ -32,6 +32,7 @@ _DEFAULTS = {
     "spark.sql.shuffle.partitions": "2",
     "spark.sql.streaming.stopGracefullyOnShutdown": "false",
     "spark.python.worker.reuse": "true",
+    "spark.python.daemon.module": "mm2.pipeline.daemon",
 }
 
 _lock = threading.Lock()
