@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 
-from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._listoffsets import OffsetSpec
 
 from mm2.errors import KafkaClientError
 
 __all__ = ["OffsetLister"]
+
+_RETRY_BACKOFF_S = 0.2
+# Answers of a partition whose leader is not known yet (just created, or moving).
+_LEADERSHIP_MOVING = frozenset(
+    {
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
+        KafkaError.NOT_ENOUGH_REPLICAS,
+        KafkaError.REQUEST_TIMED_OUT,
+        KafkaError._TIMED_OUT,
+        KafkaError._TRANSPORT,
+    }
+)
 
 
 class OffsetLister:
@@ -29,10 +44,23 @@ class OffsetLister:
         if not request:
             return {}
         level = IsolationLevel.READ_COMMITTED if read_committed else IsolationLevel.READ_UNCOMMITTED
-        try:
-            futures = self._admin.list_offsets(
-                request, isolation_level=level, request_timeout=self._timeout
-            )
-            return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
-        except KafkaException as exc:
-            raise KafkaClientError(f"listing offsets failed: {exc}", retriable=True) from exc
+        # A partition just created or just moved has no known leader for a moment: errors the
+        # broker calls retriable (NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE) are retried.
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                futures = self._admin.list_offsets(
+                    request, isolation_level=level, request_timeout=self._timeout
+                )
+                return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+            except KafkaException as exc:
+                error = exc.args[0] if exc.args else None
+                again = isinstance(error, KafkaError) and (
+                    error.retriable() or error.code() in _LEADERSHIP_MOVING
+                )
+                if not again or time.monotonic() + _RETRY_BACKOFF_S > deadline:
+                    # Still retriable for the task: its runner restarts it with backoff.
+                    raise KafkaClientError(
+                        f"listing offsets failed: {exc}", retriable=True
+                    ) from exc
+                time.sleep(_RETRY_BACKOFF_S)
