@@ -14,8 +14,10 @@ from mm2.errors import KafkaClientError
 __all__ = ["OffsetLister"]
 
 _RETRY_BACKOFF_S = 0.2
-# Answers of a partition whose leader is not known yet (just created, or moving).
-_LEADERSHIP_MOVING = frozenset(
+# Answers that pass: a partition whose leader is not known yet (just created, or moving), or a
+# broker that was slow or briefly unreachable. librdkafka does not mark these retriable in
+# ListOffsets results, so the codes are named here.
+_TRANSIENT = frozenset(
     {
         KafkaError.NOT_LEADER_FOR_PARTITION,
         KafkaError.LEADER_NOT_AVAILABLE,
@@ -44,8 +46,7 @@ class OffsetLister:
         if not request:
             return {}
         level = IsolationLevel.READ_COMMITTED if read_committed else IsolationLevel.READ_UNCOMMITTED
-        # A partition just created or just moved has no known leader for a moment: errors the
-        # broker calls retriable (NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE) are retried.
+        # Transient answers are asked again until the timeout.
         deadline = time.monotonic() + self._timeout
         while True:
             try:
@@ -56,7 +57,7 @@ class OffsetLister:
             except KafkaException as exc:
                 error = exc.args[0] if exc.args else None
                 again = isinstance(error, KafkaError) and (
-                    error.retriable() or error.code() in _LEADERSHIP_MOVING
+                    error.retriable() or error.code() in _TRANSIENT
                 )
                 if not again or time.monotonic() + _RETRY_BACKOFF_S > deadline:
                     # Still retriable for the task: its runner restarts it with backoff.

@@ -93,7 +93,6 @@ class MirrorQuery:
         on_batch = self._on_batch
 
         idle = self._idle
-
         flow = self._spec.flow
 
         def each_batch(df: DataFrame, batch_id: int) -> None:
