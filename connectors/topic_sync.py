@@ -20,7 +20,7 @@ from connectors.topic_rules import (
     should_replicate_topic,
 )
 from mm2.config.model import Flow
-from mm2.errors import KafkaClientError
+from mm2.errors import AuthenticationError, KafkaClientError
 from mm2.kafka.acls import AclBinding
 from mm2.kafka.topics import ConfigOp, NewTopicSpec, TopicAdmin
 from mm2.pipeline.routes import Route
@@ -97,7 +97,7 @@ class TopicSync:
         """Create missing remote topics, add partitions, and return the routes ready now.
 
         Per-topic failures are logged (once) and retried next time; KafkaClientError is raised
-        only when a cluster cannot be listed at all.
+        only when a cluster cannot be listed at all (retriable during an outage).
         """
         source = {
             t: n for t, n in self._source.list_topics().items() if self.should_replicate_topic(t)
@@ -126,6 +126,7 @@ class TopicSync:
         try:
             described = self._source.describe_topic_configs(create)
         except KafkaClientError as exc:
+            _raise_if_unauthenticated(exc)
             self._warn("describe-configs", f"cannot read configs of new source topics: {exc}")
             return False
         specs = [
@@ -141,6 +142,7 @@ class TopicSync:
         try:
             results = self._target.create_topics(specs)
         except KafkaClientError as exc:
+            _raise_if_unauthenticated(exc)
             self._warn("create-topics", f"creating remote topics failed: {exc}")
             return False
         for spec in specs:
@@ -166,6 +168,7 @@ class TopicSync:
         try:
             failures = self._target.increase_partitions(increase)
         except KafkaClientError as exc:
+            _raise_if_unauthenticated(exc)
             self._warn("create-partitions", f"adding partitions failed: {exc}")
             return False
         for remote, count in increase.items():
@@ -195,6 +198,7 @@ class TopicSync:
         try:
             described = self._source.describe_topic_configs(routes)
         except KafkaClientError as exc:
+            _raise_if_unauthenticated(exc)
             self._warn("sync-configs", f"cannot read source topic configs: {exc}")
             return 0
         wanted = {
@@ -208,6 +212,7 @@ class TopicSync:
         try:
             failures = self._target.incremental_alter_configs(changed)
         except KafkaClientError as exc:
+            _raise_if_unauthenticated(exc)
             self._warn("sync-configs", f"altering remote topic configs failed: {exc}")
             return 0
         self._warned.pop("sync-configs", None)
@@ -239,6 +244,7 @@ class TopicSync:
         try:
             bindings = self._source.describe_topic_acls()
         except KafkaClientError as exc:
+            _raise_if_unauthenticated(exc)
             self._warn("sync-acls", f"cannot read source topic ACLs: {exc}")
             return 0
         if bindings is None:
@@ -261,6 +267,7 @@ class TopicSync:
         try:
             failures = self._target.create_acls(new)
         except KafkaClientError as exc:
+            _raise_if_unauthenticated(exc)
             self._warn("sync-acls", f"creating ACLs on {self.flow.target} failed: {exc}")
             return 0
         self._warned.pop("sync-acls", None)
@@ -283,3 +290,10 @@ class TopicSync:
         if self._warned.get(key) != message:
             self._warned[key] = message
             log.warning("%s: %s", self.flow.name, message)
+
+
+def _raise_if_unauthenticated(exc: KafkaClientError) -> None:
+    """Failed calls are logged and tried again next interval, except a cluster that refuses our
+    credentials: only a person can fix that, so the task must say it (FAILED) rather than log."""
+    if isinstance(exc, AuthenticationError):
+        raise exc

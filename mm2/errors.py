@@ -1,17 +1,27 @@
 """The one error tree of mm2; every layer raises these, only the API layer maps them to HTTP.
 
 MM2Error
-├── ConfigError (also ValueError)     a broken mm2.properties or option; exit code 2
+├── OperatorError                     only a person can fix it: a task stays FAILED with it
+│   ├── ConfigError (also ValueError) a broken mm2.properties or option; exit code 2
+│   ├── AuthenticationError           (also a KafkaClientError) wrong credentials or TLS
+│   ├── AuthorizationError            (also a KafkaClientError) an ACL refused the request
+│   └── RecordTooLargeError           (also a KafkaClientError) a record the target refuses
 ├── ClusterError                      a local Kafka cluster could not be set up or started
 │   └── JavaNotFoundError / JarResolutionError / BrokerStartError
 ├── KafkaClientError                  a call to a Kafka cluster failed (has `retriable`)
-│   └── RecordTooLargeError           a record bigger than the target accepts
+│   └── AuthenticationError / AuthorizationError / RecordTooLargeError  (never retriable)
 └── RecordFormatError (also ValueError)  bytes that are not an MM2 internal record
+
+Anything else a task raises (a retriable KafkaClientError, or an error nobody expected) is
+retried by its runner with capped exponential backoff; mm2.kafka.failure decides which Kafka
+errors are retriable and which are an operator's.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AuthenticationError",
+    "AuthorizationError",
     "BrokerStartError",
     "ClusterError",
     "ConfigError",
@@ -19,6 +29,7 @@ __all__ = [
     "JavaNotFoundError",
     "KafkaClientError",
     "MM2Error",
+    "OperatorError",
     "RecordFormatError",
     "RecordTooLargeError",
 ]
@@ -30,7 +41,12 @@ class MM2Error(Exception):
     retriable: bool = False
 
 
-class ConfigError(MM2Error, ValueError):
+class OperatorError(MM2Error):
+    """An error only a person can fix (credentials, ACLs, configuration, an oversized record):
+    retrying cannot help, so the task stays FAILED with it until restarted over REST."""
+
+
+class ConfigError(OperatorError, ValueError):
     """A configuration that cannot mean anything: names the file, line, key and what is accepted."""
 
     def __init__(
@@ -81,8 +97,23 @@ class RecordFormatError(MM2Error, ValueError):
     """Bytes that do not decode as an MM2 internal record (offset sync, checkpoint, heartbeat)."""
 
 
-class RecordTooLargeError(KafkaClientError):
+class RecordTooLargeError(KafkaClientError, OperatorError):
     """A source record is larger than the target topic accepts; names topic, partition, offset."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=False)
+
+
+class AuthenticationError(KafkaClientError, OperatorError):
+    """A cluster refused our credentials (SASL) or the TLS handshake failed; names the cluster's
+    alias and bootstrap servers."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=False)
+
+
+class AuthorizationError(KafkaClientError, OperatorError):
+    """A cluster's ACLs refuse a request mm2 needs; names the cluster and the request."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message, retriable=False)

@@ -7,10 +7,28 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["ClientRole", "Translation", "TranslationProblem", "translate_client_config"]
+__all__ = [
+    "ClientConfig",
+    "ClientRole",
+    "Translation",
+    "TranslationProblem",
+    "translate_client_config",
+]
 
 ClientRole = Literal["consumer", "producer", "admin"]
 Out = dict[str, str]
+
+
+class ClientConfig(dict[str, str]):
+    """librdkafka settings of one client that also know the alias of the cluster they reach,
+    so that mm2.kafka can name it in errors ("authentication failed for primary (...)").
+
+    A plain dict to every reader; a copy made with `dict(...)` or `{**...}` loses the alias.
+    """
+
+    def __init__(self, settings: Mapping[str, str], *, alias: str) -> None:
+        super().__init__(settings)
+        self.alias = alias
 
 
 class TranslationProblem(ValueError):

@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from mm2.config.librdkafka import ClientRole, TranslationProblem, translate_client_config
+from mm2.config.librdkafka import (
+    ClientConfig,
+    ClientRole,
+    TranslationProblem,
+    translate_client_config,
+)
 from mm2.config.names import CLIENT_CONFIG_NAMES, PASSWORD_NAMES
 from mm2.config.providers import Providers
 from mm2.config.values import parse_bool, parse_int
@@ -85,7 +90,7 @@ class Flow:
     # -- clients, in librdkafka terms (MirrorConnectorConfig's prefix precedence) --
     def _client(
         self, side: str, role: ClientRole, connector: str, label: str
-    ) -> tuple[dict[str, str], tuple[str, ...]]:
+    ) -> tuple[ClientConfig, tuple[str, ...]]:
         props = self.connector_config(connector)
         java = {
             k: v
@@ -104,38 +109,39 @@ class Flow:
             if p  # Apache's entity label
         )
         result = translate_client_config(java, role)
-        return result.config, result.unsupported
+        alias = self.source if side == "source" else self.target
+        return ClientConfig(result.config, alias=alias), result.unsupported
 
     def source_consumer_config(
         self, connector: str = SOURCE, label: str = "replication-consumer"
-    ) -> dict[str, str]:
+    ) -> ClientConfig:
         return self._client("source", "consumer", connector, label)[0]
 
     def source_admin_config(
         self, connector: str = SOURCE, label: str = "replication-source-admin"
-    ) -> dict[str, str]:
+    ) -> ClientConfig:
         return self._client("source", "admin", connector, label)[0]
 
     def source_producer_config(
         self, connector: str = SOURCE, label: str = "offset-syncs-source-producer"
-    ) -> dict[str, str]:
+    ) -> ClientConfig:
         return self._client("source", "producer", connector, label)[0]
 
     def target_producer_config(
         self, connector: str = SOURCE, label: str = "replication-producer"
-    ) -> dict[str, str]:
+    ) -> ClientConfig:
         config = self._client("target", "producer", connector, label)[0]
         config.setdefault("acks", "all")  # the Connect worker's producer default
         return config
 
     def target_admin_config(
         self, connector: str = SOURCE, label: str = "replication-target-admin"
-    ) -> dict[str, str]:
+    ) -> ClientConfig:
         return self._client("target", "admin", connector, label)[0]
 
     def target_consumer_config(
         self, connector: str = CHECKPOINT, label: str = "checkpoints-target-consumer"
-    ) -> dict[str, str]:
+    ) -> ClientConfig:
         return self._client("target", "consumer", connector, label)[0]
 
     def unsupported_client_settings(self) -> list[str]:

@@ -10,6 +10,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from mm2.errors import KafkaClientError
+from mm2.kafka.failure import ClientWatch
 
 __all__ = ["ClusterDescription", "describe_cluster", "wait_until_ready"]
 
@@ -22,25 +23,25 @@ class ClusterDescription(NamedTuple):
     broker_ids: tuple[int, ...]
 
 
-def _admin(config: Mapping[str, str], timeout: float) -> AdminClient:
-    settings: dict[str, str | int | float | bool] = {
+def _admin(watch: ClientWatch, timeout: float) -> AdminClient:
+    defaults: dict[str, str | int | float | bool] = {
         "socket.connection.setup.timeout.ms": max(1000, int(timeout * 1000)),
         # Silence librdkafka's connection-refused chatter while a broker is still starting.
         "log_level": 0,
-        **config,
     }
-    return AdminClient(settings)
+    admin = AdminClient(watch.settings(defaults))
+    watch.serve_with(admin.poll)
+    return admin
 
 
 def describe_cluster(config: Mapping[str, str], *, timeout: float = 10.0) -> ClusterDescription:
     """Ask the cluster at `config["bootstrap.servers"]` for its id, controller and brokers."""
+    watch = ClientWatch(config)
     try:
-        admin = _admin(config, timeout)  # must outlive the future, or librdkafka cancels it
+        admin = _admin(watch, timeout)  # must outlive the future, or librdkafka cancels it
         result = admin.describe_cluster(request_timeout=timeout).result()
     except KafkaException as exc:
-        error = exc.args[0] if exc.args else None
-        retriable = bool(getattr(error, "retriable", lambda: True)())
-        raise KafkaClientError(f"describe cluster failed: {exc}", retriable=retriable) from exc
+        raise watch.error("describing the cluster", exc) from exc
     controller = result.controller.id if result.controller is not None else None
     brokers = tuple(sorted(node.id for node in result.nodes))
     return ClusterDescription(str(result.cluster_id), controller, brokers)

@@ -19,6 +19,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient
 
 from mm2.errors import KafkaClientError
+from mm2.kafka.failure import ClientWatch
 from mm2.records import OffsetAndMetadata, TopicPartition
 
 __all__ = ["GroupAdmin", "GroupState"]
@@ -55,21 +56,20 @@ def _state_name(state: object) -> str:
 
 
 class GroupAdmin:
-    """Consumer-group calls over one long-lived admin client; failures name the group."""
+    """Consumer-group calls over one long-lived admin client; failures name the group and the
+    cluster, and are retriable unless mm2.kafka.failure says a person must act."""
 
     def __init__(self, config: Mapping[str, str | int | bool], *, timeout: float = 30.0) -> None:
-        self._admin = AdminClient(dict(config))
+        self._watch = ClientWatch(config, window_s=timeout + 60)
+        self._admin = AdminClient(self._watch.settings())
+        self._watch.serve_with(self._admin.poll)
         self._timeout = timeout
 
     def _wait(self, future: concurrent.futures.Future[_T], what: str) -> _T:
         try:
             return future.result(timeout=self._timeout)
-        except KafkaException as exc:
-            raise KafkaClientError(f"{what} failed: {exc}", retriable=True) from exc
-        except concurrent.futures.TimeoutError as exc:
-            raise KafkaClientError(
-                f"{what} timed out after {self._timeout:.0f} s", retriable=True
-            ) from exc
+        except (KafkaException, concurrent.futures.TimeoutError) as exc:
+            raise self._watch.error(what, exc) from exc
 
     def list_groups(self) -> list[str]:
         """Every consumer group the cluster knows (Apache: listConsumerGroups().valid())."""
@@ -88,7 +88,7 @@ class GroupAdmin:
                 self.describe(groups)
                 return
             except KafkaClientError as exc:
-                if "COORDINATOR" not in str(exc) or time.monotonic() > deadline:
+                if not exc.retriable or time.monotonic() > deadline:
                     raise
             time.sleep(0.3)
 
@@ -142,7 +142,6 @@ class GroupAdmin:
         result = self._wait(future[group], f"committing offsets of group {group!r}")
         for tp in result.topic_partitions or []:
             if tp.error is not None:
-                raise KafkaClientError(
-                    f"committing {tp.topic}-{tp.partition} for group {group!r} failed: {tp.error}",
-                    retriable=bool(tp.error.retriable()),
+                raise self._watch.error(
+                    f"committing {tp.topic}-{tp.partition} for group {group!r}", tp.error
                 )

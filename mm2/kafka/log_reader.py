@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
-from mm2.errors import KafkaClientError
+from mm2.kafka.failure import ClientWatch
 
 __all__ = ["LogReader", "LogRecord"]
 
@@ -43,14 +43,14 @@ class LogReader:
     ) -> None:
         self.topic = topic
         self.partition = partition
-        self._consumer = Consumer(
-            {
-                "group.id": f"mm2-log-reader-{topic}",
-                "enable.auto.commit": False,
-                "auto.offset.reset": "earliest",
-                **config,
-            }
-        )
+        # No serve_with: a consumer serves error_cb only in consume(), which read_to_end calls.
+        self._watch = ClientWatch(config)
+        defaults: dict[str, str | int | float | bool] = {
+            "group.id": f"mm2-log-reader-{topic}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+        self._consumer = Consumer(self._watch.settings(defaults))
         self.position = OFFSET_BEGINNING if start is None else start
         self._consumer.assign([TopicPartition(topic, partition, self.position)])
 
@@ -60,8 +60,8 @@ class LogReader:
                 TopicPartition(self.topic, self.partition), timeout=timeout
             )
         except KafkaException as exc:
-            raise KafkaClientError(
-                f"reading the end of {self.topic}-{self.partition} failed: {exc}", retriable=True
+            raise self._watch.error(
+                f"reading the end of {self.topic}-{self.partition}", exc
             ) from exc
         return int(low), int(high)
 
@@ -77,10 +77,9 @@ class LogReader:
         deadline = time.monotonic() + timeout
         while self.position < end:  # OFFSET_BEGINNING is negative
             if time.monotonic() > deadline:
-                raise KafkaClientError(
-                    f"reading {self.topic}-{self.partition} to offset {end} timed out at "
-                    f"{self.position}",
-                    retriable=True,
+                raise self._watch.error(
+                    f"reading {self.topic}-{self.partition} to offset {end} (at {self.position})",
+                    TimeoutError(),
                 )
             messages = self._consumer.consume(10_000, 0.2)
             for msg in messages:
@@ -88,10 +87,7 @@ class LogReader:
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:
                         continue
-                    raise KafkaClientError(
-                        f"reading {self.topic}-{self.partition} failed: {err}",
-                        retriable=err.retriable(),
-                    )
+                    raise self._watch.error(f"reading {self.topic}-{self.partition}", err)
                 offset = msg.offset() or 0
                 _, ts = msg.timestamp()
                 headers = _headers(msg.headers())

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 from confluent_kafka import KafkaError, Message, Producer
 
-from mm2.errors import KafkaClientError
+from mm2.kafka.failure import ClientWatch
+
+log = logging.getLogger(__name__)
 
 __all__ = ["RecordProducer"]
 
@@ -15,12 +18,14 @@ class RecordProducer:
     """Sends small records and remembers the first delivery failure until `raise_failure()`."""
 
     def __init__(self, config: Mapping[str, str | int | bool]) -> None:
-        self._producer = Producer({"acks": "all", "enable.idempotence": True, **config})
-        self._failure: str | None = None
+        self._watch = ClientWatch(config)
+        self._producer = Producer(self._watch.settings({"acks": "all", "enable.idempotence": True}))
+        self._watch.serve_with(self._producer.poll)
+        self._failure: tuple[str, KafkaError] | None = None
 
     def _delivered(self, err: KafkaError | None, msg: Message) -> None:
         if err is not None and self._failure is None:
-            self._failure = f"delivery to {msg.topic()}-{msg.partition()} failed: {err.str()}"
+            self._failure = (f"delivering to {msg.topic()}-{msg.partition()}", err)
 
     def send(
         self,
@@ -43,19 +48,31 @@ class RecordProducer:
                 on_delivery=self._delivered,
             )
         except BufferError as exc:
-            raise KafkaClientError(f"producer queue full for {topic}", retriable=True) from exc
+            raise self._watch.error(f"sending to {topic}", exc) from exc
         self._producer.poll(0)
 
     def flush(self, timeout: float = 30.0) -> None:
-        """Wait for every send; raise a retriable error if any failed or did not finish."""
+        """Wait for every send; raise an error (retriable for an outage) if any failed or did
+        not finish."""
         remaining = self._producer.flush(timeout)
         if remaining:
-            raise KafkaClientError(
-                f"{remaining} records not acknowledged within {timeout:.0f} s", retriable=True
+            raise self._watch.error(
+                f"waiting {timeout:.0f} s for {remaining} records to be acknowledged",
+                TimeoutError(),
             )
         self.raise_failure()
 
     def raise_failure(self) -> None:
         failure, self._failure = self._failure, None
         if failure is not None:
-            raise KafkaClientError(failure, retriable=True)
+            raise self._watch.error(*failure)
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Deliver what can be delivered within `timeout` (a task's stop must stay short even
+        with the cluster down); what is left is logged, not raised."""
+        remaining = self._producer.flush(timeout)
+        if remaining:
+            log.warning(
+                "%s: %d records not acknowledged within %.0f s, dropped on close",
+                self._watch.cluster, remaining, timeout,
+            )  # fmt: skip

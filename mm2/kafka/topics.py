@@ -20,6 +20,7 @@ from confluent_kafka.cimpl import NewPartitions, NewTopic
 
 from mm2.errors import KafkaClientError
 from mm2.kafka.acls import AclBinding, from_kafka, to_kafka, topic_acl_filter
+from mm2.kafka.failure import ClientWatch
 
 __all__ = [
     "BROKER_INTERNAL_TOPICS",
@@ -100,15 +101,6 @@ def _code(exc: BaseException) -> int | None:
     return None if error is None else int(error.code())
 
 
-def _client_error(what: str, exc: BaseException) -> KafkaClientError:
-    if isinstance(exc, concurrent.futures.TimeoutError | TimeoutError):
-        return KafkaClientError(f"{what}: timed out", retriable=True)
-    error = _kafka_error(exc)
-    if error is None:
-        return KafkaClientError(f"{what}: {exc}", retriable=False)
-    return KafkaClientError(f"{what}: {error.str()} ({error.name()})", retriable=error.retriable())
-
-
 def _source_name(value: object) -> ConfigSourceName:
     try:
         return cast(ConfigSourceName, ConfigSource(getattr(value, "value", value)).name)
@@ -120,14 +112,20 @@ class TopicAdmin:
     """Topic metadata calls to one cluster over one long-lived AdminClient.
 
     Every method sends one request for all the topics it is given. Calls that fail as a whole
-    raise KafkaClientError (with `retriable`); per-topic failures are returned by topic name.
+    raise KafkaClientError (with `retriable`, see mm2.kafka.failure); per-topic failures are
+    returned by topic name. Errors name the cluster (its alias when `config` is a ClientConfig).
     """
 
     def __init__(self, config: Mapping[str, str], *, timeout: float = 30.0) -> None:
-        settings: dict[str, str | int | float | bool] = dict(config)
-        self._admin = AdminClient(settings)
+        self._watch = ClientWatch(config, window_s=timeout + 60)
+        self._admin = AdminClient(self._watch.settings())
+        self._watch.serve_with(self._admin.poll)
         self._timeout = timeout
         self.bootstrap_servers = config.get("bootstrap.servers", "")
+        self.cluster = self._watch.cluster
+
+    def _error(self, what: str, exc: BaseException) -> KafkaClientError:
+        return self._watch.error(what, exc)
 
     def _wait(self, future: concurrent.futures.Future[_T]) -> _T:
         # A margin over the request timeout, so librdkafka reports its own timeout first.
@@ -139,7 +137,7 @@ class TopicAdmin:
         try:
             metadata = self._admin.list_topics(timeout=self._timeout)
         except KafkaException as exc:
-            raise _client_error("listing topics", exc) from exc
+            raise self._error("listing topics", exc) from exc
         return {
             name: len(t.partitions)
             for name, t in metadata.topics.items()
@@ -166,7 +164,7 @@ class TopicAdmin:
                 new, operation_timeout=self._timeout, request_timeout=self._timeout
             )
         except KafkaException as exc:
-            raise _client_error("creating topics", exc) from exc
+            raise self._error("creating topics", exc) from exc
         results: dict[str, CreateOutcome | KafkaClientError] = {}
         for name, future in futures.items():
             try:
@@ -176,7 +174,7 @@ class TopicAdmin:
                 if _code(exc) == KafkaError.TOPIC_ALREADY_EXISTS:
                     results[name] = "exists"
                 else:
-                    results[name] = _client_error(f"creating topic {name}", exc)
+                    results[name] = self._error(f"creating topic {name}", exc)
         return results
 
     def create_compacted_topic(
@@ -196,7 +194,7 @@ class TopicAdmin:
         except (KafkaException, concurrent.futures.TimeoutError) as exc:
             if _code(exc) in _COMPACTED_TOLERATED:
                 return False
-            raise _client_error(
+            raise self._error(
                 f"creating internal topic {name} (replication factor {replication_factor}; on a "
                 "cluster with fewer brokers, set the matching *.topic.replication.factor)",
                 exc,
@@ -214,14 +212,14 @@ class TopicAdmin:
                 request, operation_timeout=self._timeout, request_timeout=self._timeout
             )
         except KafkaException as exc:
-            raise _client_error("creating partitions", exc) from exc
+            raise self._error("creating partitions", exc) from exc
         failures: dict[str, KafkaClientError] = {}
         for topic, future in futures.items():
             try:
                 self._wait(future)
             except (KafkaException, concurrent.futures.TimeoutError) as exc:
                 if _code(exc) != KafkaError.INVALID_PARTITIONS:
-                    failures[topic] = _client_error(f"adding partitions to {topic}", exc)
+                    failures[topic] = self._error(f"adding partitions to {topic}", exc)
         return failures
 
     # -- topic configs --
@@ -233,7 +231,7 @@ class TopicAdmin:
         try:
             futures = self._admin.describe_configs(resources, request_timeout=self._timeout)
         except KafkaException as exc:
-            raise _client_error("describing topic configs", exc) from exc
+            raise self._error("describing topic configs", exc) from exc
         found: dict[str, list[TopicConfigEntry]] = {}
         for resource, future in futures.items():
             try:
@@ -241,7 +239,7 @@ class TopicAdmin:
             except (KafkaException, concurrent.futures.TimeoutError) as exc:
                 if _code(exc) == KafkaError.UNKNOWN_TOPIC_OR_PART:
                     continue
-                raise _client_error(f"describing configs of topic {resource.name}", exc) from exc
+                raise self._error(f"describing configs of topic {resource.name}", exc) from exc
             found[resource.name] = [_entry(e) for e in entries.values()]
         return found
 
@@ -269,13 +267,13 @@ class TopicAdmin:
                 resources, request_timeout=self._timeout
             )
         except KafkaException as exc:
-            raise _client_error("altering topic configs", exc) from exc
+            raise self._error("altering topic configs", exc) from exc
         failures: dict[str, KafkaClientError] = {}
         for resource, future in futures.items():
             try:
                 self._wait(future)
             except (KafkaException, concurrent.futures.TimeoutError) as exc:
-                failures[resource.name] = _client_error(f"altering configs of {resource.name}", exc)
+                failures[resource.name] = self._error(f"altering configs of {resource.name}", exc)
         return failures
 
     # -- topic ACLs --
@@ -292,7 +290,7 @@ class TopicAdmin:
         except (KafkaException, concurrent.futures.TimeoutError) as exc:
             if _code(exc) == KafkaError.SECURITY_DISABLED:
                 return None
-            raise _client_error("describing topic ACLs", exc) from exc
+            raise self._error("describing topic ACLs", exc) from exc
         if not bindings and not self.has_authorizer():
             return None
         return [from_kafka(b) for b in bindings]
@@ -307,7 +305,7 @@ class TopicAdmin:
             futures = self._admin.describe_configs([broker], request_timeout=self._timeout)
             entries = self._wait(futures[broker])
         except (KafkaException, concurrent.futures.TimeoutError) as exc:
-            raise _client_error("describing the broker's authorizer", exc) from exc
+            raise self._error("describing the broker's authorizer", exc) from exc
         entry = entries.get("authorizer.class.name")
         return entry is not None and bool((entry.value or "").strip())
 
@@ -323,14 +321,14 @@ class TopicAdmin:
         try:
             futures = self._admin.create_acls(list(by_kafka), request_timeout=self._timeout)
         except KafkaException as exc:
-            raise _client_error("creating ACLs", exc) from exc
+            raise self._error("creating ACLs", exc) from exc
         failures: dict[AclBinding, KafkaClientError] = {}
         for kafka_binding, future in futures.items():
             binding = by_kafka[kafka_binding]
             try:
                 self._wait(future)
             except (KafkaException, concurrent.futures.TimeoutError) as exc:
-                failures[binding] = _client_error(f"creating ACL on {binding.name}", exc)
+                failures[binding] = self._error(f"creating ACL on {binding.name}", exc)
         return failures
 
 

@@ -1,0 +1,221 @@
+"""What a Kafka client's error means for mm2: an outage to retry, a person's to fix, or neither.
+
+The one place that maps confluent-kafka errors to mm2's error tree. librdkafka marks few
+errors retriable (not a transport failure, a timeout or a fenced leader epoch in an admin
+result), so the codes an outage produces are named here. Authentication failures never reach
+a call's result: librdkafka reports them to the client's `error_cb` and the call times out, so
+a ClientWatch remembers them and turns the timeout into an AuthenticationError that names the
+cluster.
+
+>>> classify(KafkaError(KafkaError._TRANSPORT)).kind
+'outage'
+>>> classify(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED)).kind
+'authorization'
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from confluent_kafka import KafkaError, KafkaException
+
+from mm2.errors import (
+    AuthenticationError,
+    AuthorizationError,
+    KafkaClientError,
+    RecordTooLargeError,
+)
+
+__all__ = [
+    "ClientWatch",
+    "Failure",
+    "FailureKind",
+    "classify",
+    "client_error",
+    "cluster_label",
+]
+
+log = logging.getLogger(__name__)
+
+Setting = str | int | float | bool
+FailureKind = Literal["outage", "authentication", "authorization", "record-too-large", "other"]
+
+
+def _codes(*names: str) -> frozenset[int]:
+    # getattr: a code this librdkafka build does not know is simply not in the set.
+    return frozenset(int(getattr(KafkaError, n)) for n in names if hasattr(KafkaError, n))
+
+
+# What a broker restart, a network partition, a leader election or a slow cluster answers.
+_OUTAGE = _codes(
+    "_TRANSPORT", "_TIMED_OUT", "_TIMED_OUT_QUEUE", "_MSG_TIMED_OUT", "_ALL_BROKERS_DOWN",
+    "_RESOLVE", "_WAIT_COORD", "_WAIT_CACHE", "_UNKNOWN_BROKER", "_NODE_UPDATE", "_IN_PROGRESS",
+    "_PREV_IN_PROGRESS", "_QUEUE_FULL", "_INTR", "_DESTROY",
+    "REQUEST_TIMED_OUT", "NETWORK_EXCEPTION", "BROKER_NOT_AVAILABLE", "REPLICA_NOT_AVAILABLE",
+    "NOT_LEADER_FOR_PARTITION", "LEADER_NOT_AVAILABLE", "PREFERRED_LEADER_NOT_AVAILABLE",
+    "ELECTION_NOT_AVAILABLE",
+    "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "NOT_CONTROLLER", "LISTENER_NOT_FOUND",
+    "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR",
+    "REBALANCE_IN_PROGRESS", "UNKNOWN_TOPIC_OR_PART", "UNKNOWN_TOPIC_ID",
+    "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "KAFKA_STORAGE_ERROR",
+    "OFFSET_NOT_AVAILABLE", "UNSTABLE_OFFSET_COMMIT", "THROTTLING_QUOTA_EXCEEDED",
+    "FETCH_SESSION_ID_NOT_FOUND", "INVALID_FETCH_SESSION_EPOCH", "CONCURRENT_TRANSACTIONS",
+)  # fmt: skip
+_AUTHENTICATION = _codes(
+    "_AUTHENTICATION", "_SSL", "SASL_AUTHENTICATION_FAILED", "UNSUPPORTED_SASL_MECHANISM",
+    "ILLEGAL_SASL_STATE",
+)  # fmt: skip
+_AUTHORIZATION = _codes(
+    "TOPIC_AUTHORIZATION_FAILED", "GROUP_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED",
+    "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "DELEGATION_TOKEN_AUTHORIZATION_FAILED",
+)  # fmt: skip
+_TOO_LARGE = _codes("MSG_SIZE_TOO_LARGE", "RECORD_LIST_TOO_LARGE")
+# librdkafka reports a TLS handshake that fails (wrong port, untrusted certificate) as a
+# transport failure with this text; it is a setting to fix, not an outage.
+_TLS_FAILURE = "SSL handshake failed"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What an error means: its kind, whether trying again may help, and a line for operators."""
+
+    kind: FailureKind
+    retriable: bool
+    detail: str
+
+
+def _kafka_error(exc: BaseException | KafkaError) -> KafkaError | None:
+    if isinstance(exc, KafkaError):
+        return exc
+    if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], KafkaError):
+        return exc.args[0]
+    return None
+
+
+def classify(exc: BaseException | KafkaError) -> Failure:
+    """The meaning of a confluent-kafka error (a KafkaError, or an exception carrying one)."""
+    error = _kafka_error(exc)
+    if error is None:
+        if isinstance(exc, concurrent.futures.TimeoutError | TimeoutError):
+            return Failure("outage", True, "timed out")
+        if isinstance(exc, BufferError):
+            return Failure("outage", True, f"client queue full: {exc}")
+        return Failure("other", False, str(exc) or type(exc).__name__)
+    code = int(error.code())
+    text = error.str()
+    detail = f"{text} ({error.name()})"
+    if code in _AUTHENTICATION or (code == KafkaError._TRANSPORT and _TLS_FAILURE in text):
+        return Failure("authentication", False, detail)
+    if code in _AUTHORIZATION:
+        return Failure("authorization", False, detail)
+    if code in _TOO_LARGE:
+        return Failure("record-too-large", False, detail)
+    if error.fatal():
+        # A fatal producer error (fenced, sequence lost): only a new client helps, which is
+        # what the task's runner does when it restarts the task.
+        return Failure("other", False, detail)
+    if code in _OUTAGE or error.retriable():
+        return Failure("outage", True, detail)
+    return Failure("other", False, detail)
+
+
+def cluster_label(config: Mapping[str, object], alias: str | None = None) -> str:
+    """`alias (bootstrap servers)`, or the bootstrap servers alone when the alias is unknown.
+
+    The alias is `alias`, else the `alias` attribute of a ClientConfig from mm2.config.
+    """
+    servers = str(config.get("bootstrap.servers") or "no bootstrap.servers")
+    name = alias or getattr(config, "alias", None)
+    return f"{name} ({servers})" if name else servers
+
+
+def client_error(
+    what: str, exc: BaseException | KafkaError, *, cluster: str | None = None
+) -> KafkaClientError:
+    """The mm2 error for `exc` raised while doing `what` (say "listing topics") on `cluster`."""
+    failure = classify(exc)
+    where = f" on {cluster}" if cluster else ""
+    if failure.kind == "authentication":
+        return AuthenticationError(
+            f"authentication failed for {cluster or 'the cluster'} while {what}: {failure.detail}"
+        )
+    if failure.kind == "authorization":
+        return AuthorizationError(f"{what}{where}: not authorized: {failure.detail}")
+    if failure.kind == "record-too-large":
+        return RecordTooLargeError(f"{what}{where}: {failure.detail}")
+    return KafkaClientError(f"{what}{where}: {failure.detail}", retriable=failure.retriable)
+
+
+class ClientWatch:
+    """The `error_cb` of one client: remembers the last connection-level error, so that a call
+    that timed out because the cluster refused our credentials says so.
+
+    >>> watch = ClientWatch({"bootstrap.servers": "b:9092"}, alias="primary")
+    >>> settings = watch.settings()  # pass to Producer/Consumer/AdminClient
+    >>> watch.error("listing topics", KafkaException(KafkaError(KafkaError._TRANSPORT))).retriable
+    True
+    """
+
+    def __init__(
+        self,
+        config: Mapping[str, Setting],
+        *,
+        alias: str | None = None,
+        window_s: float = 120.0,
+    ) -> None:
+        self._config = dict(config)
+        self.cluster = cluster_label(config, alias)
+        self._window = window_s
+        self._lock = threading.Lock()
+        self._last: tuple[float, KafkaError] | None = None
+        self._serve: Callable[[float], object] | None = None
+
+    def settings(self, defaults: Mapping[str, Setting] | None = None) -> dict[str, Setting]:
+        """librdkafka settings: `defaults`, overridden by the client's config, plus error_cb."""
+        settings: dict[str, Setting] = {**(defaults or {}), **self._config}
+        # confluent-kafka's stubs type settings as scalars only, callbacks included.
+        settings["error_cb"] = self._on_error  # type: ignore[assignment]
+        return settings
+
+    def serve_with(self, poll: Callable[[float], object]) -> None:
+        """How to serve the client's callbacks before judging a failure (AdminClient.poll;
+        not a consumer's poll, which would take its messages)."""
+        self._serve = poll
+
+    def _on_error(self, error: KafkaError) -> None:
+        if error.code() == KafkaError._ALL_BROKERS_DOWN:
+            return  # follows every broker's own error, which says more
+        with self._lock:
+            self._last = (time.monotonic(), error)
+        log.debug("%s: %s", self.cluster, error.str())
+
+    def authentication_failure(self) -> KafkaError | None:
+        """The last connection error, if it was an authentication or TLS failure lately."""
+        if self._serve is not None:
+            try:
+                self._serve(0)
+            except Exception:
+                log.debug("%s: serving client callbacks failed", self.cluster, exc_info=True)
+        with self._lock:
+            last = self._last
+        if last is None or time.monotonic() - last[0] > self._window:
+            return None
+        return last[1] if classify(last[1]).kind == "authentication" else None
+
+    def error(self, what: str, exc: BaseException | KafkaError) -> KafkaClientError:
+        """The mm2 error for a failed call: an AuthenticationError naming the cluster when the
+        call failed as an outage while the cluster was refusing our credentials."""
+        failure = classify(exc)
+        if failure.retriable:
+            auth = self.authentication_failure()
+            if auth is not None:
+                return AuthenticationError(
+                    f"authentication failed for {self.cluster} while {what}: {auth.str()}"
+                )
+        return client_error(what, exc, cluster=self.cluster)
