@@ -113,6 +113,10 @@ class MirrorCollector(Collector):
             "kafka_connect_connector_task_status", "1 for the task's current state",
             labels=["connector", "task", "source", "target", "state"],
         )  # fmt: skip
+        restarts = CounterMetricFamily(
+            "mm2_task_restarts", "times the runner restarted the task after a failure",
+            labels=["connector", "task", "source", "target"],
+        )  # fmt: skip
         connectors = GaugeMetricFamily("kafka_connect_worker_connector_count", "connectors")
         tasks = GaugeMetricFamily("kafka_connect_worker_task_count", "tasks")
         n_connectors = n_tasks = 0
@@ -129,11 +133,12 @@ class MirrorCollector(Collector):
                     connector.add_metric([name, source, target, state], status.state == state)
                 for t in status.tasks:
                     n_tasks += 1
+                    restarts.add_metric([name, str(t.id), source, target], t.restarts)
                     for state in _STATES:
                         task.add_metric([name, str(t.id), source, target, state], t.state == state)
         connectors.add_metric([], n_connectors)
         tasks.add_metric([], n_tasks)
-        yield from (connector, task, connectors, tasks)
+        yield from (connector, task, restarts, connectors, tasks)
 
 
 def metrics_registry(mirror: MirrorMaker) -> CollectorRegistry:

@@ -229,7 +229,7 @@ class MirrorCheckpointTask(Task):
             except OSError as exc:
                 log.warning("%s: could not save %s: %s", self._flow.name, self._snapshot_path, exc)
             self._syncs.close()
-            self._producer.flush(5)
+            self._producer.close()
 
 
 def _fresh_translator() -> OffsetTranslator:

@@ -43,7 +43,7 @@ class MirrorHeartbeatTask(Task):
     def stop(self) -> None:
         producer = getattr(self, "_producer", None)
         if producer is not None:
-            producer.flush(5)
+            producer.close()
 
 
 class MirrorHeartbeatConnector(Connector):

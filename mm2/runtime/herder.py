@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from mm2.connect.spi import Connector
 from mm2.runtime.errors import NotFoundError
 from mm2.runtime.status import ConnectorStatus, State, TargetState
-from mm2.runtime.task_runner import Backoff, TaskRunner
+from mm2.runtime.task_runner import STOP_TIMEOUT_S, Backoff, TaskRunner
 
 __all__ = ["ConnectorNotFoundError", "Herder", "Plugins"]
 
@@ -125,10 +126,20 @@ class Herder:
                 self._start(run)
         log.info("%s: herder started with %s", self.flow, ", ".join(self.connector_names))
 
-    def stop(self) -> None:
+    def signal_stop(self) -> None:
+        """Ask every task to stop without waiting, so that several herders stop side by side."""
         with self._lock:
             for run in self._connectors.values():
-                self._halt(run)
+                for runner in run.tasks:
+                    runner.signal_stop()
+
+    def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
+        """Stop every task (all at once, waiting at most `timeout` in all) and connector."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            self.signal_stop()
+            for run in self._connectors.values():
+                self._halt(run, deadline)
         log.info("%s: herder stopped", self.flow)
 
     def _start(self, run: _Running) -> None:
@@ -161,9 +172,14 @@ class Herder:
             backoff=self._backoff,
         )
 
-    def _halt(self, run: _Running) -> None:
+    def _halt(self, run: _Running, deadline: float | None = None) -> None:
+        """Stop the connector's tasks side by side, then the connector."""
+        if deadline is None:
+            deadline = time.monotonic() + STOP_TIMEOUT_S
         for runner in run.tasks:
-            runner.stop()
+            runner.signal_stop()
+        for runner in run.tasks:
+            runner.join(deadline - time.monotonic())
         run.tasks.clear()
         if run.instance is not None:
             try:

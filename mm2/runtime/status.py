@@ -13,12 +13,14 @@ TargetState = Literal["STARTED", "PAUSED", "STOPPED"]
 
 @dataclass(frozen=True)
 class TaskStatus:
-    """One task's state; `trace` is the error that failed it."""
+    """One task's state; `trace` is the error that failed it, or the error it is waiting to
+    retry or restart after (and when); `restarts` counts the runner's restarts of it."""
 
     id: int
     state: State
     worker_id: str
     trace: str | None = None
+    restarts: int = 0
 
 
 @dataclass(frozen=True)

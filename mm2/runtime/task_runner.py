@@ -1,28 +1,44 @@
-"""Runs one Task on its own thread: start, poll loop, pause/resume, retry with backoff, stop."""
+"""Runs one Task on its own thread: start, poll loop, pause/resume, retry and restart, stop.
+
+A task heals itself: a poll that fails with a retriable error is polled again after a capped
+exponential backoff; a start that fails, or a poll that fails with anything else, stops the
+task and starts a fresh instance after another capped backoff. Only an OperatorError (bad
+credentials, an ACL, a configuration, a record too large) leaves the task FAILED until a
+person restarts it.
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from mm2.connect.spi import Task
-from mm2.errors import MM2Error
+from mm2.errors import MM2Error, OperatorError
 from mm2.runtime.status import State, TaskStatus
 
-__all__ = ["Backoff", "TaskRunner"]
+__all__ = ["STOP_TIMEOUT_S", "Backoff", "TaskRunner"]
 
 log = logging.getLogger(__name__)
+
+# How long stop() waits for a task's thread: a clean stop of the process must stay short even
+# with brokers down (the task's own stop() bounds its flushes below this).
+STOP_TIMEOUT_S = 8.0
 
 
 @dataclass(frozen=True)
 class Backoff:
-    """Delays between retries of a retriable failure: initial, doubled up to maximum."""
+    """Delays after failures, each doubled up to its maximum: `initial_s`/`maximum_s` between
+    polls that failed with a retriable error, `restart_*` between restarts of a failed task."""
 
     initial_s: float = 0.5
     maximum_s: float = 30.0
+    restart_initial_s: float = 1.0
+    restart_maximum_s: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -32,8 +48,21 @@ class _Context:
     task_id: int
 
 
+def _waiting_trace(exc: BaseException, what: str, delay: float) -> str:
+    """The status trace while a task waits: what happens when, then the error's traceback."""
+    at = datetime.now().astimezone() + timedelta(seconds=delay)
+    when = at.isoformat(timespec="seconds")
+    return f"{what} in {delay:.3g} s (at {when}) after:\n" + "".join(
+        traceback.format_exception(exc)
+    )
+
+
 class TaskRunner:
-    """A task and the thread that runs it; every state change is visible through status()."""
+    """A task and the thread that runs it; every state change is visible through status().
+
+    The task is started again as a fresh instance of its class after a failure, so task
+    classes must be constructible without arguments (as Connect's are).
+    """
 
     def __init__(
         self,
@@ -54,6 +83,7 @@ class TaskRunner:
         self._backoff = backoff or Backoff()
         self._state: State = "UNASSIGNED"
         self._trace: str | None = None
+        self._restarts = 0
         self._want_paused = paused
         self._stopping = threading.Event()
         self._wake = threading.Event()
@@ -69,8 +99,15 @@ class TaskRunner:
     def task_id(self) -> int:
         return self._context.task_id
 
+    @property
+    def restarts(self) -> int:
+        """How often the runner started the task again after a failure."""
+        return self._restarts
+
     def status(self) -> TaskStatus:
-        return TaskStatus(self._context.task_id, self._state, self._worker_id, self._trace)
+        return TaskStatus(
+            self._context.task_id, self._state, self._worker_id, self._trace, self._restarts
+        )
 
     def start(self) -> None:
         self._thread.start()
@@ -83,39 +120,77 @@ class TaskRunner:
         self._want_paused = False
         self._wake.set()
 
-    def stop(self, timeout: float = 60.0) -> None:
-        """Ask the task to stop and wait for its thread (the task finishes its current round)."""
+    def signal_stop(self) -> None:
+        """Ask the task to stop without waiting (join() or stop() waits)."""
         self._stopping.set()
         self._wake.set()
+
+    def join(self, timeout: float = STOP_TIMEOUT_S) -> None:
+        """Wait up to `timeout` for the thread; a task stuck in a call to a cluster that does
+        not answer is left to finish on its own (the thread is a daemon)."""
         if self._thread.is_alive():
-            self._thread.join(timeout)
+            self._thread.join(max(0.0, timeout))
             if self._thread.is_alive():
                 log.warning("%s did not stop within %.0f s", self._thread.name, timeout)
+
+    def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
+        """Ask the task to stop and wait for its thread (the task finishes its current round)."""
+        self.signal_stop()
+        self.join(timeout)
 
     def _fail(self, exc: BaseException) -> None:
         # Trace first: whoever sees FAILED must also see why.
         self._trace = "".join(traceback.format_exception(exc))
         self._state = "FAILED"
-        log.error("%s failed: %s", self._thread.name, exc)
+        log.error("%s failed for good (an operator must act): %s", self._thread.name, exc)
 
     def _run(self) -> None:
+        delay = self._backoff.restart_initial_s
+        while not self._stopping.is_set():
+            began = time.monotonic()
+            failure = self._run_once()
+            if failure is None or self._stopping.is_set():
+                return
+            if isinstance(failure, OperatorError):
+                self._fail(failure)
+                return
+            if time.monotonic() - began >= self._backoff.restart_maximum_s:
+                delay = self._backoff.restart_initial_s  # it ran well for a while: start over
+            self._trace = _waiting_trace(failure, "restarting", delay)
+            self._state = "RESTARTING"
+            log.warning(
+                "%s failed (%s); restarting it in %.3g s", self._thread.name, failure, delay
+            )
+            self._sleep(delay, until_stop=True)
+            if self._stopping.is_set():
+                return
+            delay = min(delay * 2, self._backoff.restart_maximum_s)
+            self._restarts += 1
+            self._task = type(self._task)()
+
+    def _run_once(self) -> BaseException | None:
+        """Start, poll until stopped or failed, stop: the failure, or None when asked to stop."""
         try:
             self._task.start(self._config, self._context)
         except Exception as exc:  # noqa: BLE001 - a task's failure must never take the worker down
-            self._fail(exc)
             self._stop_task()
-            return
-        self._loop()
+            return exc
+        failure = self._loop()
         self._stop_task()
+        return failure
 
-    def _loop(self) -> None:
+    def _loop(self) -> BaseException | None:
         delay = self._backoff.initial_s
         paused = False
         self._state = "RUNNING"
+        self._trace = None
         while not self._stopping.is_set():
             if self._want_paused != paused:
                 paused = self._want_paused
-                (self._task.pause if paused else self._task.resume)()
+                try:
+                    (self._task.pause if paused else self._task.resume)()
+                except Exception as exc:  # noqa: BLE001 - restarted like any other failure
+                    return exc
                 self._state = "PAUSED" if paused else "RUNNING"
             if paused:
                 self._sleep(None)
@@ -123,20 +198,25 @@ class TaskRunner:
             try:
                 wait = self._task.poll()
                 delay = self._backoff.initial_s
+                self._trace = None
             except MM2Error as exc:
                 if not exc.retriable:
-                    self._fail(exc)
-                    return
-                log.warning("%s: %s; retrying in %.1f s", self._thread.name, exc, delay)
+                    return exc
+                self._trace = _waiting_trace(exc, "polling again", delay)
+                log.warning("%s: %s; retrying in %.3g s", self._thread.name, exc, delay)
                 wait, delay = delay, min(delay * 2, self._backoff.maximum_s)
-            except Exception as exc:  # noqa: BLE001 - reported as FAILED with its trace
-                self._fail(exc)
-                return
+            except Exception as exc:  # noqa: BLE001 - restarted, or FAILED with its trace
+                return exc
             self._sleep(wait)
+        return None
 
-    def _sleep(self, seconds: float | None) -> None:
-        self._wake.wait(seconds)
-        self._wake.clear()
+    def _sleep(self, seconds: float | None, *, until_stop: bool = False) -> None:
+        """Wait `seconds` (None: until woken); pause/resume wakes it early unless `until_stop`."""
+        if not until_stop:
+            self._wake.wait(seconds)
+            self._wake.clear()
+            return
+        self._stopping.wait(seconds)
 
     def _stop_task(self) -> None:
         try:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+import time
 from collections.abc import Mapping
 
 from mm2.runtime.errors import ConflictError, NotFoundError
 from mm2.runtime.herder import Herder, Plugins
 from mm2.runtime.status import TargetState
-from mm2.runtime.task_runner import Backoff
+from mm2.runtime.task_runner import STOP_TIMEOUT_S, Backoff
 
 __all__ = ["Worker"]
 
@@ -65,11 +66,16 @@ class Worker:
             self._started = True
         log.info("worker %s started %d flow(s)", self.worker_id, len(self.herders))
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
+        """Stop every flow's tasks side by side, waiting at most `timeout` seconds in all."""
+        deadline = time.monotonic() + timeout
         with self._lock:
             self._started = False
-            for herder in list(self.herders.values()):
-                herder.stop()
+            herders = list(self.herders.values())
+            for herder in herders:
+                herder.signal_stop()
+            for herder in herders:
+                herder.stop(max(0.0, deadline - time.monotonic()))
         log.info("worker %s stopped", self.worker_id)
 
     def herder(self, flow: str) -> Herder:

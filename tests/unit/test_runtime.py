@@ -20,7 +20,7 @@ from mm2.runtime.naming import find_connector
 from mm2.runtime.task_runner import Backoff
 from mm2.runtime.worker import Worker
 
-FAST = Backoff(initial_s=0.01, maximum_s=0.05)
+FAST = Backoff(initial_s=0.01, maximum_s=0.05, restart_initial_s=0.01, restart_maximum_s=0.05)
 
 
 def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -102,23 +102,25 @@ def test_retriable_errors_are_retried_then_task_runs() -> None:
         h.stop()
 
 
-def test_fatal_error_fails_task_with_trace() -> None:
+def test_unexpected_error_restarts_task_with_trace() -> None:
     h = herder("f->b", mode="fatal")
     h.start()
     try:
-        eventually(lambda: h.status("C").tasks[0].state == "FAILED")
+        eventually(lambda: h.status("C").tasks[0].restarts >= 2)
         trace = h.status("C").tasks[0].trace
         assert trace is not None and "ValueError: bad record" in trace
+        assert h.status("C").tasks[0].state in ("RESTARTING", "RUNNING")
     finally:
         h.stop()
 
 
-def test_start_failure_fails_task() -> None:
+def test_start_failure_is_retried_not_fatal() -> None:
     h = herder("s->b", mode="fail-start")
     h.start()
     try:
-        eventually(lambda: h.status("C").tasks[0].state == "FAILED")
-        assert "cannot start" in (h.status("C").tasks[0].trace or "")
+        eventually(lambda: h.status("C").tasks[0].restarts >= 2)
+        task = h.status("C").tasks[0]
+        assert task.state == "RESTARTING" and "cannot start" in (task.trace or "")
     finally:
         h.stop()
 
