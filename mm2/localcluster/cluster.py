@@ -153,6 +153,23 @@ class LocalCluster:
         """Stop the JVM (SIGTERM, then SIGKILL) and remove the directory if we made it."""
         _stop_all([self])
 
+    def halt(self, *, grace: float = 15.0) -> None:
+        """Stop the JVM (SIGTERM, SIGKILL after `grace` s; 0 for a crash) but keep its directory,
+        data and ports, so that resume() brings the same cluster back: an outage, for tests."""
+        if self._process is not None:
+            process.terminate([self._process], grace=grace)
+            self._process = None
+
+    def resume(self) -> LocalCluster:
+        """Start a halted cluster's JVM again, on the same ports with its data."""
+        if self.running:
+            return self
+        self._require_layout()
+        self._launch()
+        if not self._wait_once():
+            raise self._failure(f"the broker exited on resume (exit code {self._exit_code()})")
+        return self
+
     def __enter__(self) -> LocalCluster:
         return self.start()
 
