@@ -25,9 +25,10 @@ __all__ = ["STOP_TIMEOUT_S", "Backoff", "TaskRunner"]
 
 log = logging.getLogger(__name__)
 
-# How long stop() waits for a task's thread: a clean stop of the process must stay short even
-# with brokers down (the task's own stop() bounds its flushes below this).
-STOP_TIMEOUT_S = 8.0
+# How long stop() waits for a task's thread: a clean stop of the process (10 s at most, REST
+# and Spark included) must stay short even with brokers down. The task's own stop() bounds its
+# flushes below this; a thread stuck in a call to a cluster that is down is left behind.
+STOP_TIMEOUT_S = 6.0
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ def raised(code: int, text: str | None = None) -> KafkaException:
         KafkaError.NETWORK_EXCEPTION,
         KafkaError.BROKER_NOT_AVAILABLE,
         KafkaError.NOT_ENOUGH_REPLICAS,
+        KafkaError._UNKNOWN_PARTITION,
     ],
 )
 def test_what_an_outage_answers_is_retriable(code: int) -> None:
