@@ -1,29 +1,59 @@
-"""MirrorSourceConnector: topics, partitions, configs and ACLs to the target, and the records."""
+"""MirrorSourceConnector: topics, partitions, configs and ACLs to the target, and the records.
+
+The task is the flow's planner (docs/architecture.md, "The copy path"): it keeps the target's
+topics in step, deals the routed partitions to copy tasks, runs them as one Spark job per
+epoch, and reads their committed positions back from Connect's offsets topic on the target.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from connectors.every import Every
-from connectors.offset_syncs import OffsetSyncEmitter
+from connectors.offset_syncs import offset_syncs_target
 from connectors.topic_sync import TopicSync
+from mm2.client.positions import PositionsLocation, positions_location
 from mm2.config.model import Flow
 from mm2.connect.spi import Connector, Task, TaskContext
-from mm2.errors import KafkaClientError, RecordTooLargeError
-from mm2.kafka.copier import CopyResult
+from mm2.errors import (
+    AuthenticationError,
+    AuthorizationError,
+    ConfigError,
+    KafkaClientError,
+    OperatorError,
+    RecordTooLargeError,
+)
+from mm2.kafka.copy_result import CopyResult, WorkUnit
+from mm2.kafka.offset_store import OffsetRecord, OffsetTail, SourcePositions
 from mm2.kafka.offsets import OffsetLister
+from mm2.kafka.stream_copier import Assignment, CopyTaskSpec, fence_transactional_ids
 from mm2.kafka.topics import TopicAdmin
-from mm2.pipeline.query import MirrorQuery, spark_session
-from mm2.pipeline.routes import Route, write_routes
-from mm2.pipeline.spec import PipelineSpec
+from mm2.pipeline.copy_job import CopyJob, free_slots, python_error
+from mm2.pipeline.routes import Route
+from mm2.pipeline.session import spark_context
 from mm2.runtime.metrics import METRICS
 
-__all__ = ["MirrorSourceConnector", "MirrorSourceTask", "flow_state_dir", "spark_conf"]
+__all__ = [
+    "MirrorSourceConnector",
+    "MirrorSourceTask",
+    "exactly_once",
+    "flow_state_dir",
+    "spark_conf",
+]
 
 log = logging.getLogger(__name__)
+
+# Failures a person must fix, by the name a copy task's traceback gives them: the task stays
+# FAILED with the cause (anything else starts the copy tasks again).
+_OPERATOR_ERRORS: dict[str, Callable[[str], OperatorError]] = {
+    "RecordTooLargeError": RecordTooLargeError,
+    "AuthenticationError": AuthenticationError,
+    "AuthorizationError": AuthorizationError,
+    "ConfigError": ConfigError,
+}
 
 
 def spark_conf(config: Mapping[str, str]) -> dict[str, str]:
@@ -32,19 +62,51 @@ def spark_conf(config: Mapping[str, str]) -> dict[str, str]:
 
 
 def flow_state_dir(config: Mapping[str, str]) -> Path:
-    """Where a flow keeps its Spark checkpoint and route file."""
+    """Where a flow keeps local caches (never a position: those live in Kafka)."""
     base = Path(config.get("mm2.state.dir", "mm2-state"))
     return base / f"{config['source.cluster.alias']}_to_{config['target.cluster.alias']}"
 
 
+def exactly_once(flow: Flow, read_committed: bool) -> bool:
+    """Apache's keys: `exactly.once.source.support` (per flow, top level, or the target's
+    `<alias>.exactly.once.source.support`), enabled unless disabled; and the connector's
+    `exactly.once.support=required`, which needs a read_committed source consumer."""
+    config = flow.connector_config()
+    support = config.get(
+        "exactly.once.source.support",
+        config.get("target.cluster.exactly.once.source.support", "enabled"),
+    )
+    on = support.strip().lower() != "disabled"
+    if config.get("exactly.once.support", "requested").strip().lower() == "required":
+        if not on:
+            raise ConfigError(
+                "exactly.once.support=required, but exactly.once.source.support is disabled",
+                key="exactly.once.support",
+            )
+        if not read_committed:
+            raise ConfigError(
+                "exactly.once.support=required needs the source consumer's "
+                "isolation.level=read_committed",
+                key="exactly.once.support",
+            )
+    return on
+
+
+def _deal(routes: Mapping[str, Route], tasks: int) -> list[list[tuple[str, int, str]]]:
+    """Apache's assignment: partition i of the sorted list goes to task i % tasks."""
+    flat = [(r.topic, p, r.target_topic) for r in routes.values() for p in range(r.partitions)]
+    flat.sort()
+    count = max(1, min(tasks, len(flat)))
+    return [flat[i::count] for i in range(count)] if flat else []
+
+
 class MirrorSourceTask(Task):
-    """Keeps the target's topics in step with the source and runs the flow's Spark query."""
+    """Keeps the target's topics in step with the source and runs the flow's copy tasks."""
 
     def start(self, config: Mapping[str, str], context: TaskContext) -> None:
         flow = Flow.for_connector(config)
         self._flow = flow
-        state = flow_state_dir(config)
-        self._routes_path = state / "routes.json"
+        self._config = dict(config)
         source_admin = flow.source_admin_config()
         self._sync = TopicSync(
             flow, TopicAdmin(source_admin), TopicAdmin(flow.target_admin_config())
@@ -52,45 +114,50 @@ class MirrorSourceTask(Task):
         self._refresh = Every(flow.interval_seconds("refresh.topics") or 2)
         self._configs = Every(flow.interval_seconds("sync.topic.configs"))
         self._acls = Every(flow.interval_seconds("sync.topic.acls"))
-        self._syncs = OffsetSyncEmitter.for_flow(flow)
         # librdkafka reads committed data unless told otherwise (Java's default is uncommitted):
-        # aborted transactions are not mirrored. Planning must use the same bound (the LSO).
-        consumer = {"isolation.level": "read_committed", **flow.source_consumer_config()}
-        self._read_committed = consumer["isolation.level"] == "read_committed"
+        # aborted transactions are not mirrored. Lag uses the same bound (the LSO).
+        self._consumer = {"isolation.level": "read_committed", **flow.source_consumer_config()}
+        self._read_committed = self._consumer["isolation.level"] == "read_committed"
+        self._eos = exactly_once(flow, self._read_committed)
         self._ends = OffsetLister(source_admin)
+        self._location: PositionsLocation = positions_location(flow)
+        self._positions = SourcePositions()
         self._routes: dict[str, Route] = {}
-        self._refresh_routes()  # remote topics are created while Spark starts
-        spark = spark_session(spark_conf(config))
-        spec = PipelineSpec(
-            flow=flow.name,
-            source_consumer=consumer,
-            source_admin=source_admin,
-            target_producer=flow.target_producer_config(),
-            routes_path=str(self._routes_path),
-            tasks_max=flow.tasks_max,
-            slots=spark.sparkContext.defaultParallelism,
-            max_records_per_partition=flow.get_int("pipeline.max.records.per.partition", 200_000),
-            from_latest=consumer.get("auto.offset.reset", "earliest") == "latest",
-            read_committed=self._read_committed,
-            skip_oversized=flow.get_bool("skip.oversized.records", False),
-        )
-        self._query = MirrorQuery(
-            spark,
-            spec,
-            state / "spark",
-            self._on_batch,
-            trigger_interval_ms=flow.get_int("pipeline.trigger.interval.ms", 250),
-        )
+        self._tail: OffsetTail | None = None
+        self._job: CopyJob | None = None
+        self._dealt: list[list[tuple[str, int, str]]] = []
+        # Ids to fence before the first epoch: as many as either mirror may have run.
+        self._fence_count = flow.tasks_max
+        self._cluster_id = ""
+        self._syncs: tuple[str, dict[str, str] | None] = ("", None)
         self._paused = False
         self._copied = 0
         self._last_report = time.monotonic()
-        self._query.start()
-        log.info("%s: mirroring, Spark checkpoint in %s", flow.name, self._query.checkpoint_dir)
+
+    # -- getting ready (network: retried by the runner while a cluster is away) --
+    def _prepare(self) -> CopyJob:
+        if self._job is not None:
+            return self._job
+        self._refresh_routes()  # remote topics are created while Spark starts
+        self._location.ensure_topic()
+        self._cluster_id = self._location.source_cluster_id()
+        self._syncs = offset_syncs_target(self._flow)
+        tail = self._tail or self._location.tail()
+        self._tail = tail
+        self._apply(tail.read_to_end())
+        sc = spark_context(spark_conf(self._config))
+        self._job = CopyJob(sc, self._flow.name)
+        self._sc = sc
+        log.info(
+            "%s: positions in %s on %s (%d stored), exactly-once %s",
+            self._flow.name, self._location.topic, self._flow.target,
+            len(self._positions.offsets), "on" if self._eos else "off",
+        )  # fmt: skip
+        return self._job
 
     def _refresh_routes(self) -> None:
         routes = self._sync.refresh_topics()
         if routes != self._routes:
-            write_routes(self._routes_path, routes)
             self._routes = routes
             METRICS.set_routes(self._flow.source, self._flow.target, routes)
 
@@ -99,77 +166,193 @@ class MirrorSourceTask(Task):
         ends = self._ends.offsets(partitions, latest=True, read_committed=self._read_committed)
         METRICS.update_end_offsets(self._flow.source, self._flow.target, ends)
 
-    def _on_batch(self, batch_id: int, results: list[CopyResult]) -> None:
-        """Runs on Spark's callback thread once a micro-batch's records are on the target."""
-        METRICS.record_batch(self._flow.source, self._flow.target, results)
-        copied = sum(r.records for r in results)
-        self._copied += copied
-        log.debug("%s: batch %d copied %d records", self._flow.name, batch_id, copied)
-        for r in results:
-            log.debug(
-                "%s: batch %d %s-%d [%d, %d) copied %d",
-                self._flow.name, batch_id, r.unit.topic, r.unit.partition, r.unit.start,
-                r.unit.until, r.records,
-            )  # fmt: skip
+    # -- positions and metrics, from the offsets topic --
+    def _apply(self, records: list[OffsetRecord]) -> None:
+        self._positions.apply(records)
+        results = []
+        for r in records:
+            route = self._routes.get(r.topic)
+            if r.offset is None or route is None:
+                continue
+            unit = WorkUnit(r.topic, r.partition, r.offset + 1, r.offset + 1, route.target_topic)
+            res = CopyResult(unit)
+            s = r.stats
+            if s is not None:
+                res.records, res.bytes, res.skipped = s.records, s.byte_count, s.skipped
+                res.min_timestamp, res.max_timestamp = s.min_timestamp, s.max_timestamp
+                res.sum_timestamp, res.finished_ms = s.sum_timestamp, s.finished_ms
+                res.age_min_ms, res.age_max_ms, res.age_sum_ms = (
+                    s.age_min_ms, s.age_max_ms, s.age_sum_ms,
+                )  # fmt: skip
+                if s.skipped:
+                    log.warning(
+                        "%s: skipped %d record(s) of %s-%d larger than %s accepts",
+                        self._flow.name, s.skipped, r.topic, r.partition, route.target_topic,
+                    )  # fmt: skip
+            results.append(res)
+        if results:
+            METRICS.record_batch(self._flow.source, self._flow.target, results)
+            self._copied += sum(r.records for r in results)
         now = time.monotonic()
         if now - self._last_report >= 30:
             log.info("%s: %d records copied so far", self._flow.name, self._copied)
             self._last_report = now
-        for res in results:
-            if res.skipped:
-                log.warning(
-                    "%s: skipped %d record(s) of %s-%d larger than %s accepts",
-                    self._flow.name, res.skipped, res.unit.topic, res.unit.partition,
-                    res.unit.target_topic,
-                )  # fmt: skip
-        self._syncs.emit(results)
+
+    # -- epochs --
+    def _start_epoch(self, job: CopyJob) -> None:
+        slots = free_slots(self._sc, job)
+        wanted = self._flow.tasks_max
+        dealt = _deal(self._routes, min(wanted, max(1, slots)))
+        if slots < wanted and len(dealt) < min(wanted, sum(len(d) for d in dealt)):
+            log.warning(
+                "%s: %d copy task(s) instead of tasks.max=%d: Spark has %d free slot(s)",
+                self._flow.name, len(dealt), wanted, slots,
+            )  # fmt: skip
+        self._dealt = dealt
+        if not dealt:
+            return
+        name = self._location.connector
+        ids = [self._transactional_id(i) for i in range(len(dealt))]
+        self._settle(timeout=30.0)
+        self._fence_count = len(dealt)
+        foreign = self._positions.foreign(self._cluster_id)
+        if foreign:
+            (topic, partition), other = sorted(foreign.items())[0]
+            raise ConfigError(
+                f"{self._location.topic} on {self._flow.target} holds positions of source "
+                f"cluster {other} (e.g. {topic}-{partition}), but {self._flow.source} is "
+                f"cluster {self._cluster_id}: refusing to apply them. If {self._flow.source} "
+                "really was replaced, stop the connector and DELETE its offsets over REST",
+                key="source.cluster.alias",
+            )
+        syncs_topic, syncs_producer = self._syncs
+        specs = [
+            CopyTaskSpec(
+                flow=self._flow.name,
+                task=i,
+                connector=name,
+                source_alias=self._flow.source,
+                source_cluster_id=self._cluster_id,
+                source_consumer=self._consumer,
+                target_producer=self._flow.target_producer_config(),
+                offsets_topic=self._location.topic,
+                partitions=[
+                    Assignment(t, p, target, self._next_offset(t, p)) for t, p, target in part
+                ],
+                transactional_id=ids[i] if self._eos else None,
+                boundary_ms=self._flow.get_int("transaction.boundary.interval.ms", 100),
+                skip_oversized=self._flow.get_bool("skip.oversized.records", False),
+                syncs_topic=syncs_topic,
+                syncs_producer=syncs_producer,
+                offset_lag_max=self._flow.offset_lag_max,
+            )
+            for i, part in enumerate(dealt)
+        ]
+        job.start(specs)
+
+    def _transactional_id(self, task: int) -> str:
+        """Connect's `<group.id>-<connector>-<task>`: Apache MM2's own tasks use the same ids,
+        so either mirror fences the other's zombies."""
+        return f"{self._flow.source}-mm2-{self._location.connector}-{task}"
+
+    def _settle(self, timeout: float) -> None:
+        """Fence every earlier copy task, read the committed positions, and write them again.
+
+        The rewrite makes the newest record of each key a committed one: Apache MM2 without
+        exactly-once reads its offsets topic uncommitted, and would otherwise resume after a
+        position that an aborted transaction (a killed copy task's) wrote.
+        """
+        if self._eos:
+            fence_transactional_ids(
+                self._flow.target_producer_config(),
+                [self._transactional_id(i) for i in range(self._fence_count)],
+                timeout=timeout,
+            )
+        assert self._tail is not None
+        self._apply(self._tail.read_to_end(timeout))
+        if self._eos and self._positions.offsets:
+            self._location.write(dict(self._positions.offsets), cluster_id=self._cluster_id)
+
+    def _next_offset(self, topic: str, partition: int) -> int:
+        stored = self._positions.offsets.get((topic, partition))
+        return -1 if stored is None else stored + 1
+
+    def _assignment_changed(self) -> bool:
+        slots = free_slots(self._sc, self._job) if self._job is not None else 0
+        return _deal(self._routes, min(self._flow.tasks_max, max(1, slots))) != self._dealt
+
+    def _check_failure(self, job: CopyJob) -> None:
+        failure = job.take_failure()
+        if failure is None:
+            return
+        error = python_error(failure)
+        cls, message = error if error is not None else ("", failure.splitlines()[0])
+        operator = _OPERATOR_ERRORS.get(cls)
+        if operator is not None:
+            raise operator(message)
+        raise KafkaClientError(
+            f"{self._flow.name}: copy tasks failed ({cls or 'Spark'}: {message}); "
+            "starting them again",
+            retriable=True,
+        )
+
+    def _step(self, what: str, action: Callable[[], object]) -> None:
+        try:
+            action()
+        except KafkaClientError as exc:
+            if not exc.retriable:
+                raise
+            log.warning("%s: %s failed, trying again later: %s", self._flow.name, what, exc)
 
     def poll(self) -> float:
+        job = self._prepare()
         now = time.monotonic()
+        # Each step apart: one cluster being away must not hold up the others' work.
         if self._refresh.due(now):
-            self._refresh_routes()
-            self._update_lag()
+            self._step("refreshing topics", self._refresh_routes)
+            self._step("reading the source's end offsets", self._update_lag)
         if self._configs.due(now):
-            self._sync.sync_configs()
+            self._step("syncing topic configs", self._sync.sync_configs)
         if self._acls.due(now):
-            self._sync.sync_acls()
-        if not self._paused and not self._query.running:
-            self._restart_query()
-        return 0.5
-
-    def _restart_query(self) -> None:
-        failure = self._query.failure() or "the pipeline stopped"
-        if "RecordTooLargeError" in failure:
-            line = next(
-                (ln for ln in failure.splitlines() if "RecordTooLargeError:" in ln), failure
-            )
-            raise RecordTooLargeError(line.split("RecordTooLargeError:", 1)[1].strip())
-        self._query.start()
-        raise KafkaClientError(
-            f"{self._flow.name}: pipeline restarted after: {failure}", retriable=True
-        )
+            self._step("syncing ACLs", self._sync.sync_acls)
+        assert self._tail is not None
+        tail = self._tail
+        self._step("reading positions", lambda: self._apply(tail.poll(0)))
+        if self._paused:
+            return 0.5
+        if job.running and self._assignment_changed():
+            log.info("%s: assignment changed; new copy epoch", self._flow.name)
+            job.cancel()
+        if not job.running:
+            self._check_failure(job)
+            self._start_epoch(job)
+        return 0.2
 
     def pause(self) -> None:
         self._paused = True
-        self._query.stop()
+        if self._job is not None:
+            self._job.cancel()
 
     def resume(self) -> None:
         self._paused = False
-        self._copied = 0
-        self._last_report = time.monotonic()
-        self._query.start()
 
     def stop(self) -> None:
-        query = getattr(self, "_query", None)
-        if query is not None:
-            query.stop()
-        syncs = getattr(self, "_syncs", None)
-        if syncs is not None:
-            syncs.close()
+        job = getattr(self, "_job", None)
+        if job is not None:
+            running = job.running
+            job.cancel(timeout=2.0)
+            if running:
+                try:
+                    self._settle(timeout=2.0)
+                except KafkaClientError as exc:  # the target is away: the next start settles
+                    log.warning("%s: positions not settled at stop: %s", self._flow.name, exc)
+        tail = getattr(self, "_tail", None)
+        if tail is not None:
+            tail.close()
 
 
 class MirrorSourceConnector(Connector):
-    """One task per flow: the Spark query spreads the copying over `tasks.max` partitions."""
+    """One planner task per flow; it runs up to `tasks.max` copy tasks on Spark."""
 
     task_class = MirrorSourceTask
 

@@ -15,11 +15,12 @@ from api.app import create_app
 from api.server import RestServer
 from connectors.checkpoint import MirrorCheckpointConnector
 from connectors.heartbeat import MirrorHeartbeatConnector
-from connectors.source import MirrorSourceConnector, flow_state_dir, spark_conf
-from mm2.config.model import MirrorMakerConfig
+from connectors.source import MirrorSourceConnector, spark_conf
+from mm2.client.positions import PositionsLocation, positions_location
+from mm2.config.model import Flow, MirrorMakerConfig
 from mm2.connect.spi import Connector
 from mm2.errors import ConfigError
-from mm2.pipeline.query import spark_session, stop_spark
+from mm2.pipeline.session import spark_context, stop_spark
 from mm2.runtime.changes import ChangeStore
 from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.offsets import MirrorSourceOffsets
@@ -35,8 +36,8 @@ PLUGINS: dict[str, type[Connector]] = {
 }
 
 
-def _spark_checkpoint(config: Mapping[str, str]) -> Path:
-    return flow_state_dir(config) / "spark"
+def _positions(config: Mapping[str, str]) -> PositionsLocation:
+    return positions_location(Flow.for_connector(config))
 
 
 def build_mirror(config: MirrorMakerConfig) -> MirrorMaker:
@@ -46,7 +47,7 @@ def build_mirror(config: MirrorMakerConfig) -> MirrorMaker:
         config,
         PLUGINS,
         ChangeStore(state / "rest-changes.json"),
-        offsets={MirrorSourceConnector.__name__: MirrorSourceOffsets(_spark_checkpoint)},
+        offsets={MirrorSourceConnector.__name__: MirrorSourceOffsets(_positions)},
     )
 
 
@@ -60,7 +61,7 @@ def start_spark_early(config: MirrorMakerConfig) -> None:
 
     def start() -> None:
         try:
-            spark_session(conf)
+            spark_context(conf)
         except Exception as exc:  # noqa: BLE001 - the task tries again and reports the error
             log.debug("early Spark start failed: %s", exc)
 

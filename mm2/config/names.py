@@ -92,6 +92,11 @@ _CONNECT_CONNECTOR_NAMES = {
     "errors.tolerance",
     "errors.log.enable",
     "errors.log.include.messages",
+    # SourceConnectorConfig (KIP-618)
+    "exactly.once.support",
+    "transaction.boundary",
+    "transaction.boundary.interval.ms",
+    "offsets.storage.topic",
 }
 _MIRROR_BASE_NAMES = {
     "enabled",
@@ -158,9 +163,15 @@ _HEARTBEAT_NAMES = {
     "emit.heartbeats.interval.seconds",
     "heartbeats.topic.replication.factor",
 }
-# Ours, not Apache's: where state lives and how the Spark pipeline batches.
+# Ours, not Apache's: where state lives and how the Spark pipeline runs. The worker-level
+# exactly-once and offsets-topic keys are Apache's too (its worker reads them from `<target>.*`);
+# mm2 also takes them at the top level or per flow.
 MM2_NAMES = frozenset(
     {
+        "exactly.once.source.support",
+        "offset.storage.topic",
+        "offset.storage.partitions",
+        "offset.storage.replication.factor",
         "mm2.state.dir",
         "skip.oversized.records",
         "pipeline.trigger.interval.ms",
@@ -250,6 +261,7 @@ _LONGS = (
     "errors.retry.delay.max.ms",
     "pipeline.trigger.interval.ms",
     "pipeline.max.records.per.partition",
+    "transaction.boundary.interval.ms",
 )
 _LISTS = (
     "topics",
@@ -277,6 +289,9 @@ TYPES: dict[str, ValueType] = {
     **dict.fromkeys(_LISTS, "list"),
     **dict.fromkeys(_CLASSES, "class"),
     "offset-syncs.topic.location": ("source", "target"),
+    "exactly.once.source.support": ("disabled", "preparing", "enabled"),
+    "exactly.once.support": ("requested", "required"),
+    "transaction.boundary": ("poll", "interval", "connector"),
     "use.defaults.from": ("source", "target"),
     "errors.tolerance": ("none", "all"),
     "config.action.reload": ("none", "restart"),

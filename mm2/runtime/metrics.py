@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from mm2.kafka.copier import CopyResult
+from mm2.kafka.copy_result import CopyResult
 from mm2.pipeline.routes import Route
 
 __all__ = ["METRICS", "CheckpointSnapshot", "MetricsRegistry", "PartitionSnapshot"]

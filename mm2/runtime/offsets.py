@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
-from mm2.pipeline.offset_log import SparkOffsetLog
+from mm2.kafka.offset_store import SourcePositions
 from mm2.records.connect_offsets import MirrorSourcePartition
 from mm2.runtime.errors import BadRequestError
 
-__all__ = ["ConnectorOffset", "MirrorSourceOffsets", "OffsetStore"]
+__all__ = ["ConnectorOffset", "MirrorSourceOffsets", "OffsetStore", "Positions"]
 
 Partition = dict[str, str | int]
 
@@ -51,38 +50,43 @@ def _source_partition(entry: ConnectorOffset, cluster: str) -> MirrorSourceParti
     return MirrorSourcePartition(cluster, topic, partition)
 
 
-class MirrorSourceOffsets:
-    """MirrorSourceConnector's offsets: the Spark checkpoint's committed positions.
+class Positions(Protocol):
+    """A flow's stored source positions (mm2.client.positions.PositionsLocation)."""
 
-    Apache stores the last replicated upstream offset, and a restart reads from offset + 1;
-    the checkpoint stores that next offset, so the two differ by one.
+    @property
+    def source_alias(self) -> str: ...
+
+    def read(self) -> SourcePositions: ...
+
+    def write(self, positions: Mapping[tuple[str, int], int | None]) -> None: ...
+
+
+class MirrorSourceOffsets:
+    """MirrorSourceConnector's offsets: Connect's offsets topic on the target, as Apache's.
+
+    The value is the last upstream offset copied; the next start reads from offset + 1.
     """
 
-    def __init__(self, checkpoint_dir: Callable[[Mapping[str, str]], Path]) -> None:
-        self._checkpoint_dir = checkpoint_dir
-
-    def _log(self, config: Mapping[str, str]) -> SparkOffsetLog:
-        return SparkOffsetLog(self._checkpoint_dir(config))
+    def __init__(self, location: Callable[[Mapping[str, str]], Positions]) -> None:
+        self._location = location
 
     def read(self, config: Mapping[str, str]) -> list[ConnectorOffset]:
-        cluster = config["source.cluster.alias"]
+        location = self._location(config)
+        cluster = location.source_alias
         return [
             ConnectorOffset(
-                {"cluster": cluster, "partition": partition, "topic": topic},
-                {"offset": position - 1},
+                {"cluster": cluster, "partition": partition, "topic": topic}, {"offset": offset}
             )
-            for (topic, partition), position in sorted(self._log(config).committed().items())
-            if position > 0
+            for (topic, partition), offset in sorted(location.read().offsets.items())
         ]
 
     def alter(self, config: Mapping[str, str], offsets: Sequence[ConnectorOffset]) -> None:
-        cluster = config["source.cluster.alias"]
-        log = self._log(config)
-        positions = log.committed()
+        location = self._location(config)
+        changes: dict[tuple[str, int], int | None] = {}
         for entry in offsets:
-            sp = _source_partition(entry, cluster)
+            sp = _source_partition(entry, location.source_alias)
             if entry.offset is None:
-                positions.pop((sp.topic, sp.partition), None)
+                changes[(sp.topic, sp.partition)] = None
                 continue
             value = entry.offset.get("offset")
             if set(entry.offset) != {"offset"} or not isinstance(value, int) or value < -1:
@@ -90,8 +94,10 @@ class MirrorSourceOffsets:
                     'an offset is {"offset": N} with N >= -1 (the last offset already copied)',
                     {"offset": [repr(entry.offset)]},
                 )
-            positions[(sp.topic, sp.partition)] = value + 1
-        log.write(positions)
+            # -1 (nothing copied yet): the same as no position, as Apache's task reads it.
+            changes[(sp.topic, sp.partition)] = None if value < 0 else value
+        location.write(changes)
 
     def reset(self, config: Mapping[str, str]) -> None:
-        self._log(config).reset()
+        location = self._location(config)
+        location.write(dict.fromkeys(location.read().offsets))

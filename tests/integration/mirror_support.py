@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 Record = tuple[int, bytes | None, bytes | None, int, tuple[tuple[str, bytes | None], ...]]
 
@@ -139,6 +139,7 @@ def read_topic(bootstrap: str, topic: str, **config: Any) -> dict[int, list[Reco
 
 
 def count(bootstrap: str, topic: str) -> int:
+    """Records in `topic` (0 while a just-created topic has no leader yet)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mm2-test-counter"})
     try:
         metadata = consumer.list_topics(timeout=10).topics.get(topic)
@@ -146,7 +147,10 @@ def count(bootstrap: str, topic: str) -> int:
             return 0
         total = 0
         for p in metadata.partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            try:
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            except KafkaException:
+                return 0
             total += high - low
         return total
     finally:
@@ -166,22 +170,36 @@ def digest(records: list[Record]) -> str:
 
 
 def last_values(bootstrap: str, topic: str) -> dict[int, bytes | None]:
-    """The value of the last record of each partition (order is kept, so a mirror whose every
-    partition ends with the source's last record has caught up)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mm2-test-tail"})
+    """The value of the last committed record of each partition (order is kept, so a mirror
+    whose every partition ends with the source's last record has caught up). The log may end
+    in transaction markers, so the last records are read, not the last offset."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "mm2-test-tail",
+            "enable.partition.eof": True,
+            "isolation.level": "read_committed",
+        }
+    )
     try:
         metadata = consumer.list_topics(timeout=10).topics.get(topic)
         if metadata is None or metadata.error is not None:
             return {}
         out: dict[int, bytes | None] = {}
         for p in metadata.partitions:
-            _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-            if high <= 0:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            if high <= low:
                 continue
-            consumer.assign([TopicPartition(topic, p, high - 1)])
-            msgs = [m for m in consumer.consume(1, 10) if not m.error()]
-            if msgs:
-                out[p] = msgs[0].value()
+            consumer.assign([TopicPartition(topic, p, max(low, high - 200))])
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                msgs = consumer.consume(1000, 1)
+                for m in msgs:
+                    if m.error() is None:
+                        out[p] = m.value()
+                if any(m.error() is not None and m.error().code() == KafkaError._PARTITION_EOF
+                       for m in msgs):  # fmt: skip
+                    break
         return out
     finally:
         consumer.close()

@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from mm2.config import load_properties, parse_properties
 from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.kafka.offset_store import SourcePositions
 from mm2.runtime.changes import ChangeStore
 from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.offsets import MirrorSourceOffsets
@@ -81,11 +82,36 @@ def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
         time.sleep(0.01)
 
 
+class MemoryPositions:
+    """Positions kept in memory: the REST layer's view of the offsets topic, without Kafka."""
+
+    def __init__(self, source_alias: str) -> None:
+        self.source_alias = source_alias
+        self.offsets: dict[tuple[str, int], int] = {}
+
+    def read(self) -> SourcePositions:
+        positions = SourcePositions()
+        positions.offsets.update(self.offsets)
+        return positions
+
+    def write(self, positions: Mapping[tuple[str, int], int | None]) -> None:
+        for tp, offset in positions.items():
+            if offset is None:
+                self.offsets.pop(tp, None)
+            else:
+                self.offsets[tp] = offset
+
+
 def make_mirror(state: Path, text: str = PROPERTIES) -> MirrorMaker:
     config = load_properties(parse_properties(text, "mm2.properties"))
-    offsets = MirrorSourceOffsets(
-        lambda c: state / f"{c['source.cluster.alias']}_to_{c['target.cluster.alias']}" / "spark"
-    )
+    stores: dict[str, MemoryPositions] = {}
+
+    def positions(c: Mapping[str, str]) -> MemoryPositions:
+        return stores.setdefault(
+            c["source.cluster.alias"], MemoryPositions(c["source.cluster.alias"])
+        )
+
+    offsets = MirrorSourceOffsets(positions)
     return MirrorMaker(
         config,
         PLUGINS,

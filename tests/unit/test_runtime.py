@@ -12,7 +12,6 @@ import pytest
 
 from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.errors import KafkaClientError
-from mm2.pipeline.offset_log import SparkOffsetLog
 from mm2.runtime.changes import ChangeStore
 from mm2.runtime.errors import ConflictError, NotFoundError
 from mm2.runtime.herder import ConnectorNotFoundError, Herder
@@ -240,18 +239,3 @@ def test_change_store_is_durable_and_private(tmp_path: Path) -> None:
     store.update(lambda c: c.target_states.update({"a.b.S": "PAUSED"}))
     assert (tmp_path / "changes.json").stat().st_mode & 0o077 == 0
     assert ChangeStore(tmp_path / "changes.json").changes.target_states == {"a.b.S": "PAUSED"}
-
-
-def test_spark_offset_log_rewrite_drops_uncommitted_batches(tmp_path: Path) -> None:
-    log = SparkOffsetLog(tmp_path)
-    (tmp_path / "offsets").mkdir()
-    (tmp_path / "commits").mkdir()
-    (tmp_path / "offsets" / "3").write_text('v1\n{"conf":{"x":"1"}}\n{"t":{"0":10}}')
-    (tmp_path / "commits" / "3").write_text('v1\n{"nextBatchWatermarkMs":0}')
-    (tmp_path / "offsets" / "4").write_text('v1\n{"conf":{}}\n{"t":{"0":20}}')
-    assert log.committed() == {("t", 0): 10}
-    log.write({("t", 0): 5, ("u", 1): 7})
-    assert log.committed() == {("t", 0): 5, ("u", 1): 7}
-    assert (tmp_path / "offsets" / "4").read_text().splitlines()[1] == '{"conf":{"x":"1"}}'
-    log.reset()
-    assert log.committed() == {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from mm2.kafka.copier import CopyResult, WorkUnit
+from mm2.kafka.copy_result import CopyResult, WorkUnit
 from mm2.pipeline.routes import Route
 from mm2.runtime.metrics import MetricsRegistry, PartitionSnapshot
 

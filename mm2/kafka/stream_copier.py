@@ -1,0 +1,439 @@
+"""A copy task that stays assigned and streams: records and positions, one transaction at a time.
+
+It runs inside a Spark task (mm2.pipeline.copy_job) for as long as its epoch lasts. Each record
+goes to the same partition of the remote topic as soon as it arrives; a transaction ends when it
+is `boundary_ms` old or the source has nothing more for now, carrying one position per partition
+it touched (Connect's offsets topic, mm2.kafka.offset_store). After the commit the task writes
+the offset syncs of what it committed. With no transactional id the copy is idempotent and
+at-least-once: positions follow the acknowledged records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+
+from mm2.errors import (
+    AuthenticationError,
+    AuthorizationError,
+    KafkaClientError,
+    RecordTooLargeError,
+)
+from mm2.kafka.copy_result import CopyResult, WorkUnit
+from mm2.kafka.offset_store import PARTITIONER, PositionStats, offset_record
+from mm2.kafka.sync_emitter import OffsetSyncEmitter
+from mm2.offsets.sync_trail import offset_runs
+
+__all__ = [
+    "Assignment",
+    "CopyTaskSpec",
+    "ProducerFencedError",
+    "StreamCopier",
+    "fence_transactional_ids",
+]
+
+log = logging.getLogger(__name__)
+
+TP = tuple[str, int]
+_CONSUME_BATCH = 10_000
+# A transaction with nothing more to read right now commits once it is this old.
+_IDLE_COMMIT_MS = 10
+
+
+class ProducerFencedError(KafkaClientError):
+    """Another holder of the transactional id took over: this task must end (a zombie)."""
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A source partition, its remote topic, and the next offset to copy (-1: none stored)."""
+
+    topic: str
+    partition: int
+    target_topic: str
+    next_offset: int = -1
+
+
+@dataclass(frozen=True)
+class CopyTaskSpec:
+    """Everything one copy task needs, as JSON a Spark task can be handed."""
+
+    flow: str
+    task: int
+    connector: str
+    source_alias: str
+    source_cluster_id: str
+    source_consumer: dict[str, str]
+    target_producer: dict[str, str]
+    offsets_topic: str
+    partitions: list[Assignment]
+    transactional_id: str | None = None
+    boundary_ms: int = 100
+    transaction_timeout_ms: int = 60_000
+    skip_oversized: bool = False
+    syncs_topic: str = ""
+    syncs_producer: dict[str, str] | None = None
+    offset_lag_max: int = 100
+
+    def to_json(self) -> str:
+        # Not dataclasses.asdict: it rebuilds dict subclasses (mm2's ClientConfig) by type.
+        raw = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        raw["partitions"] = [dataclasses.astuple(a) for a in self.partitions]
+        return json.dumps(raw, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> CopyTaskSpec:
+        raw = json.loads(text)
+        raw["partitions"] = [Assignment(*a) for a in raw["partitions"]]
+        return cls(**raw)
+
+
+class _Pending:
+    """One partition's records in the open transaction."""
+
+    __slots__ = ("deliver", "downstream", "failures", "last", "result", "upstream")
+
+    def __init__(self, unit: WorkUnit) -> None:
+        self.result = CopyResult(unit)
+        self.upstream: list[int] = []
+        self.downstream: list[int] = []
+        self.failures: list[tuple[int, KafkaError]] = []  # (upstream offset, error)
+        self.last = -1  # last upstream offset consumed (copied or skipped)
+        self.deliver = self.on_delivery
+
+    def on_delivery(self, err: KafkaError | None, msg: Message) -> None:
+        if err is None:
+            offset = msg.offset()
+            self.downstream.append(-1 if offset is None else offset)
+        else:
+            index = len(self.downstream) + len(self.failures)
+            self.failures.append((self.upstream[index], err))
+
+
+@dataclass
+class _Txn:
+    opened: float = 0.0
+    parts: dict[TP, _Pending] = field(default_factory=dict)
+
+
+class StreamCopier:
+    """Consumer on the source, producer on the target, for one task's partitions."""
+
+    def __init__(self, spec: CopyTaskSpec) -> None:
+        self.spec = spec
+        self._routes = {(a.topic, a.partition): a.target_topic for a in spec.partitions}
+        self._next = {(a.topic, a.partition): a.next_offset for a in spec.partitions}
+        self._skip: set[tuple[str, int, int]] = set()
+        self._auth_failure: str | None = None
+        self._consumer = Consumer(
+            {
+                "group.id": f"mm2-copier-{spec.flow}",
+                "auto.offset.reset": "earliest",
+                **spec.source_consumer,
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "enable.partition.eof": False,
+                "error_cb": self._client_error,
+            }
+        )
+        producer: dict[str, str | int | bool | Callable[[KafkaError], None]] = {
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 5,
+            "message.max.bytes": 1_000_000_000,  # the target broker judges record size
+            **spec.target_producer,
+            **PARTITIONER,
+            "error_cb": self._client_error,
+        }
+        if spec.skip_oversized:  # only the oversized record may fail, not its batch-mates
+            producer.update({"batch.num.messages": 1, "linger.ms": 0})
+        if spec.transactional_id:
+            producer["transactional.id"] = spec.transactional_id
+            producer["transaction.timeout.ms"] = spec.transaction_timeout_ms
+        self._producer = Producer(producer)
+        self._syncs = OffsetSyncEmitter(spec.syncs_topic, spec.syncs_producer, spec.offset_lag_max)
+        self._txn: _Txn | None = None
+        if spec.transactional_id:
+            self._call(lambda: self._producer.init_transactions(30), "initialising transactions")
+
+    # -- errors --
+    def _client_error(self, err: KafkaError) -> None:
+        if err.code() in (KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED):
+            self._auth_failure = err.str()
+
+    def _cluster(self, text: str) -> str:
+        """`alias (bootstrap servers)` of the cluster an error message is about."""
+        source, _, target = self.spec.flow.partition("->")
+        producer = self.spec.target_producer.get("bootstrap.servers", "?")
+        consumer = self.spec.source_consumer.get("bootstrap.servers", "?")
+        if "producer" in text or producer in text:
+            return f"{target} ({producer})"
+        return f"{source} ({consumer})"
+
+    def _check_clients(self) -> None:
+        if self._auth_failure is not None:
+            raise AuthenticationError(
+                f"authentication failed for {self._cluster(self._auth_failure)}: "
+                f"{self._auth_failure}"
+            )
+
+    def _call(self, action: Callable[[], object], what: str) -> None:
+        """A transactional call, retried while librdkafka says it may succeed later."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                action()
+                return
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                if not isinstance(err, KafkaError):
+                    raise
+                if err.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED) or (
+                    err.fatal() and "fenc" in err.str().lower()
+                ):
+                    raise ProducerFencedError(
+                        f"{self.spec.flow} task {self.spec.task}: {what}: fenced by a newer "
+                        f"holder of {self.spec.transactional_id}"
+                    ) from exc
+                if err.retriable() and time.monotonic() < deadline:
+                    self._check_clients()
+                    time.sleep(0.1)
+                    continue
+                raise KafkaClientError(
+                    f"{self.spec.flow} task {self.spec.task}: {what} failed: {err.str()}",
+                    retriable=not err.fatal(),
+                ) from exc
+
+    # -- the loop --
+    def run(self, keep_going: Callable[[], bool] = lambda: True) -> None:
+        """Copy until keep_going() turns false (in Spark: until the epoch is cancelled)."""
+        self._assign()
+        gc.disable()  # messages make no reference cycles; the collector only burns CPU here
+        try:
+            while keep_going():
+                self._round()
+            self._end_transaction()
+        finally:
+            gc.enable()
+
+    def _assign(self) -> None:
+        self._consumer.assign(
+            [
+                TopicPartition(t, p, n) if n >= 0 else TopicPartition(t, p)
+                for (t, p), n in sorted(self._next.items())
+            ]
+        )
+
+    def _round(self) -> None:
+        txn = self._txn
+        wait = 0.1 if txn is None else 0.005
+        messages = self._consumer.consume(_CONSUME_BATCH, 0) or self._consumer.consume(1, wait)
+        if messages:
+            self._copy(messages)
+        self._producer.poll(0)
+        self._check_clients()
+        txn = self._txn
+        if txn is not None:
+            age_ms = (time.monotonic() - txn.opened) * 1000
+            if age_ms >= self.spec.boundary_ms or (not messages and age_ms >= _IDLE_COMMIT_MS):
+                self._end_transaction()
+
+    def _copy(self, messages: list[Message]) -> None:
+        produce = self._producer.produce
+        now_ms = int(time.time() * 1000)
+        for msg in messages:
+            err = msg.error()
+            if err is not None:
+                self._on_consume_error(msg, err)
+                continue
+            topic, partition = msg.topic() or "", msg.partition() or 0
+            tp = (topic, partition)
+            offset = msg.offset() or 0
+            txn = self._txn
+            if txn is None:
+                txn = self._begin()
+            pending = txn.parts.get(tp)
+            if pending is None:
+                unit = WorkUnit(topic, partition, offset, offset, self._routes[tp])
+                pending = txn.parts[tp] = _Pending(unit)
+            pending.last = offset
+            res = pending.result
+            if (topic, partition, offset) in self._skip:
+                res.skipped += 1
+                continue
+            value = msg.value()
+            kind, ts = msg.timestamp()
+            while True:
+                try:
+                    produce(
+                        pending.result.unit.target_topic,
+                        value,
+                        msg.key(),
+                        partition,
+                        pending.deliver,
+                        timestamp=ts if kind else 0,
+                        headers=msg.headers(),
+                    )
+                    break
+                except BufferError:
+                    self._producer.poll(0.05)
+            pending.upstream.append(offset)
+            if value is not None:
+                res.bytes += len(value)
+            if kind:
+                if res.min_timestamp < 0 or ts < res.min_timestamp:
+                    res.min_timestamp = ts
+                res.max_timestamp = max(res.max_timestamp, ts)
+                res.sum_timestamp += ts
+                age = now_ms - ts
+                if res.age_min_ms < 0 or age < res.age_min_ms:
+                    res.age_min_ms = age
+                res.age_max_ms = max(res.age_max_ms, age)
+                res.age_sum_ms += age
+
+    def _on_consume_error(self, msg: Message, err: KafkaError) -> None:
+        code = err.code()
+        where = f"{msg.topic()}-{msg.partition()}"
+        source = f"{self.spec.source_alias} ({self.spec.source_consumer.get('bootstrap.servers')})"
+        if code in (KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED):
+            raise AuthenticationError(f"authentication failed for {source}: {err.str()}")
+        if code in (
+            KafkaError.TOPIC_AUTHORIZATION_FAILED,
+            KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+        ):
+            raise AuthorizationError(f"reading {where} from {source} is not authorized: {err}")
+        if err.fatal():
+            raise KafkaClientError(f"{self.spec.flow}: consuming {where} failed: {err}")
+        log.debug("%s: %s: %s (librdkafka retries)", self.spec.flow, where, err)
+
+    def _begin(self) -> _Txn:
+        if self.spec.transactional_id:
+            self._call(self._producer.begin_transaction, "beginning a transaction")
+        self._txn = _Txn(time.monotonic())
+        return self._txn
+
+    def _end_transaction(self) -> None:
+        """Flush, then write positions and commit; on a failed record, abort and copy again."""
+        txn, self._txn = self._txn, None
+        if txn is None:
+            return
+        transactional = bool(self.spec.transactional_id)
+        remaining = self._producer.flush(60)
+        failures = [f for p in txn.parts.values() for f in p.failures]
+        if remaining or failures:
+            self._give_back(txn, remaining)
+            return
+        finished = int(time.time() * 1000)
+        results = [self._result(p, finished) for p in txn.parts.values()]
+        for pending, res in zip(txn.parts.values(), results, strict=True):
+            unit = res.unit
+            stats = PositionStats(
+                res.records, res.bytes, res.skipped, res.min_timestamp, res.max_timestamp,
+                res.sum_timestamp, res.age_min_ms, res.age_max_ms, res.age_sum_ms, finished,
+            )  # fmt: skip
+            key, value, headers = offset_record(
+                self.spec.connector, self.spec.source_alias, unit.topic, unit.partition,
+                pending.last, cluster_id=self.spec.source_cluster_id, stats=stats,
+            )  # fmt: skip
+            self._producer.produce(self.spec.offsets_topic, value, key, headers=headers)
+        if transactional:
+            self._call(self._producer.commit_transaction, "committing a transaction")
+        else:
+            left = self._producer.flush(60)
+            if left:
+                raise KafkaClientError(
+                    f"{self.spec.flow}: {left} positions not acknowledged", retriable=True
+                )
+        for pending in txn.parts.values():
+            self._next[(pending.result.unit.topic, pending.result.unit.partition)] = (
+                pending.last + 1
+            )
+        self._syncs.emit(results, wait=False)
+
+    def _result(self, pending: _Pending, finished: int) -> CopyResult:
+        res = pending.result
+        res.records = len(pending.upstream)
+        res.runs = offset_runs(pending.upstream, pending.downstream)
+        res.finished_ms = finished
+        res.unit = dataclasses.replace(
+            res.unit,
+            start=pending.upstream[0] if pending.upstream else pending.last,
+            until=pending.last + 1,
+        )
+        return res
+
+    def _give_back(self, txn: _Txn, remaining: int) -> None:
+        """Abort what the target refused (or did not acknowledge) and read it again."""
+        too_large = [
+            (p.result.unit, up)
+            for p in txn.parts.values()
+            for up, e in p.failures
+            if e.code() == KafkaError.MSG_SIZE_TOO_LARGE
+        ]
+        others = [
+            (p.result.unit, up, e)
+            for p in txn.parts.values()
+            for up, e in p.failures
+            if e.code() != KafkaError.MSG_SIZE_TOO_LARGE
+        ]
+        if too_large and not self.spec.skip_oversized:
+            unit, up = too_large[0]
+            raise RecordTooLargeError(
+                f"record {unit.topic}-{unit.partition}@{up} is larger than {unit.target_topic} "
+                "on the target accepts; raise the target topic's max.message.bytes, or set "
+                "skip.oversized.records=true to skip such records (they are counted and logged)"
+            )
+        self._skip.update((u.topic, u.partition, up) for u, up in too_large)
+        if self.spec.transactional_id:
+            self._call(lambda: self._producer.abort_transaction(30), "aborting a transaction")
+        if others:
+            unit, up, err = others[0]
+            log.warning(
+                "%s: producing %s-%d@%d to %s failed (%s); copying again from the last commit",
+                self.spec.flow, unit.topic, unit.partition, up, unit.target_topic, err.str(),
+            )  # fmt: skip
+        elif remaining:
+            log.warning("%s: %d records unacknowledged; copying again", self.spec.flow, remaining)
+        self._assign()  # back to the committed positions
+
+    def positions(self) -> Mapping[TP, int]:
+        """The next offset to copy of each partition, as of the last commit."""
+        return dict(self._next)
+
+    def close(self, timeout: float = 5.0) -> None:
+        self._syncs.close(timeout)
+        self._producer.flush(timeout)
+        self._consumer.close()
+
+
+def fence_transactional_ids(
+    producer_config: Mapping[str, str], ids: list[str], *, timeout: float = 30.0
+) -> None:
+    """Fence every earlier holder of each id (Connect's fenceZombies): a zombie copy task of
+    an old assignment can then never commit again."""
+    for tid in ids:
+        producer = Producer(
+            {
+                **producer_config,
+                "transactional.id": tid,
+                "enable.idempotence": True,
+                "acks": "all",
+            }
+        )
+        try:
+            producer.init_transactions(timeout)
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else None
+            retriable = isinstance(err, KafkaError) and not err.fatal()
+            raise KafkaClientError(
+                f"fencing earlier copy tasks ({tid}) failed: {exc}", retriable=retriable
+            ) from exc
+        finally:
+            producer.flush(0)

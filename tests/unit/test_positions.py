@@ -1,0 +1,127 @@
+"""Positions in Connect's offsets topic: record bytes, what a reader keeps, and the planner's
+pure decisions (deal, exactly-once keys, a copy task's error)."""
+
+from __future__ import annotations
+
+import pytest
+
+from connectors.source import _deal, exactly_once
+from mm2.config import load_properties, parse_properties
+from mm2.errors import ConfigError
+from mm2.kafka.offset_store import (
+    CLUSTER_ID_HEADER,
+    STATS_HEADER,
+    OffsetRecord,
+    PositionStats,
+    SourcePositions,
+    offset_record,
+)
+from mm2.kafka.stream_copier import Assignment, CopyTaskSpec
+from mm2.pipeline.copy_job import python_error
+from mm2.pipeline.routes import Route
+
+
+def test_position_record_is_apaches_key_and_value_with_our_headers() -> None:
+    stats = PositionStats(3, 30, 0, 1, 3, 6, 5, 9, 21, 100)
+    key, value, headers = offset_record(
+        "MirrorSourceConnector", "primary", "orders", 2, 41, cluster_id="abc", stats=stats
+    )
+    assert key == b'["MirrorSourceConnector",{"cluster":"primary","partition":2,"topic":"orders"}]'
+    assert value == b'{"offset":41}'
+    found = dict(headers)
+    assert found[CLUSTER_ID_HEADER] == b"abc"
+    raw = found[STATS_HEADER]
+    assert isinstance(raw, bytes) and PositionStats.decode(raw) == stats
+    assert PositionStats.decode(b"not json") is None
+
+
+def test_tombstone_has_no_value_and_apache_records_no_headers() -> None:
+    key, value, headers = offset_record("MirrorSourceConnector", "a", "t", 0, None, cluster_id=None)
+    assert value is None and headers == [] and key.startswith(b'["MirrorSourceConnector"')
+
+
+def test_source_positions_keep_the_latest_and_name_foreign_clusters() -> None:
+    positions = SourcePositions()
+    positions.apply(
+        [
+            OffsetRecord("t", 0, 5, "ours", None),
+            OffsetRecord("t", 0, 9, "ours", None),
+            OffsetRecord("t", 1, 3, None, None),  # written by Apache MM2: accepted
+            OffsetRecord("u", 0, 7, "theirs", None),
+            OffsetRecord("v", 0, 1, "theirs", None),
+            OffsetRecord("v", 0, None, None, None),  # deleted over REST
+        ]
+    )
+    assert positions.offsets == {("t", 0): 9, ("t", 1): 3, ("u", 0): 7}
+    assert positions.foreign("ours") == {("u", 0): "theirs"}
+
+
+def test_deal_is_apaches_round_robin_over_sorted_partitions() -> None:
+    routes = {
+        "t0": Route("t0", "p.t0", 8),
+        "t1": Route("t1", "p.t1", 2),
+        "t2": Route("t2", "p.t2", 2),
+    }
+    dealt = _deal(routes, 3)
+    assert [[f"{t}-{p}" for t, p, _ in task] for task in dealt] == [
+        ["t0-0", "t0-3", "t0-6", "t1-1"],
+        ["t0-1", "t0-4", "t0-7", "t2-0"],
+        ["t0-2", "t0-5", "t1-0", "t2-1"],
+    ]
+    assert _deal(routes, 50) and len(_deal(routes, 50)) == 12
+    assert _deal({}, 4) == []
+
+
+def _flow(extra: str = "") -> object:
+    text = f"""clusters = a, b
+a.bootstrap.servers = a:9092
+b.bootstrap.servers = b:9092
+a->b.enabled = true
+{extra}
+"""
+    return load_properties(parse_properties(text, "mm2.properties")).flow("a", "b")
+
+
+@pytest.mark.parametrize(
+    ("extra", "on"),
+    [
+        ("", True),
+        ("exactly.once.source.support = disabled", False),
+        ("b.exactly.once.source.support = disabled", False),
+        ("a->b.exactly.once.source.support = enabled", True),
+    ],
+)
+def test_exactly_once_is_on_unless_apaches_key_disables_it(extra: str, on: bool) -> None:
+    assert exactly_once(_flow(extra), read_committed=True) is on  # type: ignore[arg-type]
+
+
+def test_exactly_once_required_needs_read_committed() -> None:
+    flow = _flow("exactly.once.support = required")
+    with pytest.raises(ConfigError, match="read_committed"):
+        exactly_once(flow, read_committed=False)  # type: ignore[arg-type]
+
+
+def test_copy_task_spec_survives_json() -> None:
+    spec = CopyTaskSpec(
+        flow="a->b", task=1, connector="MirrorSourceConnector", source_alias="a",
+        source_cluster_id="id", source_consumer={"bootstrap.servers": "a:1"},
+        target_producer={}, offsets_topic="mm2-offsets.a.internal",
+        partitions=[Assignment("t", 0, "a.t", 42)],
+        transactional_id="a-mm2-MirrorSourceConnector-1",
+    )  # fmt: skip
+    assert CopyTaskSpec.from_json(spec.to_json()) == spec
+
+
+def test_python_error_finds_the_copy_tasks_exception_in_a_spark_failure() -> None:
+    text = """An error occurred while calling o1.collect.
+: org.apache.spark.SparkException: Job aborted due to stage failure: ...
+Traceback (most recent call last):
+  File "x.py", line 1, in run
+mm2.errors.RecordTooLargeError: record t-0@5 is larger than a.t on the target accepts
+\tat org.apache.spark.api.python.BasePythonRunner...
+"""
+    assert python_error(text) == (
+        "RecordTooLargeError",
+        "record t-0@5 is larger than a.t on the target accepts",
+    )
+    assert python_error("org.apache.spark.SparkException: Job 3 cancelled") is None
