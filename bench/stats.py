@@ -5,7 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["percentile", "rate_between", "ratio", "steady_rate"]
+__all__ = [
+    "latency_summary",
+    "percentile",
+    "percentile_curve",
+    "rate_between",
+    "ratio",
+    "steady_rate",
+]
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -15,6 +22,25 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     ordered = sorted(values)
     rank = max(1, math.ceil(q / 100.0 * len(ordered)))
     return float(ordered[min(rank, len(ordered)) - 1])
+
+
+def latency_summary(values: Sequence[float]) -> dict[str, float | int | None]:
+    """p50, p95, p99 (nearest rank), max and the number of samples; None figures for none."""
+    summary: dict[str, float | int | None] = {
+        name: percentile(values, q) for name, q in (("p50", 50), ("p95", 95), ("p99", 99))
+    }
+    summary["max"] = float(max(values)) if values else None
+    summary["samples"] = len(values)
+    return summary
+
+
+def percentile_curve(values: Sequence[float]) -> list[tuple[float, float]]:
+    """(percentile, value) at 1% steps plus the tail (99.5, 99.9, 100): a plot's line."""
+    if not values:
+        return []
+    ordered = sorted(values)
+    qs = [*range(1, 100), 99.5, 99.9, 100]
+    return [(float(q), percentile(ordered, q) or 0.0) for q in qs]
 
 
 def ratio(numerator: float | None, denominator: float | None) -> float | None:

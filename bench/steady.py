@@ -3,7 +3,10 @@
 The remote topic is created beforehand with message.timestamp.type=LogAppendTime (both systems
 leave an existing remote topic as it is and never copy that setting), so every record on the
 target carries the time the target appended it. The source timestamp travels in a header, set
-to the record's own CreateTime by the producer; latency = target append time - that header.
+to the record's own CreateTime by the producer; append latency = target append time - that
+header. That is when a read_uncommitted reader can see the record. The committed latency is when
+a read_committed reader gets it (bench.committed): with exactly-once, once its transaction
+commits on the target.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from typing import Any
 from confluent_kafka import Producer
 from tqdm import tqdm
 
+from bench.committed import CommittedReader
 from bench.context import Context, RunningMirror, finish, remote
 from bench.data import RecordShape, producer_config, record
-from bench.stats import percentile
+from bench.stats import latency_summary, percentile_curve
 from bench.systems import LABELS, SystemName
 from bench.verify import compare, read_topic
 
@@ -99,17 +103,19 @@ def run_steady(ctx: Context, system: SystemName) -> dict[str, Any]:
         producer = Producer(producer_config(ctx.primary, **{"linger.ms": 1}))
         result: dict[str, Any] = {"topic": topic}
         warm = _warm_up(ctx, mirror, topic, producer)
-        measured_from = mirror.sampler.use()
-        sent, seconds = _paced(ctx, topic, producer, warm)
-        total = warm + sent
-        _, reached = ctx.wait_arrivals(
-            mirror,
-            [(target, p) for p in range(s.w2_partitions)],
-            total,
-            timeout_s=mirror.elapsed() + 120,
-            desc=f"W2 {label} drained",
-        )
-        use = mirror.sampler.stop()
+        partitions = [(target, p) for p in range(s.w2_partitions)]
+        ends = ctx.dst.end_offsets(partitions)
+        starts = {p: ends.get((t, p)) for t, p in partitions}
+        with CommittedReader(ctx.backup, target, starts, SOURCE_TS) as committed:
+            measured_from = mirror.sampler.use()
+            sent, seconds = _paced(ctx, topic, producer, warm)
+            total = warm + sent
+            drain_timeout = mirror.elapsed() + 120
+            _, reached = ctx.wait_arrivals(
+                mirror, partitions, total, timeout_s=drain_timeout, desc=f"W2 {label} drained"
+            )
+            use = mirror.sampler.stop()
+            committed_lat = committed.finish(sent, mirror.started + drain_timeout)
         cpu = use.cpu_seconds - measured_from.cpu_seconds
         result.update(
             records=sent,
@@ -135,18 +141,16 @@ def run_steady(ctx: Context, system: SystemName) -> dict[str, Any]:
             )
         verdict = compare({topic: source.partitions}, {topic: mirrored.partitions})
         result["verify"] = verdict.__dict__ | {"problems": list(verdict.problems[:20])}
-        lat = mirrored.latencies_ms
-        result["latency_ms"] = {
-            name: percentile(lat, q) for name, q in (("p50", 50), ("p95", 95), ("p99", 99))
-        } | {"max": float(max(lat)) if lat else None, "samples": len(lat)}
-        result["latency_hist"] = _histogram(lat)
+        # Append latency (read_uncommitted): the keys and their meaning are as they always were.
+        result["latency_ms"] = latency_summary(mirrored.latencies_ms)
+        result["latency_hist"] = percentile_curve(mirrored.latencies_ms)
+        # Committed latency (read_committed): the reader's receive time - the source timestamp.
+        result["committed_latency_ms"] = latency_summary(committed_lat)
+        result["committed_latency_hist"] = percentile_curve(committed_lat)
+        result["committed_latency_error"] = committed.error
+        if committed.error is not None:
+            tqdm.write(f"W2 {label} read_committed reader failed: {committed.error}")
         result.update(finish(mirror))
     ctx.src.delete_topics([topic])
     ctx.dst.delete_topics([target])
     return result
-
-
-def _histogram(values: list[int]) -> list[tuple[float, float]]:
-    """(percentile, ms) at 1% steps plus the tail, for the latency plot."""
-    qs = [*range(1, 100), 99.5, 99.9, 100]
-    return [(float(q), percentile(values, q) or 0.0) for q in qs] if values else []

@@ -101,6 +101,22 @@ def _latency(msg: Message, header: str) -> int | None:
     return None
 
 
+def _at_end(
+    active: set[tuple[str, int]], ends: Mapping[tuple[str, int], int], eof: Message
+) -> None:
+    """A partition is read once the consumer's position passes its end offset.
+
+    A transactional producer (the mirror with exactly-once) ends its records with a commit
+    marker: the end offset is one past the marker, which is never handed out as a record, so
+    the last record's offset + 1 falls short of it. The end-of-partition event carries the
+    position, which has moved past the marker.
+    """
+    key = (eof.topic() or "", eof.partition() or 0)
+    offset = eof.offset()
+    if key in active and offset is not None and offset >= ends[key]:
+        active.discard(key)
+
+
 def read_topic(
     bootstrap: str,
     topic: str,
@@ -158,6 +174,7 @@ def read_topics(
                 err = msg.error()
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:
+                        _at_end(active, ends, msg)
                         continue
                     raise RuntimeError(f"reading {msg.topic()}: {err}")
                 key = (msg.topic() or "", msg.partition() or 0)

@@ -83,6 +83,11 @@ def test_bench_runs_both_systems_and_verifies(
     assert steady["verify"]["ok"], steady["verify"]["problems"]
     assert steady["latency_ms"]["samples"] == steady["records"] == 400
     assert steady["latency_ms"]["p50"] >= 0
+    # The read_committed reader got every paced record too (Apache MM2 runs without
+    # transactions here, so its committed latency is close to its append latency).
+    assert steady["committed_latency_error"] is None
+    assert steady["committed_latency_ms"]["samples"] == steady["records"]
+    assert steady["committed_latency_ms"]["p50"] >= 0
     breadth = results["w3"]["mm2"]
     assert breadth["verify"]["ok"], breadth["verify"]["problems"]
     assert breadth["new_topic_s"] is not None
@@ -93,7 +98,10 @@ def test_bench_runs_both_systems_and_verifies(
     names = {p.name for p in written}
     assert {"results.json", "results.md", "w1_throughput.png", "w2_latency.png"} <= names
     assert json.loads((tmp_path / "out" / "results.json").read_text())["w1"]["mm2"]["reached"]
-    assert "| W1 | throughput (records/s) |" in markdown(results)
+    table = markdown(results)
+    assert "| W1 | throughput (records/s) |" in table
+    assert "| W2 | append latency (read_uncommitted) p99 (ms) |" in table
+    assert "| W2 | committed latency (read_committed) p99 (ms) |" in table
     # Every topic the bench made is gone again.
     leftovers = [t for t in ctx.src.topics() if ctx.run_id in t]
     assert leftovers == []

@@ -9,7 +9,7 @@ from typing import Any
 # bench/ is a folder of the repository, not an installed package: import it from the checkout.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.report import markdown
+from bench.report import LATENCY_NOTE, markdown
 
 
 def _ok() -> dict[str, Any]:
@@ -28,7 +28,11 @@ def _results(ours_rate: float, theirs_rate: float) -> dict[str, Any]:
             "apache": {"records_per_s": theirs_rate, "peak_rss_bytes": 2**31, "verify": _ok()},
         },
         "w2": {
-            "mm2": {"latency_ms": {"p99": 500.0}, "verify": _ok()},
+            "mm2": {
+                "latency_ms": {"p50": 40.0, "p95": 300.0, "p99": 500.0, "max": 900.0},
+                "committed_latency_ms": {"p50": 150.0, "p95": 420.0, "p99": 1500.0},
+                "verify": _ok(),
+            },
             "apache": {"latency_ms": {"p99": 50.0}, "verify": _ok()},
         },
         "w3": {
@@ -66,7 +70,7 @@ def test_throughput_target_missed_below_the_ceiling_fraction() -> None:
 
 def test_latency_rss_and_timed_out_waits() -> None:
     table = markdown(_results(180.0, 100.0))
-    assert _row(table, "latency p99 (ms)")[-1] == "yes"
+    assert _row(table, "append latency (read_uncommitted) p99 (ms)")[-1] == "yes"
     assert _row(table, "peak RSS during W1 (MiB)")[2:4] == ["1,024", "2,048"]
     new_topic = _row(table, "new topic to first record (s)")
     assert new_topic[2] == "1.50"
@@ -78,3 +82,66 @@ def test_correctness_failure_is_named() -> None:
     table = markdown(_results(180.0, 100.0))
     assert "- W3 apache: **FAILED** (10 source, 10 target records): t-0: lost 1 of 10" in table
     assert "- W1 mm2: passed" in table
+
+
+def _w2(mm2: dict[str, Any], apache: dict[str, Any]) -> dict[str, Any]:
+    return {"w2": {"mm2": {**mm2, "verify": _ok()}, "apache": {**apache, "verify": _ok()}}}
+
+
+def _latencies(p50: float, samples: int) -> dict[str, float | int]:
+    return {"p50": p50, "p95": 2 * p50, "p99": 3 * p50, "max": 4 * p50, "samples": samples}
+
+
+def test_both_w2_latencies_side_by_side_for_both_systems() -> None:
+    table = markdown(
+        _w2(
+            {
+                "latency_ms": _latencies(100.0, 1_200_000),
+                "committed_latency_ms": _latencies(200.0, 1_199_000),
+            },
+            {
+                "latency_ms": _latencies(10.0, 1_200_000),
+                "committed_latency_ms": _latencies(12.0, 50),
+            },
+        )
+    )
+    metrics = [_row(table, m)[1] for m in ("append latency", "committed latency")]
+    assert metrics == [
+        "append latency (read_uncommitted) p50 (ms)",
+        "committed latency (read_committed) p50 (ms)",
+    ]
+    w2 = [_cells(ln) for ln in table.splitlines() if ln.startswith("| W2 |") and "latency" in ln]
+    # Each statistic of the append latency is followed by the same one of the committed latency.
+    assert [r[1] for r in w2] == [
+        f"{kind} {stat} ({'records' if stat == 'samples' else 'ms'})"
+        for stat in ("p50", "p95", "p99", "max")
+        for kind in ("append latency (read_uncommitted)", "committed latency (read_committed)")
+    ] + [
+        "append latency (read_uncommitted) samples (records)",
+        "committed latency (read_committed) samples (records)",
+    ]
+    committed_p99 = _row(table, "committed latency (read_committed) p99 (ms)")
+    assert committed_p99[2:5] == ["600", "36.00", "16.67"]
+    assert committed_p99[5:] == ["", ""]  # the < 1 s target stays on the append latency
+    append_p99 = _row(table, "append latency (read_uncommitted) p99 (ms)")
+    assert append_p99[2:4] == ["300", "30.00"]
+    assert append_p99[5:] == ["< 1000 ms", "yes"]
+    samples = _row(table, "committed latency (read_committed) samples (records)")
+    assert samples[2:4] == ["1,199,000", "50"]
+    assert LATENCY_NOTE in table
+
+
+def test_committed_latency_missing_reads_na_and_a_reader_failure_is_named() -> None:
+    table = markdown(
+        _w2(
+            {"latency_ms": _latencies(100.0, 10), "committed_latency_error": "RuntimeError: x"},
+            {"latency_ms": _latencies(10.0, 10)},
+        )
+    )
+    assert _row(table, "committed latency (read_committed) p50 (ms)")[2:5] == ["n/a"] * 3
+    assert _row(table, "append latency (read_uncommitted) samples (records)")[2:4] == ["10", "10"]
+    assert "W2 mm2: the read_committed reader failed: RuntimeError: x" in table
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip("|").split("|")]

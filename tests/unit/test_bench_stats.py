@@ -10,7 +10,14 @@ import pytest
 # bench/ is a folder of the repository, not an installed package: import it from the checkout.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.stats import percentile, rate_between, ratio, steady_rate
+from bench.stats import (
+    latency_summary,
+    percentile,
+    percentile_curve,
+    rate_between,
+    ratio,
+    steady_rate,
+)
 
 
 def test_percentile_nearest_rank() -> None:
@@ -48,3 +55,37 @@ def test_ratio() -> None:
     assert ratio(3.0, 2.0) == 1.5
     assert ratio(None, 2.0) is None
     assert ratio(1.0, 0.0) is None
+
+
+def test_latency_summary_nearest_rank_max_and_samples() -> None:
+    values = [float(v) for v in range(100, 0, -1)]  # 100..1, unsorted
+    assert latency_summary(values) == {
+        "p50": 50.0,
+        "p95": 95.0,
+        "p99": 99.0,
+        "max": 100.0,
+        "samples": 100,
+    }
+
+
+def test_latency_summary_of_nothing_has_no_figures_but_counts_zero() -> None:
+    assert latency_summary([]) == {
+        "p50": None,
+        "p95": None,
+        "p99": None,
+        "max": None,
+        "samples": 0,
+    }
+
+
+def test_percentile_curve_steps_and_tail() -> None:
+    values = list(range(1000, 0, -1))  # 1..1000
+    curve = percentile_curve(values)
+    assert len(curve) == 99 + 3
+    assert curve[0] == (1.0, 10.0)
+    assert curve[49] == (50.0, 500.0)
+    assert [q for q, _ in curve[-3:]] == [99.5, 99.9, 100.0]
+    assert curve[-3][1] == 995.0
+    assert curve[-1][1] == 1000.0
+    assert curve == [(q, percentile(values, q)) for q, _ in curve]
+    assert percentile_curve([]) == []

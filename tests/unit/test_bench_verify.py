@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import sys
 from pathlib import Path
+from typing import cast
+
+from confluent_kafka import Message
 
 # bench/ is a folder of the repository, not an installed package: import it from the checkout.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.verify import PartitionDigest, compare, record_digest_update
+from bench.verify import PartitionDigest, _at_end, compare, record_digest_update
 
 Record = tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]], int]
 RECORDS: list[Record] = [
@@ -85,3 +88,32 @@ def test_compare_reports_loss_duplicates_reordering_and_missing_topics() -> None
         "t-2: same count, different records or order",
         "u: missing on the target",
     )
+
+
+class _Eof:
+    """The few Message methods an end-of-partition event is read with."""
+
+    def __init__(self, topic: str, partition: int, offset: int) -> None:
+        self._where = (topic, partition, offset)
+
+    def topic(self) -> str:
+        return self._where[0]
+
+    def partition(self) -> int:
+        return self._where[1]
+
+    def offset(self) -> int:
+        return self._where[2]
+
+
+def test_a_partition_ends_when_the_position_passes_a_commit_marker() -> None:
+    # 1000 records and a transaction's commit marker: the end offset is 1001, the last
+    # record's offset 999; the end-of-partition event arrives at position 1001.
+    active = {("t", 0), ("t", 1)}
+    ends = {("t", 0): 1001, ("t", 1): 1001}
+    _at_end(active, ends, cast(Message, _Eof("t", 0, 1000)))
+    assert active == {("t", 0), ("t", 1)}
+    _at_end(active, ends, cast(Message, _Eof("t", 0, 1001)))
+    assert active == {("t", 1)}
+    _at_end(active, ends, cast(Message, _Eof("t", 0, 1001)))  # again: nothing to do
+    assert active == {("t", 1)}
