@@ -322,7 +322,7 @@ class MirrorSourceTask(Task):
             return 0.5
         if job.running and self._assignment_changed():
             log.info("%s: assignment changed; new copy epoch", self._flow.name)
-            job.cancel()
+            job.cancel()  # the new epoch fences before it starts
         if not job.running:
             self._check_failure(job)
             self._start_epoch(job)
@@ -330,22 +330,26 @@ class MirrorSourceTask(Task):
 
     def pause(self) -> None:
         self._paused = True
-        if self._job is not None:
-            self._job.cancel()
+        self._end_epoch()
+
+    def _end_epoch(self, settle_timeout: float = 5.0) -> None:
+        """Cancel the copy tasks and fence them at once: a Python worker that Spark has not
+        killed yet can then commit nothing more."""
+        job = self._job
+        if job is None or not job.running:
+            return
+        job.cancel(timeout=2.0)
+        try:
+            self._settle(timeout=settle_timeout)
+        except KafkaClientError as exc:  # a cluster is away: the next epoch fences first
+            log.warning("%s: copy tasks not fenced yet: %s", self._flow.name, exc)
 
     def resume(self) -> None:
         self._paused = False
 
     def stop(self) -> None:
-        job = getattr(self, "_job", None)
-        if job is not None:
-            running = job.running
-            job.cancel(timeout=2.0)
-            if running:
-                try:
-                    self._settle(timeout=2.0)
-                except KafkaClientError as exc:  # the target is away: the next start settles
-                    log.warning("%s: positions not settled at stop: %s", self._flow.name, exc)
+        if getattr(self, "_job", None) is not None:
+            self._end_epoch(settle_timeout=3.0)  # a clean stop takes at most 10 s
         tail = getattr(self, "_tail", None)
         if tail is not None:
             tail.close()

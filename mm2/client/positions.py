@@ -75,7 +75,11 @@ class PositionsLocation:
 
     def tail(self) -> OffsetTail:
         return OffsetTail(
-            self.consumer_config, self.topic, connector=self.connector, cluster=self.source_alias
+            self.consumer_config,
+            self.admin_config,
+            self.topic,
+            connector=self.connector,
+            cluster=self.source_alias,
         )
 
     def read(self) -> SourcePositions:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from mm2.errors import KafkaClientError, RecordFormatError
+from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
 from mm2.records.connect_offsets import (
     ConnectOffsetKey,
@@ -147,12 +148,15 @@ class OffsetTail:
     def __init__(
         self,
         consumer_config: Mapping[str, str],
+        admin_config: Mapping[str, str],
         topic: str,
         *,
         connector: str,
         cluster: str,
     ) -> None:
         self.topic = topic
+        self._admin_config = dict(admin_config)
+        self._lister: OffsetLister | None = None
         self._connector = connector
         self._cluster = cluster
         self._consumer = Consumer(
@@ -194,18 +198,13 @@ class OffsetTail:
         return partitions
 
     def _ends(self, partitions: Iterable[int], timeout: float) -> dict[int, int]:
-        ends = {}
-        for p in partitions:
-            try:
-                _, high = self._consumer.get_watermark_offsets(
-                    TopicPartition(self.topic, p), timeout=timeout
-                )
-            except Exception as exc:
-                raise KafkaClientError(
-                    f"reading the end of {self.topic}-{p} failed: {exc}", retriable=True
-                ) from exc
-            ends[p] = int(high)
-        return ends
+        """Every partition's end offset, in one request (not one round trip per partition)."""
+        lister = self._lister or OffsetLister(self._admin_config, timeout=timeout)
+        self._lister = lister
+        ends = lister.offsets(
+            [(self.topic, p) for p in partitions], latest=True, read_committed=False
+        )
+        return {p: end for (_, p), end in ends.items()}
 
     def read_to_end(self, timeout: float = 15.0) -> list[OffsetRecord]:
         """Every new record up to the end offsets seen at the call (after fencing, the end)."""

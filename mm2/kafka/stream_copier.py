@@ -104,7 +104,8 @@ class _Pending:
         self.result = CopyResult(unit)
         self.upstream: list[int] = []
         self.downstream: list[int] = []
-        self.failures: list[tuple[int, KafkaError]] = []  # (upstream offset, error)
+        # (upstream offset, error, key + value bytes) of each record the target refused.
+        self.failures: list[tuple[int, KafkaError, int]] = []
         self.last = -1  # last upstream offset consumed (copied or skipped)
         self.deliver = self.on_delivery
 
@@ -114,7 +115,8 @@ class _Pending:
             self.downstream.append(-1 if offset is None else offset)
         else:
             index = len(self.downstream) + len(self.failures)
-            self.failures.append((self.upstream[index], err))
+            size = len(msg.value() or b"") + len(msg.key() or b"")
+            self.failures.append((self.upstream[index], err, size))
 
 
 @dataclass
@@ -372,25 +374,27 @@ class StreamCopier:
     def _give_back(self, txn: _Txn, remaining: int) -> None:
         """Abort what the target refused (or did not acknowledge) and read it again."""
         too_large = [
-            (p.result.unit, up)
+            (p.result.unit, up, size)
             for p in txn.parts.values()
-            for up, e in p.failures
+            for up, e, size in p.failures
             if e.code() == KafkaError.MSG_SIZE_TOO_LARGE
         ]
         others = [
             (p.result.unit, up, e)
             for p in txn.parts.values()
-            for up, e in p.failures
+            for up, e, _ in p.failures
             if e.code() != KafkaError.MSG_SIZE_TOO_LARGE
         ]
         if too_large and not self.spec.skip_oversized:
-            unit, up = too_large[0]
+            # The broker refuses a whole batch for its largest record: name that one.
+            unit, up, size = max(too_large, key=lambda f: f[2])
             raise RecordTooLargeError(
-                f"record {unit.topic}-{unit.partition}@{up} is larger than {unit.target_topic} "
-                "on the target accepts; raise the target topic's max.message.bytes, or set "
-                "skip.oversized.records=true to skip such records (they are counted and logged)"
+                f"record {unit.topic}-{unit.partition}@{up} ({size} bytes) is larger than "
+                f"{unit.target_topic} on the target accepts; raise the target topic's "
+                "max.message.bytes, or set skip.oversized.records=true to skip such records "
+                "(they are counted and logged)"
             )
-        self._skip.update((u.topic, u.partition, up) for u, up in too_large)
+        self._skip.update((u.topic, u.partition, up) for u, up, _ in too_large)
         if self.spec.transactional_id:
             self._call(lambda: self._producer.abort_transaction(30), "aborting a transaction")
         if others:

@@ -139,19 +139,40 @@ def read_topic(bootstrap: str, topic: str, **config: Any) -> dict[int, list[Reco
 
 
 def count(bootstrap: str, topic: str) -> int:
-    """Records in `topic` (0 while a just-created topic has no leader yet)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mm2-test-counter"})
+    """Records a read_committed reader sees in `topic` (0 while a just-created topic has no
+    leader yet). Records are read, not offsets subtracted: transaction markers take offsets."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "mm2-test-counter",
+            "enable.partition.eof": True,
+            "isolation.level": "read_committed",
+        }
+    )
     try:
         metadata = consumer.list_topics(timeout=10).topics.get(topic)
         if metadata is None or metadata.error is not None:
             return 0
-        total = 0
+        partitions = []
         for p in metadata.partitions:
             try:
                 low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
             except KafkaException:
                 return 0
-            total += high - low
+            if high > low:
+                partitions.append(TopicPartition(topic, p, low))
+        if not partitions:
+            return 0
+        consumer.assign(partitions)
+        total, ended = 0, set()
+        deadline = time.monotonic() + 30
+        while len(ended) < len(partitions) and time.monotonic() < deadline:
+            for m in consumer.consume(10_000, 0.5):
+                err = m.error()
+                if err is None:
+                    total += 1
+                elif err.code() == KafkaError._PARTITION_EOF:
+                    ended.add(m.partition())
         return total
     finally:
         consumer.close()
