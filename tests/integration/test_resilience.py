@@ -1,0 +1,361 @@
+"""Resilience of connect-mirror-maker on real brokers: lost state, outages, restarts, crashes.
+
+Every test starts `connect-mirror-maker` as a subprocess and checks, per partition, what a
+read_committed reader of the target sees against the source: nothing lost, nothing twice,
+order kept (record content without offsets).
+
+The clusters are this module's own pair (not the session's `primary`/`backup`): two tests halt
+one of them and resume it on the same ports with its data (mm2.localcluster's halt/resume),
+which would disturb other modules' tests on the shared clusters.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from confluent_kafka import KafkaException, Producer
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+)
+from mirror_support import (
+    MirrorProcess,
+    Record,
+    content,
+    count,
+    last_values,
+    read_topic,
+    wait_for,
+    write_properties,
+)
+
+from mm2.localcluster import LocalCluster, LocalClusters
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+log = logging.getLogger(__name__)
+
+PARTITIONS = 4
+
+
+@pytest.fixture(scope="module")
+def clusters() -> Iterator[LocalClusters]:
+    """A source and a target of this module's own, which tests may halt and resume."""
+    with LocalClusters(["resilience-source", "resilience-target"]) as pair:
+        yield pair
+
+
+@pytest.fixture
+def source(clusters: LocalClusters) -> Iterator[LocalCluster]:
+    cluster = clusters["resilience-source"]
+    cluster.resume()  # a no-op unless an earlier test failed while it was halted
+    yield cluster
+    cluster.resume()
+
+
+@pytest.fixture
+def target(clusters: LocalClusters) -> Iterator[LocalCluster]:
+    cluster = clusters["resilience-target"]
+    cluster.resume()
+    yield cluster
+    cluster.resume()
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def make_topic(cluster: LocalCluster, prefix: str, partitions: int = PARTITIONS) -> str:
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient(cluster.client_config())
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(60)
+    return name
+
+
+def produce(cluster: LocalCluster, topic: str, start: int, n: int) -> int:
+    """Records start..start+n-1 (keyed, spread over the partitions); returns start + n."""
+    producer = Producer({**cluster.client_config(), "linger.ms": 20})
+    for i in range(start, start + n):
+        while True:
+            try:
+                producer.produce(topic, f"r{i}".encode() * 10, f"k{i}".encode(),
+                                 partition=i % PARTITIONS)  # fmt: skip
+                break
+            except BufferError:
+                producer.poll(0.5)
+    assert producer.flush(60) == 0, "records left unsent on the source"
+    return start + n
+
+
+class ContinuousProducer:
+    """Writes to the source in a thread, at a steady rate, until `limit` records or `seconds`
+    have passed or stop() is called; counts delivered records and delivery errors."""
+
+    def __init__(
+        self, cluster: LocalCluster, topic: str, *, rate: float, limit: int, seconds: float
+    ) -> None:
+        self._producer = Producer({**cluster.client_config(), "linger.ms": 10})
+        self._topic = topic
+        self._rate = rate
+        self._limit = limit
+        self._seconds = seconds
+        self._stop = threading.Event()
+        self.sent = 0
+        self.delivered = 0
+        self.errors: list[str] = []
+        self._thread = threading.Thread(target=self._run, name="resilience-producer", daemon=True)
+
+    def _on_delivery(self, err: Any, _msg: Any) -> None:
+        if err is None:
+            self.delivered += 1
+        else:
+            self.errors.append(str(err))
+
+    def _run(self) -> None:
+        started = time.monotonic()
+        while (
+            not self._stop.is_set()
+            and self.sent < self._limit
+            and time.monotonic() - started < self._seconds
+        ):
+            i = self.sent
+            try:
+                self._producer.produce(
+                    self._topic,
+                    f"c{i}".encode() * 10,
+                    f"k{i}".encode(),
+                    partition=i % PARTITIONS,
+                    on_delivery=self._on_delivery,
+                )
+            except BufferError:
+                self._producer.poll(0.5)
+                continue
+            self.sent += 1
+            self._producer.poll(0)
+            # Steady pace: sleep until the time the next record is due.
+            due = started + self.sent / self._rate
+            pause = due - time.monotonic()
+            if pause > 0:
+                self._stop.wait(pause)
+        self._producer.flush(120)
+
+    def start(self) -> ContinuousProducer:
+        self._thread.start()
+        return self
+
+    def join(self, timeout: float = 300) -> None:
+        """Wait until the producer has ended by its own bounds and flushed."""
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "the producer thread did not end"
+        assert not self.errors, f"{len(self.errors)} delivery errors, e.g. {self.errors[:3]}"
+        assert self.delivered == self.sent, (self.delivered, self.sent)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(180)
+
+
+def caught_up(source: LocalCluster, target: LocalCluster, topic: str) -> bool:
+    """Every partition of the remote topic ends with the source partition's last record."""
+    want = last_values(source.bootstrap_servers, topic)
+    return bool(want) and last_values(target.bootstrap_servers, f"primary.{topic}") == want
+
+
+def assert_each_once_in_order(source: LocalCluster, target: LocalCluster, topic: str) -> int:
+    """Per partition, read_committed: every source record on the target once, in order."""
+    upstream = read_topic(source.bootstrap_servers, topic)
+    downstream: dict[int, list[Record]] = read_topic(
+        target.bootstrap_servers, f"primary.{topic}", **{"isolation.level": "read_committed"}
+    )
+    assert sorted(downstream) == sorted(upstream), "partition counts differ"
+    for p, records in upstream.items():
+        want = content(records)
+        got = content(downstream[p])
+        missing = set(want) - set(got)
+        assert not missing, (
+            f"partition {p}: {len(missing)} records lost, e.g. {sorted(missing)[:3]}"
+        )
+        extra = set(got) - set(want)
+        assert not extra, f"partition {p}: {len(extra)} records not on the source"
+        assert len(got) == len(want), f"partition {p}: {len(got) - len(want)} duplicates"
+        assert got == want, f"partition {p}: records reordered"
+    return sum(len(r) for r in upstream.values())
+
+
+def properties(tmp_path: Path, source: LocalCluster, target: LocalCluster, topic: str,
+               extra: str = "") -> Path:  # fmt: skip
+    return write_properties(
+        tmp_path, source.bootstrap_servers, target.bootstrap_servers, topic, extra
+    )
+
+
+# -- tests -------------------------------------------------------------------------------------
+
+
+def test_restart_on_an_empty_state_dir_copies_nothing_twice(
+    source: LocalCluster, target: LocalCluster, tmp_path: Path
+) -> None:
+    """Positions live in Kafka: a mirror whose whole mm2.state.dir is gone resumes from them."""
+    topic = make_topic(source, "nostate")
+    n = produce(source, topic, 0, 4_000)
+    props = properties(tmp_path, source, target, topic)
+    with MirrorProcess(props) as first:
+        wait_for(lambda: caught_up(source, target, topic), 180, "the first N records",
+                 first.log)  # fmt: skip
+        assert first.stop() == 0, first.log()[-3000:]
+    state = tmp_path / "state"
+    assert state.is_dir(), "mm2.state.dir was never created"
+    shutil.rmtree(state)
+    total = produce(source, topic, n, 1_500)
+    with MirrorProcess(props) as second:
+        wait_for(lambda: caught_up(source, target, topic), 180, "the M records after the restart",
+                 second.log)  # fmt: skip
+        time.sleep(3)  # time enough to copy anything twice, if it would
+        assert second.stop() == 0, second.log()[-3000:]
+    assert assert_each_once_in_order(source, target, topic) == total
+
+
+def test_target_down_for_60_s_heals_without_a_rest_call(
+    source: LocalCluster, target: LocalCluster, tmp_path: Path
+) -> None:
+    topic = make_topic(source, "tdown")
+    port = free_port()
+    props = properties(tmp_path, source, target, topic, f"listeners = http://127.0.0.1:{port}\n")
+    api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60)
+    remote = f"primary.{topic}"
+    producer = ContinuousProducer(source, topic, rate=150, limit=30_000, seconds=120)
+    with MirrorProcess(props) as mirror:
+        try:
+            producer.start()
+            wait_for(lambda: count(target.bootstrap_servers, remote) > 200, 180,
+                     "first records on the target", mirror.log)  # fmt: skip
+            target.halt(grace=0)
+            log.info("target halted with %d records produced", producer.sent)
+            time.sleep(60)
+            target.resume()
+            log.info("target resumed with %d records produced", producer.sent)
+            producer.join()
+        finally:
+            producer.stop()
+            target.resume()
+        wait_for(lambda: caught_up(source, target, topic), 240,
+                 "catch-up after the target came back", mirror.log)  # fmt: skip
+
+        # No REST call healed it; REST only reads the outcome.
+        names = api.get("/connectors").json()
+        sources = [n for n in names if "MirrorSourceConnector" in n and n.startswith("primary")]
+        assert len(sources) == 1, names
+
+        def source_task_running() -> bool:
+            body = api.get(f"/connectors/{sources[0]}/status").json()
+            tasks = body.get("tasks") or []
+            return bool(tasks) and all(t["state"] == "RUNNING" for t in tasks)
+
+        wait_for(source_task_running, 120, "the MirrorSourceConnector task RUNNING", mirror.log)
+        assert api.get(f"/connectors/{sources[0]}/status").json()["connector"]["state"] == (
+            "RUNNING"
+        )
+        api.close()
+        assert mirror.stop() == 0, mirror.log()[-3000:]
+    total = assert_each_once_in_order(source, target, topic)
+    assert total == producer.sent
+    log.info("target down 60 s: %d records, each once", total)
+
+
+def remote_config(admin: AdminClient, topic: str, name: str) -> str | None:
+    try:
+        resource = ConfigResource("topic", topic)
+        entry = admin.describe_configs([resource])[resource].result(30).get(name)
+    except KafkaException:
+        return None
+    return None if entry is None else entry.value
+
+
+def test_source_broker_restart_then_config_change_still_arrives(
+    source: LocalCluster, target: LocalCluster, tmp_path: Path
+) -> None:
+    topic = make_topic(source, "srestart")
+    remote = f"primary.{topic}"
+    n = produce(source, topic, 0, 1_000)
+    props = properties(tmp_path, source, target, topic)
+    target_admin = AdminClient(target.client_config())
+    with MirrorProcess(props) as mirror:
+        wait_for(lambda: caught_up(source, target, topic), 180, "records before the restart",
+                 mirror.log)  # fmt: skip
+        try:
+            source.halt()
+            log.info("source halted")
+            time.sleep(20)  # long enough for the mirror's clients to notice
+        finally:
+            source.resume()
+        log.info("source resumed")
+        source_admin = AdminClient(source.client_config())
+        change = ConfigResource("topic", topic, incremental_configs=[
+            ConfigEntry("retention.ms", "123456789",
+                        incremental_operation=AlterConfigOpType.SET)])  # fmt: skip
+        source_admin.incremental_alter_configs([change])[change].result(60)
+        total = produce(source, topic, n, 1_000)
+        wait_for(lambda: remote_config(target_admin, remote, "retention.ms") == "123456789",
+                 180, "the config change on the target's remote topic", mirror.log)  # fmt: skip
+        wait_for(lambda: caught_up(source, target, topic), 180, "records after the restart",
+                 mirror.log)  # fmt: skip
+        assert mirror.stop() == 0, mirror.log()[-3000:]
+    assert assert_each_once_in_order(source, target, topic) == total
+
+
+def test_kill_9_twice_under_load_exactly_once(
+    source: LocalCluster, target: LocalCluster, tmp_path: Path
+) -> None:
+    topic = make_topic(source, "kill2")
+    remote = f"primary.{topic}"
+    props = properties(tmp_path, source, target, topic)
+    producer = ContinuousProducer(source, topic, rate=300, limit=30_000, seconds=110).start()
+    mirrors: list[MirrorProcess] = []
+    try:
+        first = MirrorProcess(props)
+        mirrors.append(first)
+        wait_for(lambda: count(target.bootstrap_servers, remote) > 1_000, 180,
+                 "first records", first.log)  # fmt: skip
+        first.kill9()
+        copied = count(target.bootstrap_servers, remote)
+        log.info("first kill -9 at %d records produced, %d offsets on the target",
+                 producer.sent, copied)  # fmt: skip
+        second = MirrorProcess(props)
+        mirrors.append(second)
+        # The second crash comes at another moment: once the new mirror is copying again.
+        wait_for(lambda: count(target.bootstrap_servers, remote) > copied + 1_500, 180,
+                 "records copied by the second mirror", second.log)  # fmt: skip
+        time.sleep(1.3)
+        second.kill9()
+        log.info("second kill -9 at %d records produced", producer.sent)
+        third = MirrorProcess(props)
+        mirrors.append(third)
+        producer.join()
+        wait_for(lambda: caught_up(source, target, topic), 240, "catch-up", third.log)
+        time.sleep(3)
+        assert third.stop() == 0, third.log()[-3000:]
+    finally:
+        producer.stop()
+        for mirror in mirrors:
+            if mirror.process.poll() is None:
+                mirror.stop()
+    total = assert_each_once_in_order(source, target, topic)
+    assert total == producer.sent
+    log.info("two kill -9 under load: %d records, each once", total)
