@@ -51,6 +51,11 @@ class ProducerFencedError(KafkaClientError):
     """Another holder of the transactional id took over: this task must end (a zombie)."""
 
 
+class _AbortableError(KafkaClientError):
+    """The transaction cannot commit (a record failed delivery in an outage): abort it and
+    copy its records again."""
+
+
 @dataclass(frozen=True)
 class Assignment:
     """A source partition, its remote topic, and the next offset to copy (-1: none stored)."""
@@ -204,6 +209,11 @@ class StreamCopier:
                         f"{self.spec.flow} task {self.spec.task}: {what}: fenced by a newer "
                         f"holder of {self.spec.transactional_id}"
                     ) from exc
+                if err.txn_requires_abort():
+                    raise _AbortableError(
+                        f"{self.spec.flow} task {self.spec.task}: {what}: {err.str()}",
+                        retriable=True,
+                    ) from exc
                 if err.retriable() and time.monotonic() < deadline:
                     self._check_clients()
                     time.sleep(0.1)
@@ -346,7 +356,13 @@ class StreamCopier:
             )  # fmt: skip
             self._producer.produce(self.spec.offsets_topic, value, key, headers=headers)
         if transactional:
-            self._call(self._producer.commit_transaction, "committing a transaction")
+            try:
+                self._call(self._producer.commit_transaction, "committing a transaction")
+            except _AbortableError as exc:
+                log.warning("%s; aborting and copying again from the last commit", exc)
+                self._call(lambda: self._producer.abort_transaction(30), "aborting")
+                self._assign()
+                return
         else:
             left = self._producer.flush(60)
             if left:
