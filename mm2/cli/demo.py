@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from mm2.kafka.offsets import OffsetLister
+from mm2.kafka.log_reader import RecordCounter
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import NewTopicSpec, TopicAdmin
 from mm2.localcluster import LocalClusters
@@ -45,17 +45,16 @@ class _Backup:
 
     def __init__(self, bootstrap: str) -> None:
         self.admin = TopicAdmin({"bootstrap.servers": bootstrap})
-        self.lister = OffsetLister({"bootstrap.servers": bootstrap})
+        self.counter = RecordCounter({"bootstrap.servers": bootstrap})
 
 
 def _remote_counts(backup: _Backup) -> dict[str, int]:
     remotes = {f"primary.{t}" for t in TOPICS}
     present = backup.admin.list_topics()
     wanted = [(t, p) for t, n in present.items() if t in remotes for p in range(n)]
-    counts = {t: 0 for t in TOPICS}
-    for (topic, _), end in backup.lister.offsets(wanted, latest=True, read_committed=False).items():
-        counts[topic.removeprefix("primary.")] += end
-    return counts
+    # Records, not end offsets: the mirror's transactions put commit markers in the log.
+    seen = backup.counter.count(wanted)
+    return {t: seen.get(f"primary.{t}", 0) for t in TOPICS}
 
 
 def _produce(bootstrap: str, per_topic: int) -> None:

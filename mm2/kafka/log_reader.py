@@ -10,7 +10,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 
 from mm2.kafka.failure import ClientWatch
 
-__all__ = ["LogReader", "LogRecord"]
+__all__ = ["LogReader", "LogRecord", "RecordCounter"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,47 @@ class LogReader:
                 if tp.offset > self.position:
                     self.position = tp.offset
         return out
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+class RecordCounter:
+    """Counts the records a read_committed reader sees in some topics, as they arrive.
+
+    End offsets overcount a transactional topic (every commit marker takes an offset), so
+    records are read and counted.
+    """
+
+    def __init__(self, config: Mapping[str, str | int | bool]) -> None:
+        self._consumer = Consumer(
+            {
+                "group.id": "mm2-record-counter",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "isolation.level": "read_committed",
+                **config,
+            }
+        )
+        self._assigned: set[tuple[str, int]] = set()
+        self.counts: dict[str, int] = {}
+
+    def count(self, partitions: list[tuple[str, int]], timeout: float = 0.2) -> dict[str, int]:
+        """Records seen so far per topic, after reading what has arrived in `partitions`."""
+        new = [tp for tp in partitions if tp not in self._assigned]
+        if new:
+            self._consumer.incremental_assign(
+                [TopicPartition(t, p, OFFSET_BEGINNING) for t, p in new]
+            )
+            self._assigned.update(new)
+        while True:
+            messages = self._consumer.consume(10_000, timeout)
+            for msg in messages:
+                if msg.error() is None:
+                    topic = msg.topic() or ""
+                    self.counts[topic] = self.counts.get(topic, 0) + 1
+            if len(messages) < 10_000:
+                return dict(self.counts)
 
     def close(self) -> None:
         self._consumer.close()
