@@ -128,6 +128,7 @@ class MirrorSourceTask(Task):
         self._dealt: list[list[tuple[str, int, str]]] = []
         # Ids to fence before the first epoch: as many as either mirror may have run.
         self._fence_count = flow.tasks_max
+        self._announced = False
         self._cluster_id = ""
         self._syncs: tuple[str, dict[str, str] | None] = ("", None)
         self._paused = False
@@ -142,17 +143,12 @@ class MirrorSourceTask(Task):
         self._location.ensure_topic()
         self._cluster_id = self._location.source_cluster_id()
         self._syncs = offset_syncs_target(self._flow)
-        tail = self._tail or self._location.tail()
-        self._tail = tail
-        self._apply(tail.read_to_end())
+        # Not read yet: a killed copy task's open transaction holds the topic's end back
+        # until the first epoch fences it (mm2.kafka.offset_store reads committed records).
+        self._tail = self._tail or self._location.tail()
         sc = spark_context(spark_conf(self._config))
         self._job = CopyJob(sc, self._flow.name)
         self._sc = sc
-        log.info(
-            "%s: positions in %s on %s (%d stored), exactly-once %s",
-            self._flow.name, self._location.topic, self._flow.target,
-            len(self._positions.offsets), "on" if self._eos else "off",
-        )  # fmt: skip
         return self._job
 
     def _refresh_routes(self) -> None:
@@ -215,6 +211,13 @@ class MirrorSourceTask(Task):
         ids = [self._transactional_id(i) for i in range(len(dealt))]
         self._settle(timeout=30.0)
         self._fence_count = len(dealt)
+        if not self._announced:
+            self._announced = True
+            log.info(
+                "%s: positions in %s on %s (%d stored), exactly-once %s",
+                self._flow.name, self._location.topic, self._flow.target,
+                len(self._positions.offsets), "on" if self._eos else "off",
+            )  # fmt: skip
         foreign = self._positions.foreign(self._cluster_id)
         if foreign:
             (topic, partition), other = sorted(foreign.items())[0]
@@ -290,10 +293,10 @@ class MirrorSourceTask(Task):
         operator = _OPERATOR_ERRORS.get(cls)
         if operator is not None:
             raise operator(message)
+        # Not retriable: the runner restarts the whole task with backoff and shows it as
+        # RESTARTING, so a flow whose copy tasks are down is never reported RUNNING.
         raise KafkaClientError(
-            f"{self._flow.name}: copy tasks failed ({cls or 'Spark'}: {message}); "
-            "starting them again",
-            retriable=True,
+            f"{self._flow.name}: copy tasks failed ({cls or 'Spark'}: {message})"
         )
 
     def _step(self, what: str, action: Callable[[], object]) -> None:

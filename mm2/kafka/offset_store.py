@@ -174,6 +174,7 @@ class OffsetTail:
         # consumer said end-of-partition (a partition of only markers or aborted records
         # returns no record, and the consumer's position stays unset).
         self._read_up_to: dict[int, int] = {}
+        self._backlog: list[OffsetRecord] = []
 
     def _assign_new_partitions(self, timeout: float) -> list[int]:
         try:
@@ -207,10 +208,19 @@ class OffsetTail:
         return {p: end for (_, p), end in ends.items()}
 
     def read_to_end(self, timeout: float = 15.0) -> list[OffsetRecord]:
-        """Every new record up to the end offsets seen at the call (after fencing, the end)."""
+        """Every new record up to the end offsets seen at the call (after fencing, the end).
+
+        Records read by a call that times out are kept and returned by the next call: they
+        have left the consumer, and a position dropped would be a position lost.
+        """
+        out = self._read_to_end(timeout)
+        self._backlog = []
+        return out
+
+    def _read_to_end(self, timeout: float) -> list[OffsetRecord]:
         partitions = self._assign_new_partitions(min(timeout, 10.0))
         ends = self._ends(partitions, min(timeout, 10.0))
-        out: list[OffsetRecord] = []
+        out = self._backlog
         deadline = time.monotonic() + timeout
         while True:
             behind = [p for p in partitions if self._read_up_to.get(p, 0) < ends[p]]
@@ -223,10 +233,15 @@ class OffsetTail:
                 raise KafkaClientError(
                     f"reading {self.topic} to its end timed out (at {late})", retriable=True
                 )
-            out.extend(self.poll(0.2))
+            out.extend(self._consume(0.2))
 
     def poll(self, timeout: float = 0.0) -> list[OffsetRecord]:
         """The records that have arrived (waiting up to `timeout` for the first)."""
+        out = self._backlog + self._consume(timeout)
+        self._backlog = []
+        return out
+
+    def _consume(self, timeout: float) -> list[OffsetRecord]:
         out: list[OffsetRecord] = []
         for msg in self._consumer.consume(10_000, timeout):
             err = msg.error()
