@@ -174,6 +174,8 @@ MM2_NAMES = frozenset(
         "offset.storage.replication.factor",
         "mm2.state.dir",
         "skip.oversized.records",
+        # The micro-batch pipeline's keys: accepted, so older files still load, and unused
+        # since copy tasks stream.
         "pipeline.trigger.interval.ms",
         "pipeline.max.records.per.partition",
     }
