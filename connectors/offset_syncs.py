@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from mm2.client.syncs import syncs_location
 from mm2.config.model import Flow
-from mm2.kafka.sync_emitter import OffsetSyncEmitter
 
-__all__ = ["OffsetSyncEmitter", "offset_syncs_target"]
+__all__ = ["offset_syncs_target"]
 
 
 def offset_syncs_target(flow: Flow) -> tuple[str, dict[str, str] | None]:
