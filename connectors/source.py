@@ -171,20 +171,13 @@ class MirrorSourceTask(Task):
             if r.offset is None or route is None:
                 continue
             unit = WorkUnit(r.topic, r.partition, r.offset + 1, r.offset + 1, route.target_topic)
-            res = CopyResult(unit)
             s = r.stats
-            if s is not None:
-                res.records, res.bytes, res.skipped = s.records, s.byte_count, s.skipped
-                res.min_timestamp, res.max_timestamp = s.min_timestamp, s.max_timestamp
-                res.sum_timestamp, res.finished_ms = s.sum_timestamp, s.finished_ms
-                res.age_min_ms, res.age_max_ms, res.age_sum_ms = (
-                    s.age_min_ms, s.age_max_ms, s.age_sum_ms,
+            res = CopyResult(unit) if s is None else s.result(unit)
+            if s is not None and s.skipped:
+                log.warning(
+                    "%s: skipped %d record(s) of %s-%d larger than %s accepts",
+                    self._flow.name, s.skipped, r.topic, r.partition, route.target_topic,
                 )  # fmt: skip
-                if s.skipped:
-                    log.warning(
-                        "%s: skipped %d record(s) of %s-%d larger than %s accepts",
-                        self._flow.name, s.skipped, r.topic, r.partition, route.target_topic,
-                    )  # fmt: skip
             results.append(res)
         if results:
             METRICS.record_batch(self._flow.source, self._flow.target, results)

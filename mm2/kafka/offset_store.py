@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from mm2.errors import KafkaClientError, RecordFormatError
+from mm2.kafka.copy_result import CopyResult, WorkUnit
+from mm2.kafka.failure import classify, client_error
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
 from mm2.records.connect_offsets import (
@@ -81,6 +83,24 @@ class PositionStats:
             ],
             separators=(",", ":"),
         ).encode()
+
+    @classmethod
+    def of(cls, result: CopyResult, finished_ms: int) -> PositionStats:
+        """What a copy task's result for one partition says, committed at finished_ms."""
+        r = result
+        return cls(
+            r.records, r.bytes, r.skipped, r.min_timestamp, r.max_timestamp, r.sum_timestamp,
+            r.age_min_ms, r.age_max_ms, r.age_sum_ms, finished_ms,
+        )  # fmt: skip
+
+    def result(self, unit: WorkUnit) -> CopyResult:
+        """The CopyResult the metrics take, for `unit`."""
+        return CopyResult(
+            unit, records=self.records, bytes=self.byte_count, skipped=self.skipped,
+            min_timestamp=self.min_timestamp, max_timestamp=self.max_timestamp,
+            sum_timestamp=self.sum_timestamp, finished_ms=self.finished_ms,
+            age_min_ms=self.age_min_ms, age_max_ms=self.age_max_ms, age_sum_ms=self.age_sum_ms,
+        )  # fmt: skip
 
     @classmethod
     def decode(cls, data: bytes) -> PositionStats | None:
@@ -249,11 +269,8 @@ class OffsetTail:
                 if err.code() == KafkaError._PARTITION_EOF:
                     self._read_up_to[msg.partition() or 0] = msg.offset() or 0
                     continue
-                if err.fatal() or err.code() in (
-                    KafkaError._AUTHENTICATION,
-                    KafkaError.TOPIC_AUTHORIZATION_FAILED,
-                ):
-                    raise KafkaClientError(f"reading {self.topic} failed: {err}")
+                if classify(err).kind in ("authentication", "authorization") or err.fatal():
+                    raise client_error(f"reading {self.topic}", err)
                 continue  # transient: librdkafka retries by itself
             self._read_up_to[msg.partition() or 0] = (msg.offset() or 0) + 1
             decoded = _decode(msg.key(), msg.value(), msg.headers())

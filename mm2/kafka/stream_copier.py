@@ -22,11 +22,11 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 
 from mm2.errors import (
     AuthenticationError,
-    AuthorizationError,
     KafkaClientError,
     RecordTooLargeError,
 )
 from mm2.kafka.copy_result import CopyResult, WorkUnit
+from mm2.kafka.failure import classify, client_error, cluster_label
 from mm2.kafka.offset_store import PARTITIONER, PositionStats, offset_record
 from mm2.kafka.sync_emitter import OffsetSyncEmitter
 from mm2.offsets.sync_trail import offset_runs
@@ -311,18 +311,12 @@ class StreamCopier:
                 res.age_sum_ms += age
 
     def _on_consume_error(self, msg: Message, err: KafkaError) -> None:
-        code = err.code()
+        """Credentials and ACLs end the task (mm2.kafka.failure decides); a fatal error too;
+        anything else passes, librdkafka retries it."""
         where = f"{msg.topic()}-{msg.partition()}"
-        source = f"{self.spec.source_alias} ({self.spec.source_consumer.get('bootstrap.servers')})"
-        if code in (KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED):
-            raise AuthenticationError(f"authentication failed for {source}: {err.str()}")
-        if code in (
-            KafkaError.TOPIC_AUTHORIZATION_FAILED,
-            KafkaError.CLUSTER_AUTHORIZATION_FAILED,
-        ):
-            raise AuthorizationError(f"reading {where} from {source} is not authorized: {err}")
-        if err.fatal():
-            raise KafkaClientError(f"{self.spec.flow}: consuming {where} failed: {err}")
+        if classify(err).kind in ("authentication", "authorization") or err.fatal():
+            source = cluster_label(self.spec.source_consumer, self.spec.source_alias)
+            raise client_error(f"consuming {where}", err, cluster=source)
         log.debug("%s: %s: %s (librdkafka retries)", self.spec.flow, where, err)
 
     def _begin(self) -> _Txn:
@@ -346,10 +340,7 @@ class StreamCopier:
         results = [self._result(p, finished) for p in txn.parts.values()]
         for pending, res in zip(txn.parts.values(), results, strict=True):
             unit = res.unit
-            stats = PositionStats(
-                res.records, res.bytes, res.skipped, res.min_timestamp, res.max_timestamp,
-                res.sum_timestamp, res.age_min_ms, res.age_max_ms, res.age_sum_ms, finished,
-            )  # fmt: skip
+            stats = PositionStats.of(res, finished)
             key, value, headers = offset_record(
                 self.spec.connector, self.spec.source_alias, unit.topic, unit.partition,
                 pending.last, cluster_id=self.spec.source_cluster_id, stats=stats,

@@ -8,6 +8,7 @@ import pytest
 from connectors.source import _deal, exactly_once
 from mm2.config import load_properties, parse_properties
 from mm2.errors import ConfigError
+from mm2.kafka.copy_result import CopyResult, WorkUnit
 from mm2.kafka.offset_store import (
     CLUSTER_ID_HEADER,
     STATS_HEADER,
@@ -125,3 +126,19 @@ mm2.errors.RecordTooLargeError: record t-0@5 is larger than a.t on the target ac
         "record t-0@5 is larger than a.t on the target accepts",
     )
     assert python_error("org.apache.spark.SparkException: Job 3 cancelled") is None
+
+
+def test_position_stats_carry_a_copy_result_through_the_header() -> None:
+    unit = WorkUnit("t", 0, 5, 8, "a.t")
+    res = CopyResult(
+        unit, records=3, bytes=30, skipped=1, min_timestamp=1, max_timestamp=3,
+        sum_timestamp=6, age_min_ms=5, age_max_ms=9, age_sum_ms=21,
+    )  # fmt: skip
+    stats = PositionStats.of(res, 100)
+    raw = PositionStats.decode(stats.encode())
+    assert raw is not None
+    back = raw.result(unit)
+    assert back == CopyResult(
+        unit, records=3, bytes=30, skipped=1, min_timestamp=1, max_timestamp=3,
+        sum_timestamp=6, finished_ms=100, age_min_ms=5, age_max_ms=9, age_sum_ms=21,
+    )  # fmt: skip
