@@ -18,8 +18,8 @@ import matplotlib.pyplot as plt
 
 __all__ = ["plot_all"]
 
-_COLORS = {"mm2": "tab:blue", "apache": "tab:orange"}
-_NAMES = {"mm2": "mm2", "apache": "Apache MM2"}
+_COLORS = {"mm2": "tab:blue", "mm2-at-least-once": "tab:green", "apache": "tab:orange"}
+_NAMES = {"mm2": "mm2", "mm2-at-least-once": "mm2, exactly-once off", "apache": "Apache MM2"}
 
 
 def _rates(curve: Sequence[Sequence[float]]) -> tuple[list[float], list[float]]:
@@ -65,11 +65,11 @@ def _throughput(w1: Mapping[str, Any], ceiling: Mapping[str, Any] | None, path: 
 def _latency(w2: Mapping[str, Any], path: Path) -> Path:
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     names = ["p50", "p95", "p99", "max"]
-    width = 0.38
+    width = 0.76 / max(1, len(w2))
     for i, (system, res) in enumerate(w2.items()):
         lat = res.get("latency_ms") or {}
         values = [lat.get(n) or 0.0 for n in names]
-        xs = [x + (i - 0.5) * width for x in range(len(names))]
+        xs = [x + (i - (len(w2) - 1) / 2) * width for x in range(len(names))]
         left.bar(xs, values, width, label=_NAMES.get(system, system), color=_COLORS.get(system))
         name = _NAMES.get(system, system)
         hist = res.get("latency_hist") or []

@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.stats import ratio
+from bench.systems import AT_LEAST_ONCE
 
 __all__ = [
     "APPEND_LATENCY",
     "COMMITTED_LATENCY",
+    "EOS_NOTE",
     "LATENCY_NOTE",
     "Row",
     "markdown",
@@ -26,6 +28,11 @@ LATENCY_NOTE = (
     "record is on the target's log. "
     f"W2 {COMMITTED_LATENCY}: when a read_committed consumer of the target received the record "
     "minus the source timestamp; with exactly-once that waits for the transaction's commit."
+)
+EOS_NOTE = (
+    "mm2 runs twice: with exactly-once (`exactly.once.source.support = enabled`, the default) "
+    "and with it disabled (idempotent, at-least-once: mm2 EOS off); everything else is the same. "
+    "EOS on / off is mm2 with exactly-once over mm2 without it: the cost of exactly-once."
 )
 
 # (label, getter, unit, higher is better, target text, target check on (ours, apache, results))
@@ -188,12 +195,39 @@ def _timed_out(row: Row, system: Mapping[str, Any]) -> float | None:
     return None
 
 
+def _has_at_least_once(results: Mapping[str, Any]) -> bool:
+    """Whether the run had mm2 with exactly-once disabled as a third system."""
+    return any(
+        isinstance(block, Mapping) and AT_LEAST_ONCE in block
+        for block in (results.get(w) for w in ("w1", "w2", "w3"))
+    )
+
+
+def _ratio_text(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
 def markdown(results: Mapping[str, Any]) -> str:
-    """The comparison table, then the ceiling and correctness lines."""
-    lines = [
-        "| workload | metric | mm2 | Apache MM2 | mm2 / Apache | target | met |",
-        "|---|---|---:|---:|---:|---|---|",
-    ]
+    """The comparison table, then the ceiling and correctness lines.
+
+    With the at-least-once run of mm2 in the results, the table gets its column, its ratio to
+    Apache MM2 and the cost of exactly-once (mm2 / mm2 with exactly-once disabled); the targets
+    stay mm2's (exactly-once on).
+    """
+    third = _has_at_least_once(results)
+    if third:
+        lines = [
+            EOS_NOTE,
+            "",
+            "| workload | metric | mm2 | mm2 EOS off | Apache MM2 | mm2 / Apache "
+            "| EOS off / Apache | EOS on / off | target | met |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---|---|",
+        ]
+    else:
+        lines = [
+            "| workload | metric | mm2 | Apache MM2 | mm2 / Apache | target | met |",
+            "|---|---|---:|---:|---:|---|---|",
+        ]
     for row in rows():
         block = results.get(_workload_key(row))
         if not isinstance(block, Mapping):
@@ -206,10 +240,20 @@ def markdown(results: Mapping[str, Any]) -> str:
         verdict = {True: "yes", False: "**no**", None: "n/a", "": ""}[met]
         ours_text = _fmt(ours, _timed_out(row, ours_sys), whole=row.whole)
         theirs_text = _fmt(theirs, _timed_out(row, theirs_sys), whole=row.whole)
-        lines.append(
-            f"| {row.workload} | {row.label} ({row.unit}) | {ours_text} | {theirs_text} | "
-            f"{'n/a' if r is None else f'{r:.2f}'} | {row.target} | {verdict} |"
-        )
+        if third:
+            off_sys = block.get(AT_LEAST_ONCE, {})
+            off = row.get(off_sys)
+            off_text = _fmt(off, _timed_out(row, off_sys), whole=row.whole)
+            lines.append(
+                f"| {row.workload} | {row.label} ({row.unit}) | {ours_text} | {off_text} | "
+                f"{theirs_text} | {_ratio_text(r)} | {_ratio_text(ratio(off, theirs))} | "
+                f"{_ratio_text(ratio(ours, off))} | {row.target} | {verdict} |"
+            )
+        else:
+            lines.append(
+                f"| {row.workload} | {row.label} ({row.unit}) | {ours_text} | {theirs_text} | "
+                f"{_ratio_text(r)} | {row.target} | {verdict} |"
+            )
     lines.append("")
     if isinstance(results.get("w2"), Mapping):
         lines.append(LATENCY_NOTE)
@@ -225,12 +269,17 @@ def markdown(results: Mapping[str, Any]) -> str:
     if isinstance(ceiling, Mapping):
         frac = _ceiling_fraction(results)
         theirs_rate = _get("w1", "apache", "records_per_s")(results)
+        limit = ceiling.get("ceiling_records_per_s")
+        off_text = ""
+        if third:
+            off_rate = _get("w1", AT_LEAST_ONCE, "records_per_s")(results)
+            off_text = f", mm2 with exactly-once disabled {_pct(ratio(off_rate, limit))}"
         lines.append(
             f"Ceiling (W1 data): plain consumer on the source "
             f"{_fmt(ceiling.get('read_records_per_s'))} records/s, plain producer to the target "
             f"{_fmt(ceiling.get('write_records_per_s'))} records/s; mm2 reached "
-            f"{'n/a' if frac is None else f'{frac:.0%}'} of the lower, Apache MM2 "
-            f"{_pct(ratio(theirs_rate, ceiling.get('ceiling_records_per_s')))}."
+            f"{'n/a' if frac is None else f'{frac:.0%}'} of the lower{off_text}, Apache MM2 "
+            f"{_pct(ratio(theirs_rate, limit))}."
         )
         lines.append("")
     lines.append("Correctness (per-partition counts and digests, source vs target):")

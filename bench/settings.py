@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import cast
 
-from bench.systems import SYSTEMS, SystemName
+from bench.systems import ALL_SYSTEMS, SYSTEMS, SystemName
 
 __all__ = ["QUICK", "WORKLOADS", "Settings", "parse_args"]
 
@@ -85,7 +85,12 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         "clusters: W1 backlog, W2 steady latency, W3 breadth, W4 resources.",
     )
     parser.add_argument("--quick", action="store_true", help="small sizes: a few minutes")
-    parser.add_argument("--systems", type=_csv(SYSTEMS), help="comma list: mm2,apache")
+    parser.add_argument(
+        "--systems",
+        type=_csv(ALL_SYSTEMS),
+        help="comma list, run in this order (default mm2,apache); mm2-at-least-once is mm2 "
+        "with exactly.once.source.support = disabled, for the cost of exactly-once",
+    )
     parser.add_argument("--workloads", type=_csv(WORKLOADS), help="comma list: w1,w2,w3")
     parser.add_argument("--out", type=Path, help="results folder (default bench/results)")
     parser.add_argument("--label", help="sub-folder of --out (default quick or full)")

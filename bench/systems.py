@@ -1,4 +1,10 @@
-"""The two mirrors under test: their mm2.properties and their processes, run alike."""
+"""The mirrors under test: their mm2.properties and their processes, run alike.
+
+`mm2` is this project with its defaults (exactly-once on), `apache` is Apache MM2 with its
+defaults. `mm2-at-least-once` is this project with `exactly.once.source.support = disabled`
+(idempotent, at-least-once), to measure what exactly-once costs; it runs only when asked for
+(`--systems mm2,mm2-at-least-once,apache`).
+"""
 
 from __future__ import annotations
 
@@ -14,11 +20,32 @@ from typing import IO, Literal
 from bench.apache import LOG4J2, MAIN_CLASS
 from mm2.localcluster import find_java
 
-__all__ = ["SYSTEMS", "MirrorProcess", "SystemName", "mirror_properties", "start_mirror"]
+__all__ = [
+    "ALL_SYSTEMS",
+    "AT_LEAST_ONCE",
+    "SYSTEMS",
+    "MirrorProcess",
+    "SystemName",
+    "is_ours",
+    "mirror_properties",
+    "start_mirror",
+]
 
-SystemName = Literal["mm2", "apache"]
-SYSTEMS: tuple[SystemName, ...] = ("mm2", "apache")
-LABELS: dict[SystemName, str] = {"mm2": "mm2 (this project)", "apache": "Apache MM2"}
+SystemName = Literal["mm2", "mm2-at-least-once", "apache"]
+AT_LEAST_ONCE: SystemName = "mm2-at-least-once"
+SYSTEMS: tuple[SystemName, ...] = ("mm2", "apache")  # the default run
+ALL_SYSTEMS: tuple[SystemName, ...] = ("mm2", AT_LEAST_ONCE, "apache")
+LABELS: dict[SystemName, str] = {
+    "mm2": "mm2 (this project)",
+    AT_LEAST_ONCE: "mm2, exactly-once disabled",
+    "apache": "Apache MM2",
+}
+
+
+def is_ours(system: SystemName) -> bool:
+    """This project's connect-mirror-maker, whatever its settings."""
+    return system != "apache"
+
 
 # What bin/connect-mirror-maker.sh gives Apache MM2: its heap and kafka-run-class's JVM flags.
 APACHE_JVM = (
@@ -65,6 +92,10 @@ backup.producer.compression.type = none
 _MM2_ONLY = """
 mm2.state.dir = {state}
 """
+# The one difference of the at-least-once run: positions are written after the records are
+# acknowledged, outside any transaction (idempotent producer, no transactions).
+_AT_LEAST_ONCE_ONLY = """exactly.once.source.support = disabled
+"""
 
 
 def mirror_properties(
@@ -77,10 +108,13 @@ def mirror_properties(
     state_dir: Path,
     extra: Mapping[str, str] | None = None,
 ) -> str:
-    """The mm2.properties each system is run with; only our state directory differs."""
+    """The mm2.properties each system is run with; only our state directory differs (and
+    exactly-once, for the at-least-once run of ours)."""
     text = _COMMON.format(primary=primary, backup=backup, topics=topics, tasks=tasks_max)
-    if system == "mm2":
+    if is_ours(system):
         text += _MM2_ONLY.format(state=state_dir)
+    if system == AT_LEAST_ONCE:
+        text += _AT_LEAST_ONCE_ONLY
     for key, value in (extra or {}).items():
         text += f"{key} = {value}\n"
     return text
@@ -153,7 +187,7 @@ def start_mirror(
     workdir.mkdir(parents=True, exist_ok=True)
     properties = workdir / "mm2.properties"
     properties.write_text(properties_text, encoding="utf-8")
-    if system == "mm2":
+    if is_ours(system):
         command = _our_command(properties)
     else:
         command = _apache_command(properties, apache_classpath, workdir)

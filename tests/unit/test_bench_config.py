@@ -92,3 +92,24 @@ def test_pom_asks_for_connect_mirror_at_the_version_property() -> None:
 def test_settings_defaults_are_frozen() -> None:
     with pytest.raises(AttributeError):
         Settings().w1_records = 1  # type: ignore[misc]
+
+
+def test_at_least_once_run_differs_from_ours_only_by_exactly_once() -> None:
+    common = {
+        "primary": "p:1",
+        "backup": "b:2",
+        "topics": "w1-.*",
+        "tasks_max": 4,
+        "state_dir": Path("/tmp/state"),
+    }
+    ours = _props(mirror_properties("mm2", **common))  # type: ignore[arg-type]
+    off = _props(mirror_properties("mm2-at-least-once", **common))  # type: ignore[arg-type]
+    assert off.pop("exactly.once.source.support") == "disabled"
+    assert off == ours
+    assert "exactly.once.source.support" not in ours  # mm2's default: enabled
+
+
+def test_at_least_once_system_is_chosen_by_flag_only() -> None:
+    assert "mm2-at-least-once" not in parse_args([]).systems
+    s = parse_args(["--systems", "mm2,mm2-at-least-once,apache"])
+    assert s.systems == ("mm2", "mm2-at-least-once", "apache")

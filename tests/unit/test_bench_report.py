@@ -145,3 +145,60 @@ def test_committed_latency_missing_reads_na_and_a_reader_failure_is_named() -> N
 
 def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_at_least_once_column_and_the_cost_of_exactly_once() -> None:
+    results = _results(ours_rate=180.0, theirs_rate=100.0)
+    results["w1"]["mm2-at-least-once"] = {
+        "records_per_s": 200.0,
+        "peak_rss_bytes": 2**29,
+        "verify": _ok(),
+    }
+    results["w2"]["mm2-at-least-once"] = {
+        "latency_ms": {"p50": 20.0, "p95": 100.0, "p99": 250.0, "max": 400.0},
+        "committed_latency_ms": {"p50": 25.0, "p95": 120.0, "p99": 300.0},
+        "verify": _ok(),
+    }
+    table = markdown(results)
+    header = next(ln for ln in table.splitlines() if ln.startswith("| workload"))
+    assert _cells(header) == [
+        "workload",
+        "metric",
+        "mm2",
+        "mm2 EOS off",
+        "Apache MM2",
+        "mm2 / Apache",
+        "EOS off / Apache",
+        "EOS on / off",
+        "target",
+        "met",
+    ]
+    # mm2 180, EOS off 200, Apache 100: ratios 1.80, 2.00 and 0.90; the target stays mm2's.
+    assert _row(table, "throughput (records/s)")[2:] == [
+        "180",
+        "200",
+        "100",
+        "1.80",
+        "2.00",
+        "0.90",
+        ">= 1.5x Apache, >= 70% of ceiling",
+        "yes",
+    ]
+    assert _row(table, "committed latency (read_committed) p99 (ms)")[2:8] == [
+        "1,500",
+        "300",
+        "n/a",
+        "n/a",
+        "n/a",
+        "5.00",
+    ]
+    # W3 ran without it: an empty cell, not a failure.
+    assert _row(table, "new topic to first record (s)")[3] == "n/a"
+    assert "mm2 with exactly-once disabled 100%" in table
+    assert "- W2 mm2-at-least-once: passed" in table
+
+
+def test_two_system_table_has_no_at_least_once_column() -> None:
+    table = markdown(_results(ours_rate=180.0, theirs_rate=100.0))
+    assert "EOS on / off" not in table
+    assert "exactly-once disabled" not in table
