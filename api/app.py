@@ -11,6 +11,7 @@ from fastapi.params import Depends as DependsParam
 
 from api import connectors, flows, root
 from api.errors import install_error_handlers
+from api.forward import Forwarded, forward_to_leader, forwarded_response
 from api.metrics import metrics_registry
 from api.security import basic_auth
 from mm2 import __version__
@@ -28,6 +29,7 @@ metrics. Connectors are named `<source>.<target>.<ConnectorClass>`. Errors come 
 def create_app(mirror: MirrorMaker, *, credentials: Mapping[str, str] | None = None) -> FastAPI:
     """The app for `mirror`; with `credentials` (user -> password) every route needs Basic auth."""
     guards: list[DependsParam] = [Depends(basic_auth(credentials))] if credentials else []
+    guards.append(Depends(forward_to_leader))  # after authentication
     app = FastAPI(
         title="mm2 REST API",
         version=__version__,
@@ -37,6 +39,7 @@ def create_app(mirror: MirrorMaker, *, credentials: Mapping[str, str] | None = N
     app.state.mirror = mirror
     app.state.metrics_registry = metrics_registry(mirror)
     install_error_handlers(app)
+    app.add_exception_handler(Forwarded, forwarded_response)
     app.include_router(root.router)
     app.include_router(connectors.router)
     app.include_router(flows.router)

@@ -16,6 +16,7 @@ from api.schemas import (
     ConfigValueInfo,
     ErrorBody,
     HealthBody,
+    LeaderBody,
     PluginBody,
     ServerInfoBody,
     mask,
@@ -45,6 +46,18 @@ def health(mirror: Mirror) -> JSONResponse:
         return JSONResponse(body.model_dump(), 200)
     body = HealthBody(status="starting", message="Worker is still starting up")
     return JSONResponse(body.model_dump(), 503)
+
+
+@router.get("/leaders", response_model=dict[str, LeaderBody | None])
+def leaders(mirror: Mirror) -> dict[str, LeaderBody | None]:
+    """Per target cluster, the process that runs its flows (null: none elected yet); empty
+    when this process runs without elections."""
+    return {
+        cluster: None if leader is None else LeaderBody(
+            url=leader.url, worker_id=leader.worker_id, this_worker=leader.this_worker
+        )
+        for cluster, leader in mirror.leaders().items()
+    }  # fmt: skip
 
 
 @router.get("/connector-plugins", response_model=list[PluginBody], response_model_by_alias=True)

@@ -23,6 +23,7 @@ __all__ = [
     "FlowBody",
     "FlowCreateBody",
     "HealthBody",
+    "LeaderBody",
     "MessageBody",
     "PluginBody",
     "ServerInfoBody",
@@ -71,6 +72,14 @@ class ServerInfoBody(BaseModel):
     version: str
     commit: str
     kafka_cluster_id: str | None
+
+
+class LeaderBody(BaseModel):
+    """The process that leads a target cluster: its REST URL and worker id."""
+
+    url: str
+    worker_id: str
+    this_worker: bool
 
 
 class HealthBody(BaseModel):

@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import signal
+import socket
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +17,7 @@ from api.server import RestServer
 from connectors.checkpoint import MirrorCheckpointConnector
 from connectors.heartbeat import MirrorHeartbeatConnector
 from connectors.source import MirrorSourceConnector, spark_conf
+from mm2.cli.coordination import build_coordinator, secret_box
 from mm2.client.positions import PositionsLocation, positions_location
 from mm2.config.model import Flow, MirrorMakerConfig
 from mm2.connect.spi import Connector
@@ -25,6 +27,8 @@ from mm2.runtime.changes import ChangeStore
 from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.offsets import MirrorSourceOffsets
 from mm2.runtime.rest_config import rest_config
+from mm2.runtime.secrets import SealedChanges
+from mm2.runtime.standby import Coordinator
 
 __all__ = ["PLUGINS", "build_mirror", "run"]
 
@@ -40,14 +44,21 @@ def _positions(config: Mapping[str, str]) -> PositionsLocation:
     return positions_location(Flow.for_connector(config))
 
 
-def build_mirror(config: MirrorMakerConfig) -> MirrorMaker:
-    """The worker for the file plus the changes stored over REST under mm2.state.dir."""
+def build_mirror(config: MirrorMakerConfig, coordinator: Coordinator | None = None) -> MirrorMaker:
+    """The worker for the file plus the changes made over REST: those kept in Kafka when a
+    coordinator has read them, else the copy under mm2.state.dir."""
     state = Path(config.raw.get("mm2.state.dir", "mm2-state"))
+    store = ChangeStore(state / "rest-changes.json", codec=SealedChanges(secret_box(config)))
+    if coordinator is not None:
+        stored = coordinator.initial_changes(timeout=30.0)
+        if stored is not None:
+            store.replace(stored)
     return MirrorMaker(
         config,
         PLUGINS,
-        ChangeStore(state / "rest-changes.json"),
+        store,
         offsets={MirrorSourceConnector.__name__: MirrorSourceOffsets(_positions)},
+        coordinator=coordinator,
     )
 
 
@@ -86,8 +97,12 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, on_signal)
     try:
         rest = rest_config(config.raw, os.environ)
-        mirror = build_mirror(config)
-    except ConfigError as exc:
+        coordinator = build_coordinator(config, worker_id=socket.gethostname())
+        if coordinator is not None:
+            for flow in config.flows:
+                coordinator.watch(flow)
+        mirror = build_mirror(config, coordinator)
+    except (ConfigError, ValueError) as exc:
         log.error("%s", exc)
         return 2
     start_spark_early(config)
@@ -98,11 +113,17 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace) -> int:
     except OSError as exc:
         # Mirroring matters more than the API: keep copying, say clearly what is missing.
         log.error("REST API not started (%s); set listeners = http://host:port to fix", exc)
+    if coordinator is not None:
+        coordinator.url = (
+            server.urls[0] if server.urls else f"no-rest-api:{socket.gethostname()}:{os.getpid()}"
+        )
     enabled = ", ".join(f.name for f in config.enabled_flows) or "none"
     log.info(
         "starting %d herder(s); replication enabled for: %s", len(mirror.worker.herders), enabled
     )
     mirror.start()
+    if coordinator is not None:
+        coordinator.start_elections()
     try:
         stopping.wait()
     finally:

@@ -10,6 +10,9 @@ How they combine with mm2.properties (the file is read again at every start):
    file; `deleted_connectors` are not started until a config is put for them again.
 4. `target_states`: a connector paused or stopped over REST starts paused or stopped.
 Connector keys are the REST names (`<source>.<target>.<ConnectorClass>`).
+
+With a standby (mm2.runtime.standby) the changes live in Kafka: `publish` writes them there
+before the file, and the file is only a cache, replaced when another process's changes arrive.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from mm2.runtime.status import TargetState
 
-__all__ = ["ChangeStore", "Changes"]
+__all__ = ["ChangeStore", "Changes", "Codec"]
 
 
 @dataclass
@@ -39,6 +43,13 @@ class Changes:
     target_states: dict[str, TargetState] = field(default_factory=dict)
 
 
+class Codec(Protocol):
+    """Changes to and from a JSON document with the secrets sealed."""
+
+    def seal(self, changes: Changes) -> dict[str, Any]: ...
+    def open(self, body: Mapping[str, Any]) -> Changes: ...
+
+
 def _copy(changes: Changes) -> Changes:
     return Changes(**json.loads(json.dumps(asdict(changes))))
 
@@ -46,16 +57,21 @@ def _copy(changes: Changes) -> Changes:
 class ChangeStore:
     """The change file, replaced atomically on every change; readable by its owner only."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, codec: Codec | None = None) -> None:
+        """`codec` seals secrets in what the file keeps (default: kept as given)."""
         self.path = path
+        self._codec = codec
         self._lock = threading.Lock()
         self._changes = self._read()
+        self.publish: Callable[[Changes], None] | None = None
 
     def _read(self) -> Changes:
         try:
             body = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return Changes()
+        if self._codec is not None:
+            return self._codec.open(body.get("sealed", body))
         known = Changes.__dataclass_fields__
         return Changes(**{k: v for k, v in body.items() if k in known})
 
@@ -70,15 +86,24 @@ class ChangeStore:
         with self._lock:
             changes = _copy(self._changes)
             edit(changes)
+            if self.publish is not None:
+                self.publish(changes)
             self._write(changes)
             self._changes = changes
+
+    def replace(self, changes: Changes) -> None:
+        """Take changes another process published (the file follows)."""
+        with self._lock:
+            self._write(changes)
+            self._changes = _copy(changes)
 
     def _write(self, changes: Changes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{self.path.name}.tmp{os.getpid()}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(asdict(changes), out, indent=1, sort_keys=True)
+            body = asdict(changes) if self._codec is None else {"sealed": self._codec.seal(changes)}
+            json.dump(body, out, indent=1, sort_keys=True)
             out.flush()
             os.fsync(out.fileno())
         tmp.replace(self.path)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mm2.connect.spi import Connector
-from mm2.runtime.errors import NotFoundError
+from mm2.runtime.errors import ConflictError, NotFoundError
 from mm2.runtime.status import ConnectorStatus, State, TargetState
 from mm2.runtime.task_runner import STOP_TIMEOUT_S, Backoff, TaskRunner
 
@@ -58,6 +58,7 @@ class Herder:
         self._backoff = backoff
         self._lock = threading.RLock()
         self._connectors: dict[str, _Running] = {}
+        self._active = False  # runs tasks only between start() and stop() (the leader)
         for name, config in connectors.items():
             run = _Running(name, self._plugin(config, name), dict(config))
             run.target = (targets or {}).get(name, "STARTED")
@@ -120,8 +121,14 @@ class Herder:
         log.info("%s|%s: deleted", self.flow, name)
 
     # -- lifecycle --
+    @property
+    def active(self) -> bool:
+        """True while this process runs the flow (it leads the target cluster)."""
+        return self._active
+
     def start(self) -> None:
         with self._lock:
+            self._active = True
             for run in self._connectors.values():
                 self._start(run)
         log.info("%s: herder started with %s", self.flow, ", ".join(self.connector_names))
@@ -137,13 +144,14 @@ class Herder:
         """Stop every task (all at once, waiting at most `timeout` in all) and connector."""
         deadline = time.monotonic() + timeout
         with self._lock:
+            self._active = False
             self.signal_stop()
             for run in self._connectors.values():
                 self._halt(run, deadline)
         log.info("%s: herder stopped", self.flow)
 
     def _start(self, run: _Running) -> None:
-        if run.target == "STOPPED":
+        if run.target == "STOPPED" or not self._active:
             return
         run.trace = None
         try:
@@ -226,6 +234,8 @@ class Herder:
     def restart_task(self, name: str, task_id: int) -> None:
         with self._lock:
             run = self._get(name)
+            if not self._active:
+                raise ConflictError(f"{self.flow} runs on the leader of its target cluster")
             if not 0 <= task_id < len(run.tasks):
                 raise ConnectorNotFoundError(f"task {task_id} of {name!r} not found")
             old = run.tasks[task_id]

@@ -14,13 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 
 from mm2.config import MirrorMakerConfig, PropertiesFile, load_properties
 from mm2.config.model import HIDDEN, Flow, is_password
-from mm2.errors import ConfigError
+from mm2.errors import ConfigError, MM2Error
 from mm2.runtime.changes import Changes, ChangeStore
 from mm2.runtime.errors import BadRequestError, ConflictError, NotFoundError
 from mm2.runtime.flows import FlowView, flow_view, new_flow_edit, removed_flow_edit
 from mm2.runtime.herder import Herder, Plugins
 from mm2.runtime.naming import connector_name, find_connector, flow_name, split_flow
 from mm2.runtime.offsets import ConnectorOffset, OffsetStore
+from mm2.runtime.standby import Coordinator, Leader
 from mm2.runtime.status import ConnectorStatus, TargetState, TaskStatus
 from mm2.runtime.task_runner import Backoff
 from mm2.runtime.validation import ConfigCheck, plugin_name, validate_connector_config
@@ -54,8 +55,12 @@ class MirrorMaker:
         offsets: Mapping[str, OffsetStore] | None = None,
         worker_id: str | None = None,
         backoff: Backoff | None = None,
+        coordinator: Coordinator | None = None,
     ) -> None:
+        """With a `coordinator`, this process runs only the flows into the target clusters it
+        leads, and REST changes are kept in Kafka (see mm2.runtime.standby)."""
         self._file = config
+        self.coordinator = coordinator
         self._plugins = plugins
         self._store = store
         self._offsets = dict(offsets or {})
@@ -74,7 +79,99 @@ class MirrorMaker:
             worker_id=worker_id,
             backoff=backoff,
             targets={name: self._targets(name, changes) for name in self._flows},
+            leads=self._leads,
         )
+        if coordinator is not None:
+            store.publish = coordinator.publish
+            coordinator.on_changes = self.apply_changes
+            coordinator.on_lead = self._lead
+            for flow in self._flows.values():
+                coordinator.watch(flow)
+            latest = coordinator.changes()
+            if latest is not None and latest != changes:
+                self.apply_changes(latest)  # published while this worker was being built
+
+    # -- leaders and standbys --
+    def runs_here(self, flow: str) -> bool:
+        """True when this process runs `flow` (it leads the flow's target cluster)."""
+        return self._leads(flow)
+
+    def _leads(self, flow: str) -> bool:
+        if self.coordinator is None:
+            return True
+        found = self._flows.get(flow)
+        return found is not None and self.coordinator.leads(found.target)
+
+    def _lead(self, cluster: str, leading: bool) -> None:
+        coordinator = self.coordinator
+        with self._lock:
+            flows = [name for name, f in self._flows.items() if f.target == cluster]
+            local = self._store.changes
+            if (
+                leading
+                and coordinator is not None
+                and cluster == coordinator.home
+                and not coordinator.has_stored_changes
+                and local != Changes()
+            ):
+                # An upgrade: changes made before they were kept in Kafka move there.
+                log.info("REST changes from %s now kept in Kafka", self._store.path)
+                try:
+                    coordinator.publish(local)
+                except MM2Error as exc:
+                    log.error("REST changes not written to %s: %s", cluster, exc)
+        self.worker.lead(flows, leading)
+
+    def writer(self) -> Leader | None:
+        """Who must carry out a change: None for this process, else the leader of the cluster
+        that keeps REST changes. ConflictError while that cluster has no leader."""
+        coordinator = self.coordinator
+        if coordinator is None or coordinator.leads(coordinator.home):
+            return None
+        leader = coordinator.leader(coordinator.home)
+        if leader is None:
+            raise ConflictError(
+                f"no leader for {coordinator.home} yet (an election is under way); try again"
+            )
+        return leader
+
+    def runner(self, flow: str) -> Leader | None:
+        """Who runs `flow`: None for this process (or when nobody is known to), else its
+        target cluster's leader."""
+        coordinator, found = self.coordinator, self._flows.get(flow)
+        if coordinator is None or found is None or coordinator.leads(found.target):
+            return None
+        return coordinator.leader(found.target)
+
+    def connector_flow(self, name: str) -> str:
+        return self._locate(name)[0].flow
+
+    def leaders(self) -> dict[str, Leader | None]:
+        return {} if self.coordinator is None else self.coordinator.leaders()
+
+    def apply_changes(self, changes: Changes) -> None:
+        """REST changes another process published: make the herders match them."""
+        with self._lock:
+            try:
+                resolved = self._resolve(changes)
+            except ConfigError as exc:
+                log.error("REST changes from Kafka not applied: %s", exc)
+                return
+            self._store.replace(changes)
+            wanted = (self._file_flows | set(changes.added_flows)) - set(changes.removed_flows)
+            flows = {f.name: f for f in resolved.flows if f.name in wanted}
+            for name in [n for n in self.worker.herders if n not in flows]:
+                self.worker.remove_flow(name)
+            self._flows = flows
+            for name, flow in flows.items():
+                configs = self._connector_configs(flow, changes)
+                targets = self._targets(name, changes)
+                if name in self.worker.herders:
+                    _reconcile(self.worker.herder(name), configs, targets)
+                else:
+                    if self.coordinator is not None:
+                        self.coordinator.watch(flow)
+                    self.worker.add_flow(name, configs, targets)
 
     # -- building flows from the file and the stored changes --
     def _resolve(self, changes: Changes) -> MirrorMakerConfig:
@@ -112,6 +209,8 @@ class MirrorMaker:
 
     def stop(self) -> None:
         self.worker.stop()
+        if self.coordinator is not None:
+            self.coordinator.stop()  # leaves the groups: a standby is elected at once
 
     @property
     def healthy(self) -> bool:
@@ -384,6 +483,8 @@ class MirrorMaker:
                 ) from None
             self._store.update(edit)
             self._flows[name] = flow
+            if self.coordinator is not None:
+                self.coordinator.watch(flow)
             self.worker.add_flow(
                 name, self._connector_configs(flow, candidate), self._targets(name, candidate)
             )
@@ -397,3 +498,21 @@ class MirrorMaker:
             self._store.update(edit)
             self.worker.remove_flow(name)
             self._flows.pop(name, None)
+
+
+def _reconcile(
+    herder: Herder, configs: Mapping[str, Mapping[str, str]], targets: Mapping[str, TargetState]
+) -> None:
+    """Give the herder's connectors these configs and target states, touching only what
+    differs."""
+    for plain in herder.connector_names:
+        if plain not in configs:
+            herder.delete_connector(plain)
+    for plain, config in configs.items():
+        if plain not in herder.connector_names or herder.config(plain) != dict(config):
+            herder.put_connector(plain, config)
+        target = targets.get(plain, "STARTED")
+        if herder.target_state(plain) != target:
+            {"PAUSED": herder.pause, "STARTED": herder.resume, "STOPPED": herder.stop_connector}[
+                target
+            ](plain)

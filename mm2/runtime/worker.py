@@ -6,7 +6,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from mm2.runtime.errors import ConflictError, NotFoundError
 from mm2.runtime.herder import Herder, Plugins
@@ -31,8 +31,11 @@ class Worker:
         worker_id: str | None = None,
         backoff: Backoff | None = None,
         targets: Mapping[str, Mapping[str, TargetState]] | None = None,
+        leads: Callable[[str], bool] = lambda _flow: True,
     ) -> None:
-        """`targets` maps flow -> connector -> a first target state other than STARTED."""
+        """`targets` maps flow -> connector -> a first target state other than STARTED;
+        `leads(flow)` says whether this process runs the flow (else it stays idle, a standby)."""
+        self._leads = leads
         self.worker_id = worker_id or f"{socket.gethostname()}:mm2"
         self.plugins = plugins
         self._backoff = backoff
@@ -61,10 +64,24 @@ class Worker:
 
     def start(self) -> None:
         with self._lock:
-            for herder in list(self.herders.values()):
+            running = [h for f, h in self.herders.items() if self._leads(f)]
+            for herder in running:
                 herder.start()
             self._started = True
-        log.info("worker %s started %d flow(s)", self.worker_id, len(self.herders))
+        log.info("worker %s started %d of %d flow(s)", self.worker_id, len(running),
+                 len(self.herders))  # fmt: skip
+
+    def lead(self, flows: Iterable[str], leading: bool) -> None:
+        """Start (this process was elected) or stop (it was deposed) the flows' herders."""
+        with self._lock:
+            herders = [self.herders[f] for f in flows if f in self.herders]
+            if not self._started:
+                return
+            for herder in herders:
+                if leading and not herder.active:
+                    herder.start()
+                elif not leading and herder.active:
+                    herder.stop()
 
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stop every flow's tasks side by side, waiting at most `timeout` seconds in all."""
@@ -96,7 +113,7 @@ class Worker:
             if flow in self.herders:
                 raise ConflictError(f"replication flow {flow} exists already")
             herder = self.herders[flow] = self._herder(flow, connectors, targets)
-            if self._started:
+            if self._started and self._leads(flow):
                 herder.start()
         log.info("worker %s: flow %s added", self.worker_id, flow)
         return herder

@@ -9,6 +9,7 @@ import ssl
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
@@ -64,6 +65,7 @@ heartbeats.topic.replication.factor = 1
 offset-syncs.topic.replication.factor = 1
 checkpoints.topic.replication.factor = 1
 mm2.state.dir = {d / "state"}
+mm2.configs.topic = mm2-configs.{uuid.uuid4().hex[:12]}.internal
 listeners = https://127.0.0.1:{port}
 listeners.https.ssl.keystore.type = PEM
 listeners.https.ssl.keystore.location = {d / "server.pem"}

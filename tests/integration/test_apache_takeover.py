@@ -102,6 +102,7 @@ sync.topic.acls.enabled = false
 # mm2 only (Apache ignores both): its REST port, and a state directory that starts empty.
 listeners = http://127.0.0.1:0
 mm2.state.dir = {state_dir}
+mm2.configs.topic = mm2-configs.{uuid.uuid4().hex[:12]}.internal
 """
     if exactly_once is not None:
         text += f"backup.exactly.once.source.support = {exactly_once}\n"

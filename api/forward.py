@@ -1,0 +1,114 @@
+"""A standby's REST API: requests go where the work is, as Connect forwards to its leader.
+
+- Changes (POST, PUT, PATCH, DELETE on /connectors and /flows) go to the leader of the cluster
+  that keeps REST changes, which writes them to Kafka; every process then applies them.
+- Restarts go to the leader of the connector's target cluster, the one running its tasks.
+- Reads of one flow or connector go to the leader that runs it, so its state is the real one;
+  if that leader does not answer, this process answers from what it knows.
+- Offsets act on Kafka and lists on the shared config: any process answers them.
+
+A request is forwarded at most once (the `X-MM2-Forwarded-By` header); authentication is
+checked here before anything is forwarded, and the caller's credentials go along.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import cast
+
+import httpx
+from fastapi import Request, Response
+
+from mm2.runtime.errors import ConflictError, NotFoundError
+from mm2.runtime.mirror_maker import MirrorMaker
+from mm2.runtime.naming import flow_name
+from mm2.runtime.standby import Leader
+
+__all__ = ["FORWARDED", "Forwarded", "forward_to_leader", "forwarded_response"]
+
+log = logging.getLogger(__name__)
+
+FORWARDED = "X-MM2-Forwarded-By"
+_READS = {"GET", "HEAD", "OPTIONS"}
+_FLOW = re.compile(r"^/flows/([^/]+)/([^/]+)(?:/.*)?$")
+_CONNECTOR = re.compile(r"^/connectors/([^/]+)(/.*)?$")
+_RESTART = re.compile(r"^(?:/tasks/\d+)?/restart$")
+_KEEP_REQUEST = {"authorization", "content-type", "accept"}
+_KEEP_RESPONSE = {"content-type", "location", "allow", "www-authenticate"}
+
+
+class Forwarded(Exception):
+    """The leader's answer, to be returned as it is."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__("forwarded")
+        self.response = response
+
+
+def _flow_of(mirror: MirrorMaker, path: str) -> str | None:
+    flow = _FLOW.match(path)
+    if flow:
+        return flow_name(flow.group(1), flow.group(2))
+    connector = _CONNECTOR.match(path)
+    if connector:
+        try:
+            return mirror.connector_flow(connector.group(1))
+        except NotFoundError:
+            return None
+    return None
+
+
+def route(mirror: MirrorMaker, method: str, path: str) -> tuple[Leader | None, bool]:
+    """(where the request must go, None for here; whether it is a read)."""
+    if not path.startswith(("/connectors", "/flows")) or "/offsets" in path:
+        return None, True
+    connector = _CONNECTOR.match(path)
+    if connector and _RESTART.match(connector.group(2) or ""):
+        flow = _flow_of(mirror, path)
+        if flow is None or mirror.runs_here(flow):
+            return None, False
+        leader = mirror.runner(flow)
+        if leader is None:
+            raise ConflictError(f"{flow} has no leader yet (an election is under way); try again")
+        return leader, False
+    if method not in _READS:
+        return mirror.writer(), False
+    flow = _flow_of(mirror, path)
+    return (None if flow is None else mirror.runner(flow)), True
+
+
+async def forward_to_leader(request: Request) -> None:
+    """The dependency that sends a request on to the leader that must answer it."""
+    if request.headers.get(FORWARDED):
+        return  # forwarded once already: this process answers
+    mirror = cast(MirrorMaker, request.app.state.mirror)
+    leader, read = route(mirror, request.method, request.url.path)
+    if leader is None:
+        return
+    url = leader.url.rstrip("/") + request.url.path
+    if request.url.query:
+        url += "?" + request.url.query
+    headers = {k: v for k, v in request.headers.items() if k.lower() in _KEEP_REQUEST}
+    headers[FORWARDED] = mirror.coordinator.url if mirror.coordinator else "?"
+    try:
+        async with httpx.AsyncClient(timeout=60.0) as client:
+            answer = await client.request(
+                request.method, url, content=await request.body(), headers=headers
+            )
+    except httpx.HTTPError as exc:
+        if read:
+            log.info("leader %s of %s did not answer (%s); answering here", leader.url,
+                     leader.cluster, exc)  # fmt: skip
+            return
+        raise ConflictError(
+            f"the leader of {leader.cluster} ({leader.url}) did not answer ({exc}); if it is "
+            "gone, a standby takes over within the group's session timeout: try again"
+        ) from None
+    kept = {k: v for k, v in answer.headers.items() if k.lower() in _KEEP_RESPONSE}
+    raise Forwarded(Response(answer.content, answer.status_code, headers=kept))
+
+
+async def forwarded_response(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, Forwarded)
+    return exc.response

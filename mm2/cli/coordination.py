@@ -1,0 +1,82 @@
+"""The coordinator of a connect-mirror-maker process: config topics and elections on the target
+clusters of its flows (mm2.runtime.standby), built from mm2.properties.
+
+Keys (top level only):
+- `mm2.configs.topic` (default `mm2-configs.internal`): the config topic on each target;
+- `mm2.configs.cluster` (default: the target of the file's first flow): where REST changes live;
+- `mm2.rest.secrets.key`: seals secrets given over REST (mm2.runtime.secrets);
+- `mm2.leader.session.timeout.ms` (default 10000): how long a killed leader keeps its flows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mm2.config.model import SOURCE, Flow, MirrorMakerConfig
+from mm2.errors import ConfigError
+from mm2.kafka.config_topic import ConfigTopic, LeaderElection
+from mm2.runtime.secrets import SECRETS_KEY, SecretBox
+from mm2.runtime.standby import Coordinator, Election
+
+__all__ = ["build_coordinator", "secret_box"]
+
+DEFAULT_TOPIC = "mm2-configs.internal"
+
+
+def secret_box(config: MirrorMakerConfig) -> SecretBox:
+    return SecretBox(config.raw.get(SECRETS_KEY) or None)
+
+
+def _home(config: MirrorMakerConfig) -> str | None:
+    chosen = config.raw.get("mm2.configs.cluster", "").strip()
+    if chosen:
+        if chosen not in config.clusters:
+            raise ConfigError(
+                f"{chosen!r} is not one of the clusters ({', '.join(config.clusters)})",
+                file=config.path, key="mm2.configs.cluster",
+            )  # fmt: skip
+        return chosen
+    return config.flows[0].target if config.flows else None
+
+
+def build_coordinator(config: MirrorMakerConfig, worker_id: str) -> Coordinator | None:
+    """None when the file has no flow (nothing to lead, nowhere to keep changes)."""
+    home = _home(config)
+    if home is None:
+        return None
+    topic = config.raw.get("mm2.configs.topic", DEFAULT_TOPIC).strip() or DEFAULT_TOPIC
+    try:
+        session_ms = int(config.raw.get("mm2.leader.session.timeout.ms", "10000"))
+    except ValueError:
+        raise ConfigError(
+            "must be a whole number of milliseconds", file=config.path,
+            key="mm2.leader.session.timeout.ms",
+        ) from None  # fmt: skip
+    logs: dict[str, ConfigTopic] = {}
+
+    def config_log(flow: Flow) -> ConfigTopic:
+        made = logs[flow.target] = ConfigTopic(
+            flow.target,
+            topic,
+            admin_config=flow.target_admin_config(label="configs-admin"),
+            consumer_config=flow.target_consumer_config(SOURCE, "configs-consumer"),
+            producer_config=flow.target_producer_config(label="configs-producer"),
+            replication_factor=flow.get_int("config.storage.replication.factor", 3),
+        )
+        return made
+
+    def elect(alias: str, on_change: Callable[[bool], None]) -> Election:
+        made = logs[alias]
+        return LeaderElection(
+            alias, topic, made.consumer_config, on_change, ready=made.ensure_until,
+            session_timeout_ms=session_ms,
+        )  # fmt: skip
+
+    return Coordinator(
+        worker_id=worker_id,
+        url="",
+        home=home,
+        logs=config_log,
+        elect=elect,
+        box=secret_box(config),
+    )

@@ -1,0 +1,260 @@
+"""mm2's config topic on a target cluster, and the consumer group that elects its leader.
+
+The topic (`mm2-configs.internal` by default) is compacted with one partition, and holds JSON
+records by key: `leader` (the REST URL and worker id of the process that leads the cluster's
+flows) and, on the cluster that keeps them, `rest-changes` (what REST changed, see
+mm2.runtime.changes).
+
+The leader is elected as Kafka Connect elects its own: every process joins one consumer group
+per target cluster (`mm2-leader.<alias>`), subscribed to that one-partition topic; the member
+the group assigns partition 0 leads. A process killed -9 leaves the group after
+`session.timeout.ms`, and the next rebalance gives the partition to a standby. A leader that
+cannot reach the coordinator for a session loses the partition too (librdkafka revokes it), so
+two processes never both believe they lead for longer than that; the copy tasks' transactional
+ids fence whatever a deposed leader still tries to commit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
+
+from mm2.errors import KafkaClientError
+from mm2.kafka.failure import ClientWatch, client_error
+from mm2.kafka.topics import TopicAdmin
+
+__all__ = ["ConfigTopic", "LeaderElection"]
+
+log = logging.getLogger(__name__)
+
+Record = dict[str, Any]
+Setting = str | int | float | bool
+
+
+class ConfigTopic:
+    """Reads and writes one cluster's config topic."""
+
+    def __init__(
+        self,
+        alias: str,
+        topic: str,
+        *,
+        admin_config: Mapping[str, str],
+        consumer_config: Mapping[str, str],
+        producer_config: Mapping[str, str],
+        replication_factor: int = 3,
+    ) -> None:
+        self.alias = alias
+        self.topic = topic
+        self._admin = dict(admin_config)
+        self.consumer_config = dict(consumer_config)
+        self._producer_config = dict(producer_config)
+        self._replication = replication_factor
+        self._producer: Producer | None = None
+        self._lock = threading.Lock()
+
+    def ensure(self) -> None:
+        """Create the topic (compacted, one partition) unless it exists; with fewer brokers
+        than the replication factor, the cluster's default factor is used."""
+        admin = TopicAdmin(self._admin)
+        try:
+            admin.create_compacted_topic(self.topic, replication_factor=self._replication)
+        except KafkaClientError as exc:
+            if "INVALID_REPLICATION_FACTOR" not in str(exc):
+                raise
+            admin.create_compacted_topic(self.topic, replication_factor=-1)
+
+    def ensure_until(self, stopping: threading.Event) -> bool:
+        """ensure(), tried again with backoff (1 s doubling to 30 s) while the cluster does not
+        answer; False if `stopping` was set first."""
+        wait = 1.0
+        while not stopping.is_set():
+            try:
+                self.ensure()
+                return True
+            except KafkaClientError as exc:
+                log.warning("config topic %s on %s: %s; trying again in %.0f s", self.topic,
+                            self.alias, exc, wait)  # fmt: skip
+                stopping.wait(wait)
+                wait = min(30.0, wait * 2)
+        return False
+
+    def write(self, key: str, value: Record | None, *, timeout: float = 30.0) -> None:
+        """Produce one record (None: a tombstone) and wait until the cluster has it."""
+        failures: list[KafkaError] = []
+
+        def delivered(err: KafkaError | None, _msg: object) -> None:
+            if err is not None:
+                failures.append(err)
+
+        body = None if value is None else json.dumps(value, sort_keys=True).encode()
+        with self._lock:
+            if self._producer is None:
+                settings: dict[str, Setting] = {
+                    **self._producer_config, "enable.idempotence": True, "acks": "all",
+                }  # fmt: skip
+                self._producer = Producer(ClientWatch(settings).settings())
+            producer = self._producer
+            producer.produce(self.topic, body, key.encode(), partition=0, on_delivery=delivered)
+            left = producer.flush(timeout)
+        if failures:
+            raise client_error(f"writing {key} to {self.topic}", failures[0], cluster=self.alias)
+        if left:
+            raise KafkaClientError(
+                f"writing {key} to {self.topic} on {self.alias}: not acknowledged within "
+                f"{timeout:.0f} s",
+                retriable=True,
+            )
+
+    def follow(
+        self,
+        on_record: Callable[[str, Record | None], None],
+        stopping: threading.Event,
+        on_end: Callable[[], None] = lambda: None,
+    ) -> threading.Thread:
+        """Call `on_record(key, value)` for every record from the start of the topic and for
+        every record written later, on a thread of its own, until `stopping` is set; `on_end`
+        once the records there were at the start have been read."""
+        thread = threading.Thread(
+            target=self._follow, args=(on_record, stopping, on_end), name=f"config-{self.alias}",
+            daemon=True,
+        )  # fmt: skip
+        thread.start()
+        return thread
+
+    def _follow(
+        self,
+        on_record: Callable[[str, Record | None], None],
+        stopping: threading.Event,
+        on_end: Callable[[], None],
+    ) -> None:
+        settings: dict[str, Setting] = {
+            **self.consumer_config,
+            "group.id": f"mm2-config-reader.{self.alias}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "isolation.level": "read_committed",
+        }
+        ended = False
+        if not self.ensure_until(stopping):
+            return
+        consumer = Consumer(ClientWatch(settings).settings())
+        try:
+            consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
+            while not stopping.is_set():
+                message = consumer.poll(0.5)
+                if message is None:
+                    continue
+                error = message.error()
+                if error is not None and error.code() == KafkaError._PARTITION_EOF:
+                    if not ended:
+                        ended = True
+                        on_end()
+                    continue
+                if error is not None:
+                    log.debug("%s on %s: %s", self.topic, self.alias, error.str())
+                    continue
+                key = (message.key() or b"").decode("utf-8", "replace")
+                value = message.value()
+                try:
+                    record = None if value is None else json.loads(value)
+                except ValueError:
+                    log.warning("%s on %s: record %r is not JSON; ignored", self.topic,
+                                self.alias, key)  # fmt: skip
+                    continue
+                try:
+                    on_record(key, record)
+                except Exception:
+                    log.exception("%s on %s: applying record %r failed", self.topic,
+                                  self.alias, key)  # fmt: skip
+        finally:
+            consumer.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._producer is not None:
+                self._producer.flush(5)
+                self._producer = None
+
+
+class LeaderElection:
+    """This process's membership of `group` on one cluster; `on_change(True/False)` is called
+    when it becomes or stops being the leader (from the election's own thread)."""
+
+    def __init__(
+        self,
+        alias: str,
+        topic: str,
+        consumer_config: Mapping[str, str],
+        on_change: Callable[[bool], None],
+        *,
+        ready: Callable[[threading.Event], bool] = lambda _stopping: True,
+        group: str | None = None,
+        session_timeout_ms: int = 10_000,
+    ) -> None:
+        """`ready(stopping)` returns once the topic exists (False: stopped first)."""
+        self._ready = ready
+        self.alias = alias
+        self.group = group or f"mm2-leader.{alias}"
+        self._topic = topic
+        self._settings: dict[str, Setting] = {
+            **consumer_config,
+            "group.id": self.group,
+            "enable.auto.commit": False,
+            "partition.assignment.strategy": "range",
+            "session.timeout.ms": session_timeout_ms,
+            "heartbeat.interval.ms": max(500, session_timeout_ms // 10),
+        }
+        self._on_change = on_change
+        self.leader = False
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(
+            target=self._run, name=f"election-{self.alias}", daemon=True
+        )
+        self._thread.start()
+
+    def _set(self, leader: bool) -> None:
+        if leader != self.leader:
+            self.leader = leader
+            log.info("%s leader of %s's flows (group %s)",
+                     "now" if leader else "no longer", self.alias, self.group)  # fmt: skip
+            self._on_change(leader)
+
+    def _run(self) -> None:
+        if not self._ready(self._stopping):
+            return
+        consumer = Consumer(ClientWatch(self._settings).settings())
+
+        def assigned(c: Consumer, partitions: list[TopicPartition]) -> None:
+            c.pause(partitions)  # the assignment is the vote; the records are not needed
+            self._set(any(p.partition == 0 for p in partitions))
+
+        def revoked(_c: Consumer, _partitions: list[TopicPartition]) -> None:
+            self._set(False)
+
+        try:
+            consumer.subscribe([self._topic], on_assign=assigned, on_revoke=revoked,
+                               on_lost=revoked)  # fmt: skip
+            while not self._stopping.is_set():
+                message = consumer.poll(0.5)
+                error = None if message is None else message.error()
+                if error is not None:
+                    log.debug("election on %s: %s", self.alias, error.str())
+        except Exception:
+            log.exception("leader election on %s stopped", self.alias)
+        finally:
+            self._set(False)
+            consumer.close()  # leaves the group at once: a standby takes over without waiting
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout)

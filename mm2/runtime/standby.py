@@ -1,0 +1,230 @@
+"""Leaders and standbys: which process runs each target cluster's flows, and REST changes in
+Kafka so that every process sees the same flows.
+
+Every process with the same mm2.properties joins one election per target cluster (see
+mm2.kafka.config_topic). The leader of a cluster runs the herders of the flows into it; the
+herders of other flows stay built but idle, so a standby answers reads and starts them the
+moment it is elected. The leader of the *home* cluster (`mm2.configs.cluster`, by default the
+target of the file's first flow) is the one writer of the REST changes: every process reads
+them from the home cluster's config topic, applies them, and keeps a copy in mm2.state.dir
+only as a cache for a start while that cluster is unreachable.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from mm2.config.model import Flow
+from mm2.errors import KafkaClientError
+from mm2.runtime.changes import Changes
+from mm2.runtime.errors import ConflictError
+from mm2.runtime.secrets import SecretBox, open_changes, seal_changes
+
+__all__ = ["Coordinator", "Leader"]
+
+log = logging.getLogger(__name__)
+
+LEADER_KEY = "leader"
+CHANGES_KEY = "rest-changes"
+
+
+class ConfigLog(Protocol):
+    alias: str
+    topic: str
+
+    def write(self, key: str, value: dict[str, Any] | None, *, timeout: float = ...) -> None: ...
+    def follow(
+        self,
+        on_record: Callable[[str, dict[str, Any] | None], None],
+        stopping: threading.Event,
+        on_end: Callable[[], None] = ...,
+    ) -> threading.Thread: ...
+    def close(self) -> None: ...
+
+
+class Election(Protocol):
+    leader: bool
+
+    def start(self) -> None: ...
+    def stop(self, timeout: float = ...) -> None: ...
+
+
+ElectionFactory = Callable[[str, Callable[[bool], None]], Election]
+
+
+@dataclass(frozen=True)
+class Leader:
+    """The process that leads a target cluster's flows: its REST URL and worker id."""
+
+    cluster: str
+    url: str
+    worker_id: str
+    this_worker: bool = False
+
+
+class Coordinator:
+    """Elections for the target clusters, the leaders they chose, and the REST changes."""
+
+    def __init__(
+        self,
+        *,
+        worker_id: str,
+        url: str,
+        home: str,
+        logs: Callable[[Flow], ConfigLog],
+        elect: ElectionFactory,
+        box: SecretBox,
+    ) -> None:
+        """`logs(flow)` makes the config topic client of the flow's target cluster."""
+        self.worker_id = worker_id
+        self.url = url
+        self.home = home
+        self._make_log = logs
+        self._logs: dict[str, ConfigLog] = {}
+        self._elect = elect
+        self._box = box
+        self._lock = threading.Lock()
+        self._leaders: dict[str, Leader] = {}
+        self._elections: dict[str, Election] = {}
+        self._stopping = threading.Event()
+        self._version = 0
+        self._changes: Changes | None = None
+        self._caught_up = threading.Event()
+        self._electing = False
+        self.on_changes: Callable[[Changes], None] = lambda _c: None
+        self.on_lead: Callable[[str, bool], None] = lambda _c, _l: None
+
+    # -- reading --
+    def watch(self, flow: Flow) -> None:
+        """Follow the config topic of the flow's target cluster (created if missing, by the
+        reading thread), and join its election once elections have started."""
+        alias = flow.target
+        with self._lock:
+            if alias in self._logs:
+                return
+            config_log = self._logs[alias] = self._make_log(flow)
+        on_end = self._caught_up.set if alias == self.home else (lambda: None)
+        config_log.follow(functools.partial(self._record, alias), self._stopping, on_end)
+        if self._electing:
+            self._join(alias)
+
+    def changes(self) -> Changes | None:
+        with self._lock:
+            return self._changes
+
+    def initial_changes(self, timeout: float) -> Changes | None:
+        """The REST changes stored on the home cluster, once read (None: nothing stored, or
+        the home cluster did not answer within `timeout`)."""
+        if not self._caught_up.wait(timeout):
+            log.warning(
+                "the REST changes on %s were not read within %.0f s; starting from the copy in "
+                "mm2.state.dir", self.home, timeout,
+            )  # fmt: skip
+        with self._lock:
+            return self._changes
+
+    def _record(self, alias: str, key: str, value: dict[str, Any] | None) -> None:
+        if key == LEADER_KEY and value is not None:
+            leader = Leader(alias, str(value.get("url", "")), str(value.get("worker_id", "")))
+            with self._lock:
+                self._leaders[alias] = leader
+            return
+        if alias != self.home or key != CHANGES_KEY or value is None:
+            return
+        version = int(value.get("version", 0))
+        changes = open_changes(value.get("changes", {}), self._box)
+        with self._lock:
+            if version <= self._version:
+                return  # written by this process, or older
+            self._version = version
+            self._changes = changes
+            started = self._caught_up.is_set()
+        if started:
+            log.info("REST changes version %d from %s applied", version, value.get("writer"))
+            self.on_changes(changes)
+
+    # -- elections --
+    def start_elections(self) -> None:
+        self._electing = True
+        with self._lock:
+            aliases = list(self._logs)
+        for alias in aliases:
+            self._join(alias)
+
+    def _join(self, alias: str) -> None:
+        with self._lock:
+            if alias in self._elections or alias not in self._logs:
+                return
+            election = self._elections[alias] = self._elect(
+                alias, functools.partial(self._leading, alias)
+            )
+        election.start()
+
+    def _leading(self, alias: str, leads: bool) -> None:
+        if leads:
+            me = Leader(alias, self.url, self.worker_id, this_worker=True)
+            with self._lock:
+                self._leaders[alias] = me
+            try:
+                since = int(time.time() * 1000)
+                record = {"url": self.url, "worker_id": self.worker_id, "since_ms": since}
+                self._logs[alias].write(LEADER_KEY, record)
+            except KafkaClientError as exc:
+                log.warning("could not announce leadership of %s: %s", alias, exc)
+        self.on_lead(alias, leads)
+
+    def leads(self, alias: str) -> bool:
+        with self._lock:
+            election = self._elections.get(alias)
+        return election is not None and election.leader
+
+    def leader(self, alias: str) -> Leader | None:
+        """This process when it leads `alias`, else the last leader announced (None: none yet)."""
+        if self.leads(alias):
+            return Leader(alias, self.url, self.worker_id, this_worker=True)
+        with self._lock:
+            known = self._leaders.get(alias)
+        if known is None or known.url == self.url:
+            return None
+        return known
+
+    def leaders(self) -> dict[str, Leader | None]:
+        return {alias: self.leader(alias) for alias in sorted(self._logs)}
+
+    # -- writing --
+    def publish(self, changes: Changes) -> None:
+        """Write the REST changes to the home cluster (this process must lead it)."""
+        if not self.leads(self.home):
+            raise ConflictError(
+                f"this worker does not lead {self.home}, where REST changes are kept; "
+                "send the request to the leader"
+            )
+        body = seal_changes(changes, self._box)
+        with self._lock:
+            version = self._version + 1
+        self._logs[self.home].write(
+            CHANGES_KEY, {"version": version, "writer": self.url, "changes": body}
+        )
+        with self._lock:
+            self._version = max(self._version, version)
+            self._changes = changes
+
+    @property
+    def has_stored_changes(self) -> bool:
+        with self._lock:
+            return self._version > 0
+
+    def stop(self) -> None:
+        with self._lock:
+            elections = list(self._elections.values())
+        for election in elections:
+            election.stop()
+        self._stopping.set()
+        for config_log in self._logs.values():
+            config_log.close()
