@@ -207,12 +207,13 @@ class Coordinator:
             )
         body = seal_changes(changes, self._box)
         with self._lock:
-            version = self._version + 1
+            # Taken before the write, so that its echo from the topic is known as ours.
+            self._version += 1
+            version = self._version
         self._logs[self.home].write(
             CHANGES_KEY, {"version": version, "writer": self.url, "changes": body}
         )
         with self._lock:
-            self._version = max(self._version, version)
             self._changes = changes
 
     @property
