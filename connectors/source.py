@@ -31,7 +31,7 @@ from mm2.kafka.offset_store import OffsetRecord, OffsetTail, SourcePositions
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.stream_copier import Assignment, CopyTaskSpec, fence_transactional_ids
 from mm2.kafka.topics import TopicAdmin
-from mm2.pipeline.copy_job import CopyJob, free_slots, python_error
+from mm2.pipeline.copy_job import CopyJob, PositionsTopic, free_slots, python_error
 from mm2.pipeline.routes import Route
 from mm2.pipeline.session import spark_context
 from mm2.runtime.metrics import METRICS
@@ -244,7 +244,17 @@ class MirrorSourceTask(Task):
             )
             for i, part in enumerate(dealt)
         ]
-        job.start(specs)
+        location = self._location
+        job.start(
+            specs,
+            PositionsTopic(
+                consumer=dict(location.consumer_config),
+                admin=dict(location.admin_config),
+                topic=location.topic,
+                connector=location.connector,
+                cluster=location.source_alias,
+            ),
+        )
 
     def _transactional_id(self, task: int) -> str:
         """Connect's `<group.id>-<connector>-<task>`: Apache MM2's own tasks use the same ids,

@@ -3,21 +3,28 @@
 The driver starts an epoch with one Spark task per copy task; each runs mm2.kafka.stream_copier
 inside its Python worker until the driver cancels the job's group (assignment changed, pause,
 stop) or it fails. Record bytes never enter the JVM, and nothing but a line per task comes back.
+
+Spark runs a copy task again when its executor is lost (a worker that died, a node gone): the
+new attempt fences the old one and starts from the positions committed since the epoch began,
+never from the ones the driver handed out at its start.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import re
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
-from pyspark import SparkContext
+from pyspark import SparkContext, TaskContext
 
-from mm2.kafka.stream_copier import CopyTaskSpec, StreamCopier
+from mm2.kafka.offset_store import OffsetTail, SourcePositions
+from mm2.kafka.stream_copier import CopyTaskSpec, StreamCopier, fence_transactional_ids
 
-__all__ = ["CopyJob", "free_slots", "python_error"]
+__all__ = ["CopyJob", "PositionsTopic", "free_slots", "python_error"]
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +44,57 @@ def python_error(text: str) -> tuple[str, str] | None:
     return found
 
 
-def _run_tasks(specs: list[str]) -> object:
+@dataclass(frozen=True)
+class PositionsTopic:
+    """Where a flow's positions are committed (Connect's offsets topic on the target), in plain
+    values an executor can unpickle with nothing but mm2.kafka."""
+
+    consumer: dict[str, str]
+    admin: dict[str, str]
+    topic: str
+    connector: str
+    cluster: str
+
+    def read(self, timeout: float = 60.0) -> dict[tuple[str, int], int]:
+        """The last offset copied of each source partition, as committed now."""
+        tail = OffsetTail(
+            self.consumer, self.admin, self.topic, connector=self.connector, cluster=self.cluster
+        )
+        try:
+            positions = SourcePositions()
+            positions.apply(tail.read_to_end(timeout))
+            return positions.offsets
+        finally:
+            tail.close()
+
+
+def _resumed(spec: CopyTaskSpec, positions: PositionsTopic, attempt: int) -> CopyTaskSpec:
+    """The spec of a copy task Spark runs again: an earlier attempt may have committed records
+    past the offsets the driver handed out, so fence it, then start from what it committed."""
+    if spec.transactional_id:
+        fence_transactional_ids(spec.target_producer, [spec.transactional_id], timeout=60.0)
+    committed = positions.read()
+    parts = [
+        dataclasses.replace(a, next_offset=committed[(a.topic, a.partition)] + 1)
+        if (a.topic, a.partition) in committed
+        else a
+        for a in spec.partitions
+    ]
+    log.warning(
+        "%s task %d: attempt %d resumes from the committed positions (%s)",
+        spec.flow, spec.task, attempt,
+        ", ".join(f"{a.topic}-{a.partition}@{a.next_offset}" for a in parts),
+    )  # fmt: skip
+    return dataclasses.replace(spec, partitions=parts)
+
+
+def _run_tasks(specs: list[str], positions: PositionsTopic | None) -> object:
     def run(index: int, _rows: Iterator[int]) -> Iterator[str]:
         spec = CopyTaskSpec.from_json(specs[index])
+        context = TaskContext.get()
+        attempt = 0 if context is None else context.attemptNumber()
+        if attempt > 0 and positions is not None:
+            spec = _resumed(spec, positions, attempt)
         copier = StreamCopier(spec)
         try:
             copier.run()
@@ -73,8 +128,9 @@ class CopyJob:
         failure, self._failure = self._failure, None
         return failure
 
-    def start(self, specs: Sequence[CopyTaskSpec]) -> None:
-        """Start an epoch of len(specs) copy tasks (the previous one must be cancelled)."""
+    def start(self, specs: Sequence[CopyTaskSpec], positions: PositionsTopic | None = None) -> None:
+        """Start an epoch of len(specs) copy tasks (the previous one must be cancelled);
+        a task Spark runs again reads where to resume from `positions`."""
         assert not self.running, "cancel the running epoch first"
         epoch = next(_epochs)
         self._group = f"mm2-copy-{self._flow}-{epoch}"
@@ -88,7 +144,8 @@ class CopyJob:
             self._sc.setJobGroup(group, f"mm2 {self._flow} copy tasks", interruptOnCancel=True)
             try:
                 rdd = self._sc.parallelize(range(len(payload)), len(payload))
-                rdd.mapPartitionsWithIndex(_run_tasks(payload)).collect()  # type: ignore[arg-type]
+                tasks = _run_tasks(payload, positions)
+                rdd.mapPartitionsWithIndex(tasks).collect()  # type: ignore[arg-type]
                 self._failure = "the copy tasks ended"
             except Exception as exc:  # noqa: BLE001 - Py4J errors carry the task's traceback
                 if not self._cancelled:

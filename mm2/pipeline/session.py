@@ -35,13 +35,32 @@ _DEFAULTS = {
 _lock = threading.Lock()
 
 
+def _python_environment(settings: Mapping[str, str]) -> None:
+    """The Python that Spark starts for copy tasks, and the address the driver binds to.
+
+    PySpark takes the executors' Python from PYSPARK_PYTHON in the driver process (only
+    spark-submit reads `spark.pyspark.python`, and mm2 is not started by it): the key wins,
+    e.g. `./environment/bin/python` of a virtualenv shipped with `spark.archives`; without it,
+    this process's own interpreter. A local master binds to the loopback address unless
+    SPARK_LOCAL_IP says otherwise; a cluster's executors must reach the driver from other
+    hosts, so there Spark's own choice (or `spark.driver.host`) stands.
+    """
+    python = settings.get("spark.pyspark.python", "").strip()
+    if python:
+        os.environ["PYSPARK_PYTHON"] = python
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if settings.get("spark.master", "").strip().startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
 def spark_context(conf: Mapping[str, str] | None = None) -> SparkContext:
     """The process's Spark context, made on first use with mm2's defaults under `conf`."""
+    settings = {"spark.master": default_master(), **_DEFAULTS, **(conf or {})}
     with _lock:
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        _python_environment(settings)
         builder = SparkSession.builder
-        for key, value in {"spark.master": default_master(), **_DEFAULTS, **(conf or {})}.items():
+        for key, value in settings.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel(os.environ.get("MM2_SPARK_LOG_LEVEL", "ERROR"))
