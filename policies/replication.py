@@ -86,7 +86,12 @@ class ReplicationPolicy(ABC):
 
 
 def _java_split(text: str, separator: str) -> list[str]:
-    # Java String.split(regex) drops trailing empty strings but keeps a leading empty one.
+    # Java String.split(regex) drops trailing empty strings but keeps a leading empty one, except
+    # where the match is empty: an empty separator splits between every character, so a topic of
+    # two characters or more is "remote" and its first character is the "source" (Apache's own
+    # result with `replication.policy.separator =`).
+    if separator == "":
+        return list(text)
     parts = re.split(re.escape(separator), text)
     while parts and parts[-1] == "":
         parts.pop()
@@ -94,7 +99,11 @@ def _java_split(text: str, separator: str) -> list[str]:
 
 
 class DefaultReplicationPolicy(ReplicationPolicy):
-    """`<source><sep><topic>`; the separator (default `.`) may also shape internal topic names."""
+    """`<source><sep><topic>`; the separator (default `.`) may also shape internal topic names.
+
+    An empty separator is Apache's too: with an empty `source.cluster.alias` it keeps topic
+    names (`"" + "" + "orders"`), the way older mm2.properties files avoid the prefix.
+    """
 
     def __init__(self, separator: str = ".", internal_separator_enabled: bool = True) -> None:
         self.separator = separator
@@ -110,8 +119,6 @@ class DefaultReplicationPolicy(ReplicationPolicy):
                     INTERNAL_SEPARATOR_ENABLED, f"{flag!r} is not a boolean; use true or false"
                 )
             self.internal_separator = self.separator if flag == "true" else "."
-        if self.separator == "":
-            raise PolicyConfigError(SEPARATOR, "the separator must not be empty")
 
     def format_remote_topic(self, source_cluster_alias: str, topic: str) -> str:
         return f"{source_cluster_alias}{self.separator}{topic}"
