@@ -11,16 +11,22 @@ from collections.abc import Sequence
 from mm2.config import load
 from mm2.errors import ConfigError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "parse_args"]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="connect-mirror-maker", description="MirrorMaker 2.0 driver"
     )
-    parser.add_argument("config", help="mm2.properties file, as Apache MirrorMaker 2 reads it")
     parser.add_argument(
-        "--clusters", nargs="+", metavar="CLUSTER", help="Target cluster to use for this node."
+        "config", nargs="?", help="mm2.properties file, as Apache MirrorMaker 2 reads it"
+    )
+    parser.add_argument(
+        "--clusters",
+        nargs="+",
+        metavar="CLUSTER",
+        help="Target cluster to use for this node (before or after the file: "
+        "`--clusters b mm2.properties` reads the last word as the file).",
     )
     parser.add_argument(
         "--print-config",
@@ -34,8 +40,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Apache's usage is `mm2.properties [--clusters A B]`; `--clusters A B mm2.properties`
+    also works: with no file before the option, its last word is the file."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.config is None:
+        if not args.clusters or len(args.clusters) < 2:
+            parser.error("the following arguments are required: config (the mm2.properties file)")
+        args.config = args.clusters.pop()
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.debug else logging.WARNING,
         force=True,

@@ -65,3 +65,34 @@ def test_unknown_cluster_option(tmp_path: Path, capsys: pytest.CaptureFixture[st
     code, _, err = run(tmp_path, capsys, "--clusters", "zz")
     assert code == 2
     assert "unknown alias(es) zz" in err
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        ["{file}", "--clusters", "b", "c", "--print-config"],
+        ["--clusters", "b", "c", "{file}", "--print-config"],
+        ["--print-config", "--clusters", "b", "c", "{file}"],
+    ],
+)
+def test_clusters_before_or_after_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], order: list[str]
+) -> None:
+    path = tmp_path / "mm2.properties"
+    path.write_text(TEXT, encoding="utf-8")
+    code = main([str(path) if word == "{file}" else word for word in order])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert {(f["source"], f["target"]) for f in json.loads(out)["flows"]} == {
+        ("a", "b"),
+        ("c", "b"),
+        ("a", "c"),
+        ("b", "c"),
+    }
+
+
+def test_clusters_alone_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--clusters", "mm2.properties"])
+    assert exit_.value.code == 2
+    assert "required: config" in capsys.readouterr().err
