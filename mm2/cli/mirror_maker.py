@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
-from mm2.config import load
+from mm2.config import MirrorMakerConfig, load
 from mm2.errors import ConfigError
 
 __all__ = ["build_parser", "main", "parse_args"]
@@ -60,7 +61,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        config = load(args.config, clusters=args.clusters, strict=args.strict)
+        # --print-config may run on another host than the mirror: missing files only warn there.
+        config = load(
+            args.config,
+            clusters=args.clusters,
+            strict=args.strict,
+            check_files=not args.print_config,
+        )
+        if not args.print_config:
+            _check_rest(config)
     except ConfigError as exc:
         if args.debug:
             raise
@@ -73,6 +82,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mm2.cli import runtime_main
 
     return runtime_main.run(config, args)
+
+
+def _check_rest(config: MirrorMakerConfig) -> None:
+    """The REST server's settings as the server will read them (its JAAS and users files
+    included), with the file and line of the key at fault."""
+    from mm2.runtime.rest_config import rest_config
+
+    try:
+        rest_config(config.raw, os.environ)
+    except ConfigError as exc:
+        raise config.error(exc) from None
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from mm2.config.stores import StoreProblem, key_pair, trusted_certificates
+
 __all__ = [
     "ClientConfig",
     "ClientRole",
@@ -133,17 +135,9 @@ def _jaas(key: str, value: str, out: Out) -> None:
         )
 
 
-def _keytool(store: str, location: str) -> str:
-    p12 = re.sub(r"\.jks$", "", location) + ".p12"
-    return (
-        f"keytool -importkeystore -srckeystore {location} -srcstoretype JKS "
-        f"-destkeystore {p12} -deststoretype PKCS12, then set {store}.type=PKCS12 "
-        f"and {store}.location={p12}"
-    )
-
-
-def _stores(java: Mapping[str, str], out: Out, used: set[str]) -> None:
-    """ssl.keystore.* / ssl.truststore.*: PEM and PKCS#12 map over, JKS cannot."""
+def _stores(java: Mapping[str, str], out: Out, used: set[str], read: bool) -> None:
+    """ssl.keystore.* / ssl.truststore.*: PEM and PKCS12 keystores map over by location; JKS
+    keystores and JKS or PKCS12 truststores are read (when `read`) into PEM text."""
     ks_loc = java.get("ssl.keystore.location", "").strip()
     ks_type = java.get("ssl.keystore.type", "JKS").strip().upper()
     used.update({"ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password"})
@@ -155,12 +149,20 @@ def _stores(java: Mapping[str, str], out: Out, used: set[str]) -> None:
             out["ssl.keystore.location"] = ks_loc
             if "ssl.keystore.password" in java:
                 out["ssl.keystore.password"] = java["ssl.keystore.password"]
-        else:
+        elif not java.get("ssl.keystore.password"):
             raise TranslationProblem(
-                "ssl.keystore.location",
-                f"a {ks_type} keystore cannot be read by librdkafka; convert it: "
-                + _keytool("ssl.keystore", ks_loc),
+                "ssl.keystore.location", f"a {ks_type} keystore needs ssl.keystore.password"
             )
+        elif read:
+            key_password = java.get("ssl.key.password") or None
+            try:
+                pair = key_pair(ks_loc, ks_type, java["ssl.keystore.password"], key_password)
+            except StoreProblem as exc:
+                raise TranslationProblem("ssl.keystore.location", str(exc)) from None
+            out["ssl.certificate.pem"] = pair.certificate_pem
+            out["ssl.key.pem"] = pair.key_pem
+            out["ssl.key.password"] = pair.password
+            used.add("ssl.key.password")
     if "ssl.keystore.key" in java:
         out["ssl.key.pem"] = java["ssl.keystore.key"]
         used.add("ssl.keystore.key")
@@ -173,16 +175,12 @@ def _stores(java: Mapping[str, str], out: Out, used: set[str]) -> None:
     if ts_loc:
         if ts_type == "PEM":
             out["ssl.ca.location"] = ts_loc
-        else:
-            how = _keytool("ssl.truststore", ts_loc) if ts_type == "JKS" else ""
-            pem = re.sub(r"\.(jks|p12|pfx)$", "", ts_loc) + "-ca.pem"
-            raise TranslationProblem(
-                "ssl.truststore.location",
-                f"librdkafka reads trusted certificates as PEM only, not {ts_type}; "
-                + (f"{how}; " if how else "")
-                + f"then run openssl pkcs12 -in <the .p12> -nokeys -out {pem} "
-                f"and set ssl.truststore.type=PEM and ssl.truststore.location={pem}",
-            )
+        elif read:
+            password = java.get("ssl.truststore.password") or None
+            try:
+                out["ssl.ca.pem"] = trusted_certificates(ts_loc, ts_type, password)
+            except StoreProblem as exc:
+                raise TranslationProblem("ssl.truststore.location", str(exc)) from None
     if "ssl.truststore.certificates" in java:
         out["ssl.ca.pem"] = java["ssl.truststore.certificates"]
         used.add("ssl.truststore.certificates")
@@ -258,11 +256,17 @@ _HANDLED = re.compile(
 )
 
 
-def translate_client_config(java: Mapping[str, str], role: ClientRole) -> Translation:
-    """librdkafka settings for a Java client config; unknown keys come back as `unsupported`."""
+def translate_client_config(
+    java: Mapping[str, str], role: ClientRole, *, read_stores: bool = True
+) -> Translation:
+    """librdkafka settings for a Java client config; unknown keys come back as `unsupported`.
+
+    JKS and PKCS12 stores are read into PEM text unless `read_stores` is false (a check of the
+    settings alone, on a host that may not have the files).
+    """
     out: Out = {}
     used: set[str] = set()
-    _stores(java, out, used)
+    _stores(java, out, used, read_stores)
     table = _TABLE[role]
     unsupported = []
     for key in sorted(java):

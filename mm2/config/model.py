@@ -14,6 +14,7 @@ from mm2.config.librdkafka import (
 from mm2.config.names import CLIENT_CONFIG_NAMES, PASSWORD_NAMES
 from mm2.config.providers import Providers
 from mm2.config.values import parse_bool, parse_int
+from mm2.errors import ConfigError
 from policies.filter import (
     ConfigPropertyFilter,
     GroupFilter,
@@ -44,6 +45,14 @@ _DEFAULT_INTERVALS = {
     "emit.heartbeats": 1,
 }
 _DEFAULT_OFF = {"sync.group.offsets"}
+_CLIENTS: tuple[tuple[str, ClientRole], ...] = (
+    ("source", "consumer"),
+    ("source", "admin"),
+    ("source", "producer"),
+    ("target", "producer"),
+    ("target", "admin"),
+    ("target", "consumer"),
+)
 
 
 def is_password(key: str) -> bool:
@@ -89,7 +98,7 @@ class Flow:
 
     # -- clients, in librdkafka terms (MirrorConnectorConfig's prefix precedence) --
     def _client(
-        self, side: str, role: ClientRole, connector: str, label: str
+        self, side: str, role: ClientRole, connector: str, label: str, read_stores: bool = True
     ) -> tuple[ClientConfig, tuple[str, ...]]:
         props = self.connector_config(connector)
         java = {
@@ -108,7 +117,7 @@ class Flow:
             for p in (user_id, self.name, connector, label)
             if p  # Apache's entity label
         )
-        result = translate_client_config(java, role)
+        result = translate_client_config(java, role, read_stores=read_stores)
         alias = self.source if side == "source" else self.target
         return ClientConfig(result.config, alias=alias), result.unsupported
 
@@ -147,16 +156,12 @@ class Flow:
     def unsupported_client_settings(self) -> list[str]:
         """`<side>.<role>.<key>` for every Java client setting librdkafka has no twin for."""
         found: set[str] = set()
-        for side, role in (
-            ("source", "consumer"),
-            ("source", "admin"),
-            ("source", "producer"),
-            ("target", "producer"),
-            ("target", "admin"),
-            ("target", "consumer"),
-        ):
-            for key in self._client(side, role, SOURCE, "")[1]:  # type: ignore[arg-type]
-                found.add(f"{side}.{role}.{key}")
+        for side, role in _CLIENTS:
+            try:
+                unsupported = self._client(side, role, SOURCE, "", read_stores=False)[1]
+            except TranslationProblem:
+                continue  # client_problems reports it
+            found.update(f"{side}.{role}.{key}" for key in unsupported)
         return sorted(found)
 
     # -- checks: what the loader and REST validation report --
@@ -175,20 +180,20 @@ class Flow:
                 found.append(exc)
         return found
 
-    def client_problems(self) -> list[TranslationProblem]:
-        """The replication clients whose settings have no librdkafka translation."""
+    def client_checks(self, read_stores: bool = True) -> list[tuple[str, TranslationProblem]]:
+        """(side, problem) for each of the flow's clients whose settings cannot be translated
+        to librdkafka's; with `read_stores`, JKS and PKCS12 stores are read too."""
         found = []
-        for client in (
-            self.source_consumer_config,
-            self.source_admin_config,
-            self.target_producer_config,
-            self.target_admin_config,
-        ):
+        for side, role in _CLIENTS:
             try:
-                client()
+                self._client(side, role, SOURCE, "", read_stores=read_stores)
             except TranslationProblem as exc:
-                found.append(exc)
+                found.append((side, exc))
         return found
+
+    def client_problems(self) -> list[TranslationProblem]:
+        """The clients whose settings have no librdkafka translation (stores read too)."""
+        return [problem for _, problem in self.client_checks()]
 
     # -- plug-ins --
     def replication_policy(self) -> ReplicationPolicy:
@@ -259,6 +264,17 @@ class MirrorMakerConfig:
     flows: tuple[Flow, ...]
     warnings: tuple[str, ...] = ()
     raw: Mapping[str, str] = field(default_factory=dict, repr=False)
+    lines: Mapping[str, int] = field(default_factory=dict, repr=False)
+
+    def error(self, exc: ConfigError) -> ConfigError:
+        """`exc` (raised by a reader of the raw settings) with this file and the key's line."""
+        if exc.file is not None or exc.key is None:
+            return exc
+        key = exc.key
+        if key not in self.lines and key.startswith("listeners.https."):
+            key = key[len("listeners.https.") :]  # Connect's fallback to the unprefixed key
+        line = self.lines.get(key)
+        return ConfigError(exc.detail, file=self.path, line=line, key=key if line else exc.key)
 
     def flow(self, source: str, target: str) -> Flow:
         for f in self.flows:

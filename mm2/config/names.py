@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Literal
 
 __all__ = [
+    "ALSO",
+    "BOUNDS",
+    "CASE_SENSITIVE",
     "CLIENT_CONFIG_NAMES",
     "CONNECTOR_CLASSES",
     "CONNECTOR_CONFIG_NAMES",
@@ -220,7 +223,11 @@ PASSWORD_NAMES = frozenset(
     }
 )
 
-ValueType = Literal["boolean", "int", "long", "list", "class", "string"] | tuple[str, ...]
+# "list" of the connector keys is a list of Java regexes (topics, groups); choices are tuples.
+ValueType = (
+    Literal["boolean", "short", "int", "long", "double", "list", "class", "string", "password"]
+    | tuple[str, ...]
+)
 
 _BOOLEANS = (
     "enabled",
@@ -241,12 +248,12 @@ _BOOLEANS = (
     "dedicated.mode.enable.internal.rest",
     "skip.oversized.records",
 )
-_INTS = (
-    "tasks.max",
-    "replication.factor",
+_INTS = ("tasks.max", "replication.factor", "offset.storage.partitions")
+_SHORTS = (
     "offset-syncs.topic.replication.factor",
     "checkpoints.topic.replication.factor",
     "heartbeats.topic.replication.factor",
+    "offset.storage.replication.factor",
 )
 _LONGS = (
     "refresh.topics.interval.seconds",
@@ -287,6 +294,7 @@ SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 TYPES: dict[str, ValueType] = {
     **dict.fromkeys(_BOOLEANS, "boolean"),
     **dict.fromkeys(_INTS, "int"),
+    **dict.fromkeys(_SHORTS, "short"),
     **dict.fromkeys(_LONGS, "long"),
     **dict.fromkeys(_LISTS, "list"),
     **dict.fromkeys(_CLASSES, "class"),
@@ -300,3 +308,15 @@ TYPES: dict[str, ValueType] = {
     "use.incremental.alter.configs": ("requested", "required", "never"),
     "security.protocol": SECURITY_PROTOCOLS,
 }
+# Inclusive numeric bounds of ConfigDef validators (Connect's tasks.max is at least 1).
+BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "tasks.max": (1, None),
+    "offset.storage.partitions": (1, None),
+    "offset.storage.replication.factor": (1, None),
+}
+# Values a validator accepts outside its bounds (-1: the broker's default replication factor).
+ALSO: dict[str, tuple[str, ...]] = {"offset.storage.replication.factor": ("-1",)}
+# Choices Apache compares case-sensitively (ConfigDef.ValidString); the others ignore case.
+CASE_SENSITIVE = frozenset(
+    {"offset-syncs.topic.location", "errors.tolerance", "config.action.reload"}
+)

@@ -31,12 +31,33 @@ def parse_properties(text: str, path: str = "<string>") -> PropertiesFile:
     values: dict[str, str] = {}
     lines: dict[str, int] = {}
     line = 1
-    for element in javaproperties.parse(text):
+    elements = javaproperties.parse(text)
+    while True:
+        try:
+            element = next(elements)
+        except StopIteration:
+            break
+        except javaproperties.InvalidUEscapeError as exc:
+            # Java's Properties.load refuses it too ("Malformed \\uxxxx encoding").
+            raise ConfigError(
+                f"{exc.escape} is not a \\u escape; write \\u and four hex digits "
+                "(or \\\\u for a backslash followed by u)",
+                file=path,
+                line=_line_of_escape(text, exc.escape, line),
+            ) from None
         if isinstance(element, javaproperties.KeyValue):
             values[element.key] = element.value
             lines[element.key] = line
         line += len(_EOL.findall(element.source))
     return PropertiesFile(path=path, values=values, lines=lines)
+
+
+def _line_of_escape(text: str, escape: str, after: int) -> int:
+    """The line of the first bad escape at or after line `after` (1-based)."""
+    for number, content in enumerate(_EOL.split(text), start=1):
+        if number >= after and escape in content:
+            return number
+    return after
 
 
 def read_properties(path: str | Path) -> PropertiesFile:
