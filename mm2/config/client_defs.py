@@ -32,7 +32,7 @@ SASL_MECHANISMS = ("GSSAPI", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBE
 STORE_TYPES = ("JKS", "PKCS12", "PEM")
 
 _COMMON: dict[str, Def] = {
-    "bootstrap.servers": Def("list"),
+    "bootstrap.servers": Def("list", non_empty=True),
     "client.id": Def("string"),
     "client.dns.lookup": Def(("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only")),
     "connections.max.idle.ms": Def("long"),
