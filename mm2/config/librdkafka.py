@@ -136,8 +136,8 @@ def _jaas(key: str, value: str, out: Out) -> None:
 
 
 def _stores(java: Mapping[str, str], out: Out, used: set[str], read: bool) -> None:
-    """ssl.keystore.* / ssl.truststore.*: PEM and PKCS12 keystores map over by location; JKS
-    keystores and JKS or PKCS12 truststores are read (when `read`) into PEM text."""
+    """ssl.keystore.* / ssl.truststore.*: PEM stores map over by location; JKS and PKCS12
+    stores are read (when `read`) into PEM text."""
     ks_loc = java.get("ssl.keystore.location", "").strip()
     ks_type = java.get("ssl.keystore.type", "JKS").strip().upper()
     used.update({"ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password"})
@@ -145,10 +145,6 @@ def _stores(java: Mapping[str, str], out: Out, used: set[str], read: bool) -> No
         if ks_type == "PEM":
             out["ssl.certificate.location"] = ks_loc
             out["ssl.key.location"] = ks_loc
-        elif ks_type == "PKCS12":
-            out["ssl.keystore.location"] = ks_loc
-            if "ssl.keystore.password" in java:
-                out["ssl.keystore.password"] = java["ssl.keystore.password"]
         elif not java.get("ssl.keystore.password"):
             raise TranslationProblem(
                 "ssl.keystore.location", f"a {ks_type} keystore needs ssl.keystore.password"

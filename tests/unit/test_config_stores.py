@@ -74,7 +74,10 @@ def test_pkcs12_truststore_and_keystore(tmp_path: Path, stores: Stores) -> None:
     )
     config = load(write(tmp_path, text)).flow("a", "b").target_producer_config()
     assert config["ssl.ca.pem"].strip() == stores.ca_pem.read_text().strip()
-    assert config["ssl.keystore.location"] == str(stores.keystore_p12)
+    assert "ssl.keystore.location" not in config
+    key = load_pem_private_key(config["ssl.key.pem"].encode(), STORE_PASSWORD.encode())
+    chain = x509.load_pem_x509_certificates(config["ssl.certificate.pem"].encode())
+    assert key.public_key() == chain[0].public_key()
     Producer(dict(config)).flush(0)
 
 
