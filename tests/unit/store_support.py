@@ -9,8 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import trustme
+from cryptography import x509
 from cryptography.hazmat.primitives.serialization import (
     BestAvailableEncryption,
+    Encoding,
+    NoEncryption,
+    PrivateFormat,
     load_pem_private_key,
     pkcs12,
 )
@@ -46,8 +50,6 @@ def make_stores(where: Path) -> Stores:
     client = ca.issue_cert("mirror-client")
     key = load_pem_private_key(client.private_key_pem.bytes(), password=None)
     chain = [c.bytes() for c in client.cert_chain_pems]
-    from cryptography import x509
-
     certs = [x509.load_pem_x509_certificate(c) for c in chain]
     p12 = where / "keystore.p12"
     p12.write_bytes(
@@ -62,8 +64,12 @@ def make_stores(where: Path) -> Stores:
              "-deststoretype", "JKS", "-deststorepass", STORE_PASSWORD,
              "-destkeypass", KEY_PASSWORD)  # fmt: skip
     broker = ca.issue_cert("localhost", "127.0.0.1")
-    broker_pem = where / "broker.pem"
-    broker.private_key_and_cert_chain_pem.write_to_path(str(broker_pem))
+    broker_key = load_pem_private_key(broker.private_key_pem.bytes(), password=None)
+    broker_pem = where / "broker.pem"  # Kafka's PEM keystores want the key as PKCS#8
+    broker_pem.write_bytes(
+        broker_key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
+        + b"".join(c.bytes() for c in broker.cert_chain_pems)
+    )
     for path in (ca_pem, jks, p12, broker_pem):
         path.chmod(0o600)
     return Stores(
