@@ -75,6 +75,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"connect-mirror-maker: error: {exc}", file=sys.stderr)
         return 2
+    from mm2.cli.client_features import require_client_features  # imports confluent_kafka
+
+    try:  # a SASL mechanism (Kerberos) this confluent-kafka was built without
+        require_client_features(config, warn_only=args.print_config)
+    except ConfigError as exc:
+        if args.debug:
+            raise
+        print(f"connect-mirror-maker: error: {exc}", file=sys.stderr)
+        return 2
     if args.print_config:
         print(json.dumps(config.to_json(), indent=2, sort_keys=False))
         return 0

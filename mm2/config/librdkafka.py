@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from mm2.config.stores import StoreProblem, key_pair, trusted_certificates
@@ -102,6 +104,57 @@ def _unquote(m: re.Match[str]) -> str:
     return re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else m.group(3)
 
 
+def _true(opts: Mapping[str, str], name: str) -> bool:
+    return opts.get(name, "false").strip().lower() == "true"
+
+
+def _kinit_command(kinit: str, keytab: bool) -> str:
+    """librdkafka's kinit command line (renew, else log in anew) around a kinit executable."""
+    login = '-t "%{sasl.kerberos.keytab}" -k' if keytab else "-k"
+    who = "%{sasl.kerberos.principal}"
+    return f"{kinit} -R {login} {who} || {kinit} {login} {who}"
+
+
+def _krb5(key: str, opts: Mapping[str, str], out: Out) -> None:
+    """Krb5LoginModule's options as librdkafka's. The JVM logs in by itself; librdkafka runs
+    kinit (sasl.kerberos.kinit.cmd) into the process's ticket cache (KRB5CCNAME) and reads it."""
+    if _true(opts, "useKeyTab") or "keyTab" in opts:
+        if not opts.get("principal"):
+            raise TranslationProblem(
+                key, 'Krb5LoginModule with a keytab needs principal="name@REALM" (whom to log in)'
+            )
+        if opts.get("keyTab"):
+            out["sasl.kerberos.keytab"] = opts["keyTab"]
+        else:  # Java then reads the default keytab (KRB5_KTNAME, else /etc/krb5.keytab)
+            out["sasl.kerberos.kinit.cmd"] = _kinit_command("kinit", keytab=False)
+    elif _true(opts, "useTicketCache"):
+        # A ticket someone else keeps fresh (kinit, k5start): librdkafka must not run kinit.
+        out["sasl.kerberos.min.time.before.relogin"] = "0"
+    else:
+        raise TranslationProblem(
+            key,
+            "Krb5LoginModule needs useKeyTab=true with keyTab and principal (or "
+            "useTicketCache=true): librdkafka cannot prompt for a password",
+        )
+    if opts.get("principal"):
+        out["sasl.kerberos.principal"] = opts["principal"]
+    if "serviceName" in opts:
+        out.setdefault("sasl.kerberos.service.name", opts["serviceName"])
+
+
+def _kinit(_key: str, value: str, out: Out) -> None:
+    """Java's sasl.kerberos.kinit.cmd names the kinit executable (default /usr/bin/kinit),
+    librdkafka's is a whole shell command: a path becomes librdkafka's command around it, a
+    value that already is a command line (with %{...} or arguments) is kept as it is."""
+    text = value.strip()
+    command = "%{" in text or (any(c.isspace() for c in text) and not Path(text).is_file())
+    if not text or command:
+        out["sasl.kerberos.kinit.cmd"] = text
+        return
+    keytab = "sasl.kerberos.keytab" in out or "sasl.kerberos.kinit.cmd" not in out
+    out["sasl.kerberos.kinit.cmd"] = _kinit_command(shlex.quote(text), keytab=keytab)
+
+
 def _jaas(key: str, value: str, out: Out) -> None:
     module = value.strip().split(None, 1)[0] if value.strip() else ""
     opts = {m.group(1): _unquote(m) for m in _JAAS_OPTION.finditer(value)}
@@ -111,12 +164,7 @@ def _jaas(key: str, value: str, out: Out) -> None:
             raise TranslationProblem(key, f'{short} needs username="..." and password="..."')
         out["sasl.username"], out["sasl.password"] = opts["username"], opts["password"]
     elif short == "Krb5LoginModule":
-        if "keyTab" in opts:
-            out["sasl.kerberos.keytab"] = opts["keyTab"]
-        if "principal" in opts:
-            out["sasl.kerberos.principal"] = opts["principal"]
-        if "serviceName" in opts:
-            out.setdefault("sasl.kerberos.service.name", opts["serviceName"])
+        _krb5(key, opts, out)
     elif short == "OAuthBearerLoginModule":
         if "clientId" in opts:
             out["sasl.oauthbearer.method"] = "oidc"
@@ -191,7 +239,7 @@ _ALL: dict[str, Rule] = {
     "sasl.mechanism": _same("sasl.mechanisms"),
     "sasl.jaas.config": _jaas,
     "sasl.kerberos.service.name": _same("sasl.kerberos.service.name"),
-    "sasl.kerberos.kinit.cmd": _same("sasl.kerberos.kinit.cmd"),
+    "sasl.kerberos.kinit.cmd": _kinit,
     "sasl.kerberos.min.time.before.relogin": _same("sasl.kerberos.min.time.before.relogin"),
     "sasl.oauthbearer.token.endpoint.url": _same("sasl.oauthbearer.token.endpoint.url"),
     "ssl.key.password": _same("ssl.key.password"),
@@ -247,8 +295,11 @@ _TABLE: dict[ClientRole, dict[str, Rule]] = {
     "admin": {**_ALL, **_ADMIN},
 }
 # Settings MM2 itself fixes (records are copied as bytes) or that only tune Java: no warning.
+# (librdkafka renews a Kerberos ticket every sasl.kerberos.min.time.before.relogin, in place of
+# Java's renew window and jitter.)
 _HANDLED = re.compile(
     r"(key|value)\.(de)?serializer|poll\.timeout\.ms|ssl\.(keymanager|trustmanager)\.algorithm"
+    r"|sasl\.kerberos\.ticket\.renew\.(window\.factor|jitter)"
 )
 
 
