@@ -113,6 +113,8 @@ def check_bootstrap(value: str) -> None:
 
 def _check_listeners(value: str) -> None:
     for item in (t.strip() for t in value.split(",")):
+        if not item:
+            continue
         parts = urlsplit(item)
         try:
             port = parts.port

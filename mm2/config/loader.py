@@ -171,7 +171,7 @@ def _check_value(check: _Checker, key: str, raw: str, value: str, aliases: list[
     except ValueProblem as exc:
         message = str(exc)
         if raw != value:
-            message = message.replace(repr(value), f"the value of {raw}").replace(value, "...")
+            message = message.replace(repr(value), f"the value of {raw}")
         raise check.error(key, message) from None
 
 

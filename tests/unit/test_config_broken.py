@@ -122,3 +122,43 @@ def test_no_input_gives_a_traceback(overrides: dict[str, str], tail: str) -> Non
         load_properties(parse_properties(text, "fuzz.properties"), check_files=False)
     except ConfigError as exc:
         assert "\n" not in str(exc)
+
+
+@pytest.mark.usefixtures("no_runtime")
+def test_rest_settings_read_at_start_name_their_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    jaas = tmp_path / "connect.jaas"
+    jaas.write_text("SomethingElse { x required; };\n", encoding="utf-8")
+    path = tmp_path / "mm2.properties"
+    path.write_text(
+        BASE + "rest.extension.classes = org.apache.kafka.connect.rest.basic.auth.extension."
+        f"BasicAuthSecurityRestExtension\njava.security.auth.login.config = {jaas}\n",
+        encoding="utf-8",
+    )
+    assert main([str(path), "--print-config"]) == 0  # the JAAS entry is read at start only
+    capsys.readouterr()
+    assert main([str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(
+        f"connect-mirror-maker: error: {path}:6: java.security.auth.login.config: "
+    )
+    assert "KafkaConnect" in err[0]
+
+
+def test_a_provider_value_is_not_repeated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MM2_TEST_ACKS", "most-secret")
+    path = tmp_path / "mm2.properties"
+    path.write_text(
+        BASE + "config.providers = env\n"
+        "config.providers.env.class = "
+        "org.apache.kafka.common.config.provider.EnvVarConfigProvider\n"
+        "b.producer.acks = ${env:MM2_TEST_ACKS}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    message = str(err.value)
+    assert ":7: b.producer.acks: the value of ${env:MM2_TEST_ACKS} is not accepted" in message
+    assert "most-secret" not in message
