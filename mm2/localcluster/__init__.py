@@ -5,13 +5,27 @@ from __future__ import annotations
 from mm2.localcluster.cluster import DEFAULT_JVM_OPTIONS, LocalCluster, LocalClusters
 from mm2.localcluster.jars import KAFKA_VERSION, resolve_classpath
 from mm2.localcluster.java import JavaRuntime, find_java
+from mm2.localcluster.kdc import LocalKdc
+from mm2.localcluster.security import (
+    BrokerTls,
+    SecureListener,
+    gssapi_listener,
+    mutual_tls_listener,
+    scram_listener,
+)
 
 __all__ = [
     "DEFAULT_JVM_OPTIONS",
     "KAFKA_VERSION",
+    "BrokerTls",
     "JavaRuntime",
     "LocalCluster",
     "LocalClusters",
+    "LocalKdc",
+    "SecureListener",
     "find_java",
+    "gssapi_listener",
+    "mutual_tls_listener",
     "resolve_classpath",
+    "scram_listener",
 ]

@@ -23,7 +23,13 @@ from mm2.localcluster import process
 from mm2.localcluster.jars import KAFKA_VERSION, resolve_classpath
 from mm2.localcluster.java import find_java
 from mm2.localcluster.ports import free_port, port_is_free
-from mm2.localcluster.properties import BrokerLayout, layout_broker, render_properties
+from mm2.localcluster.properties import (
+    DEFAULT_LISTENERS,
+    BrokerLayout,
+    layout_broker,
+    render_properties,
+)
+from mm2.localcluster.security import SecureListener, listener_settings
 
 __all__ = ["DEFAULT_JVM_OPTIONS", "LocalCluster", "LocalClusters", "new_cluster_id"]
 
@@ -81,7 +87,10 @@ class LocalCluster:
         kafka_version: str = KAFKA_VERSION,
         jvm_options: Sequence[str] = DEFAULT_JVM_OPTIONS,
         start_timeout: float = 120.0,
+        secure: Sequence[SecureListener] = (),
     ) -> None:
+        """`secure`: listeners with Kerberos, SCRAM or mutual TLS (mm2.localcluster.security)
+        added beside the others; the start probe and `client_config()` keep the PLAINTEXT one."""
         if not _NAME.match(name):
             raise BrokerStartError(f"cluster name {name!r} must be letters, digits, '.', '_', '-'")
         self.name = name
@@ -90,9 +99,17 @@ class LocalCluster:
         self._own_workdir = workdir is None
         self._workdir = None if workdir is None else Path(workdir).resolve()
         self._broker_config = dict(broker_config or {})
+        self._format_arguments: tuple[str, ...] = ()
+        extra_jvm: tuple[str, ...] = ()
+        if secure:
+            listeners = self._broker_config.get("listeners", DEFAULT_LISTENERS)
+            listeners, settings, extra_jvm, self._format_arguments = listener_settings(
+                listeners, secure
+            )
+            self._broker_config = {**settings, **self._broker_config, "listeners": listeners}
         self._client_listener = client_listener
         self._client_config = dict(client_config or {})
-        self._jvm_options = tuple(jvm_options)
+        self._jvm_options = (*jvm_options, *extra_jvm)
         self._start_timeout = start_timeout
         self._layout: BrokerLayout | None = None
         self._command: list[str] = []
@@ -231,6 +248,7 @@ class LocalCluster:
             self.cluster_id,
             "--config",
             str(self.workdir / "server.properties"),
+            *self._format_arguments,
         ]
         return process.spawn(command, log=self.log_path, cwd=self.workdir)
 
@@ -365,6 +383,17 @@ class LocalClusters:
             )
             for name in names
         }
+
+    @classmethod
+    def of(cls, clusters: Sequence[LocalCluster]) -> LocalClusters:
+        """Clusters made one by one (each with its own listeners and settings, e.g. secured
+        ones), to be started side by side and stopped together."""
+        names = [c.name for c in clusters]
+        if len(set(names)) != len(names) or not names:
+            raise BrokerStartError(f"cluster names must be distinct and given: {names}")
+        group = cls.__new__(cls)
+        group._clusters = {c.name: c for c in clusters}
+        return group
 
     def __getitem__(self, name: str) -> LocalCluster:
         return self._clusters[name]

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 __all__ = ["read_tail", "spawn", "terminate"]
@@ -35,8 +35,11 @@ def _pdeathsig_hook() -> Callable[[], None] | None:
     return hook
 
 
-def spawn(command: Sequence[str], *, log: Path, cwd: Path) -> subprocess.Popen[bytes]:
-    """Start `command` in its own process group with stdout+stderr appended to `log`.
+def spawn(
+    command: Sequence[str], *, log: Path, cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start `command` in its own process group with stdout+stderr appended to `log` (and the
+    environment `env`, else ours).
 
     The parent-death signal fires when the *thread* that forked exits, so call this from a
     thread that lives as long as the child (the main thread, in practice).
@@ -48,6 +51,7 @@ def spawn(command: Sequence[str], *, log: Path, cwd: Path) -> subprocess.Popen[b
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=cwd,
+            env=None if env is None else dict(env),
             start_new_session=True,
             preexec_fn=_pdeathsig_hook(),  # only calls prctl: safe after fork
         )
