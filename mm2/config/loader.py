@@ -192,6 +192,8 @@ def _unreadable(path: str) -> str | None:
         return f"{target} is a directory, not a file"
     except OSError as exc:
         return f"cannot read {target} ({exc.strerror or exc})"
+    except ValueError:  # a NUL character: no file has such a name
+        return f"{path.strip()!r} is not a file name"
     return None
 
 

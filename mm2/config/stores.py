@@ -85,8 +85,9 @@ def _run_keytool(args: list[str], secrets: dict[str, str], what: str) -> str:
 def _readable(location: str) -> bytes:
     try:
         return Path(location).read_bytes()
-    except OSError as exc:
-        raise StoreProblem(f"cannot read {location} ({exc.strerror or exc})") from None
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise StoreProblem(f"cannot read {location!r} ({reason})") from None
 
 
 def _load_pkcs12(location: str, password: str | None, what: str) -> pkcs12.PKCS12KeyAndCertificates:
@@ -131,8 +132,9 @@ def _trusted(location: str, kind: str, password: str | None, _stamp: tuple[int, 
 def _stamp(location: str) -> tuple[int, int]:
     try:
         st = Path(location).stat()
-    except OSError as exc:
-        raise StoreProblem(f"cannot read {location} ({exc.strerror or exc})") from None
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise StoreProblem(f"cannot read {location!r} ({reason})") from None
     return st.st_mtime_ns, st.st_size
 
 
