@@ -33,6 +33,7 @@ from mm2.errors import (
 )
 
 __all__ = [
+    "LIBRDKAFKA_LOG",
     "ClientWatch",
     "Failure",
     "FailureKind",
@@ -42,6 +43,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+# librdkafka's own log lines go through Python logging (not straight to stderr), so that they
+# are formatted, filtered and redacted (mm2.config.providers) like every other line.
+LIBRDKAFKA_LOG = logging.getLogger("mm2.kafka.librdkafka")
 
 Setting = str | int | float | bool
 FailureKind = Literal["outage", "authentication", "authorization", "record-too-large", "other"]
@@ -183,6 +187,7 @@ class ClientWatch:
         settings: dict[str, Setting] = {**(defaults or {}), **self._config}
         # confluent-kafka's stubs type settings as scalars only, callbacks included.
         settings["error_cb"] = self._on_error  # type: ignore[assignment]
+        settings.setdefault("logger", LIBRDKAFKA_LOG)  # type: ignore[arg-type]
         return settings
 
     def serve_with(self, poll: Callable[[float], object]) -> None:

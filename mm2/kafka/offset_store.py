@@ -21,7 +21,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from mm2.errors import KafkaClientError, RecordFormatError
 from mm2.kafka.copy_result import CopyResult, WorkUnit
-from mm2.kafka.failure import classify, client_error
+from mm2.kafka.failure import LIBRDKAFKA_LOG, classify, client_error
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
 from mm2.records.connect_offsets import (
@@ -187,6 +187,7 @@ class OffsetTail:
                 "enable.partition.eof": True,
                 "isolation.level": "read_committed",
                 "auto.offset.reset": "earliest",
+                "logger": LIBRDKAFKA_LOG,
             }
         )
         self._assigned: set[int] = set()
@@ -353,9 +354,8 @@ def write_positions(
         if err is not None:
             failures.append(err.str())
 
-    producer = Producer(
-        {"acks": "all", "enable.idempotence": True, **producer_config, **PARTITIONER}
-    )
+    settings = {"acks": "all", "enable.idempotence": True, **producer_config, **PARTITIONER}
+    producer = Producer({**settings, "logger": LIBRDKAFKA_LOG})
     for (t, p), offset in sorted(positions.items()):
         key, value, headers = offset_record(connector, cluster, t, p, offset, cluster_id=cluster_id)
         producer.produce(topic, value=value, key=key, headers=headers, on_delivery=delivered)
