@@ -7,13 +7,13 @@ from typing import Any
 
 from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
-from fastapi.params import Depends as DependsParam
 
 from api import connectors, flows, root
 from api.errors import install_error_handlers
 from api.forward import Forwarded, forward_to_leader, forwarded_response
+from api.limits import BodyLimitMiddleware
 from api.metrics import metrics_registry
-from api.security import basic_auth
+from api.security import SCHEME, BasicAuthMiddleware
 from mm2 import __version__
 from mm2.runtime.mirror_maker import MirrorMaker
 
@@ -27,15 +27,18 @@ metrics. Connectors are named `<source>.<target>.<ConnectorClass>`. Errors come 
 
 
 def create_app(mirror: MirrorMaker, *, credentials: Mapping[str, str] | None = None) -> FastAPI:
-    """The app for `mirror`; with `credentials` (user -> password) every route needs Basic auth."""
-    guards: list[DependsParam] = [Depends(basic_auth(credentials))] if credentials else []
-    guards.append(Depends(forward_to_leader))  # after authentication
+    """The app for `mirror`; with `credentials` (user -> password) every request needs Basic
+    auth, whatever its path or method, before anything else (forwarding to a leader included)."""
     app = FastAPI(
         title="mm2 REST API",
         version=__version__,
         description=_DESCRIPTION,
-        dependencies=guards,
+        dependencies=[Depends(forward_to_leader)],  # runs after the middlewares below
     )
+    # The last middleware added runs first: authentication, then the body size limit.
+    app.add_middleware(BodyLimitMiddleware)
+    if credentials is not None:  # an empty users file lets nobody in, as in Connect
+        app.add_middleware(BasicAuthMiddleware, credentials=credentials)
     app.state.mirror = mirror
     app.state.metrics_registry = metrics_registry(mirror)
     install_error_handlers(app)
@@ -43,12 +46,13 @@ def create_app(mirror: MirrorMaker, *, credentials: Mapping[str, str] | None = N
     app.include_router(root.router)
     app.include_router(connectors.router)
     app.include_router(flows.router)
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    app.openapi = lambda: _openapi(app, secured=credentials is not None)  # type: ignore[method-assign]
     return app
 
 
-def _openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI documents invalid input as 422; we answer 400 in Connect's error shape."""
+def _openapi(app: FastAPI, *, secured: bool) -> dict[str, Any]:
+    """FastAPI documents invalid input as 422; we answer 400 in Connect's error shape. With
+    authentication on, every operation declares HTTP Basic and its 401."""
     if app.openapi_schema is None:
         doc = get_openapi(
             title=app.title, version=app.version, description=app.description, routes=app.routes
@@ -63,7 +67,18 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                         {"description": "Invalid request",
                          "content": {"application/json": {"schema": error}}},
                     )  # fmt: skip
+                if secured:
+                    responses.setdefault(
+                        "401",
+                        {"description": "Credentials missing or wrong",
+                         "content": {"application/json": {"schema": error}}},
+                    )  # fmt: skip
         for unused in ("HTTPValidationError", "ValidationError"):
             doc.get("components", {}).get("schemas", {}).pop(unused, None)
+        if secured:
+            doc.setdefault("components", {})["securitySchemes"] = {
+                SCHEME: {"type": "http", "scheme": "basic"}
+            }
+            doc["security"] = [{SCHEME: []}]
         app.openapi_schema = doc
     return app.openapi_schema

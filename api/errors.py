@@ -1,4 +1,7 @@
-"""The one error-to-HTTP mapping: Kafka Connect's `{"error_code": N, "message": "..."}` body."""
+"""The one error-to-HTTP mapping: Kafka Connect's `{"error_code": N, "message": "..."}` body.
+
+A message never shows a value a config provider resolved: the reference is shown instead.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,9 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
+from mm2.config.providers import redact
 from mm2.errors import ConfigError, MM2Error
 from mm2.runtime.errors import BadRequestError, ConflictError, NotFoundError
 
@@ -30,9 +35,9 @@ def status_of(exc: Exception) -> int:
 def error_response(
     status: int, message: str, errors: dict[str, list[str]] | None = None
 ) -> JSONResponse:
-    body: dict[str, object] = {"error_code": status, "message": message}
+    body: dict[str, object] = {"error_code": status, "message": redact(message)}
     if errors:
-        body["errors"] = errors
+        body["errors"] = {redact(k): [redact(e) for e in v] for k, v in errors.items()}
     return JSONResponse(body, status_code=status)
 
 
@@ -56,10 +61,29 @@ async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
     return error_response(400, f"Invalid request: {summary}", errors)
 
 
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path (Starlette's own 405 names only the
+    methods of the first route that matched the path, one of several): each is tried."""
+    routes = request.app.router.routes
+    return ", ".join(
+        method
+        for method in _METHODS
+        if any(r.matches({**request.scope, "method": method})[0] == Match.FULL for r in routes)
+    )
+
+
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
-    response = error_response(exc.status_code, str(exc.detail))
-    for key, value in (exc.headers or {}).items():
+    message = str(exc.detail)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = _allowed_methods(request)
+        message = f"HTTP method {request.method} is not allowed here; use {headers['Allow']}"
+    response = error_response(exc.status_code, message)
+    for key, value in headers.items():
         response.headers[key] = value
     return response
 
