@@ -24,6 +24,7 @@ from api.schemas import (
 from mm2 import __version__
 from mm2.config.model import is_password
 from mm2.config.names import CONNECTOR_CLASSES, TYPES
+from mm2.config.providers import redact
 
 __all__ = ["router"]
 
@@ -86,7 +87,11 @@ def _config_info(key: str, value: str | None, errors: list[str]) -> ConfigInfo:
     return ConfigInfo(
         definition=definition,
         value=ConfigValueInfo(
-            name=key, value=shown, recommended_values=[], errors=errors, visible=True
+            name=key,
+            value=shown,
+            recommended_values=[],
+            errors=[redact(e) for e in errors],
+            visible=True,
         ),
     )
 
@@ -119,4 +124,5 @@ def metrics(request: Request) -> Response:
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
     registry: Any = request.app.state.metrics_registry
-    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+    text = redact(generate_latest(registry).decode("utf-8"))  # topic labels may carry one
+    return Response(text, media_type=CONTENT_TYPE_LATEST)

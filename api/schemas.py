@@ -1,13 +1,15 @@
-"""Request and response bodies: Kafka Connect's entity shapes, plus flows; secrets masked."""
+"""Request and response bodies: Kafka Connect's entity shapes, plus flows; secrets masked and
+values resolved by config providers shown as their references."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 
 from mm2.config.model import HIDDEN, is_password
+from mm2.config.providers import redact
 from mm2.runtime.flows import FlowView
 from mm2.runtime.mirror_maker import ConnectorInfo
 from mm2.runtime.status import ConnectorStatus, State, TaskStatus
@@ -48,8 +50,17 @@ PatchMap = dict[str, ConfigValue | None]
 
 
 def mask(config: Mapping[str, str]) -> dict[str, str]:
-    """Passwords and JAAS configs shown as [hidden], in every response."""
-    return {k: HIDDEN if is_password(k) else v for k, v in config.items()}
+    """Passwords and JAAS configs shown as [hidden], in every response; a value a provider
+    resolved (a task's config may hold one) as its reference."""
+    return {k: HIDDEN if is_password(k) else redact(v) for k, v in config.items()}
+
+
+def _trace(trace: str | None) -> str | None:
+    return None if trace is None else redact(trace)
+
+
+# Connect's offsets and partitions are Java numbers: a long at most.
+JavaLong = Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
 
 
 class _Body(BaseModel):
@@ -116,7 +127,7 @@ class TaskStateBody(StateBody):
 
     @classmethod
     def of(cls, t: TaskStatus) -> TaskStateBody:
-        return cls(id=t.id, state=t.state, worker_id=t.worker_id, trace=t.trace)
+        return cls(id=t.id, state=t.state, worker_id=t.worker_id, trace=_trace(t.trace))
 
 
 class ConnectorStateBody(BaseModel):
@@ -129,7 +140,7 @@ class ConnectorStateBody(BaseModel):
     def of(cls, s: ConnectorStatus) -> ConnectorStateBody:
         return cls(
             name=s.name,
-            connector=StateBody(state=s.state, worker_id=s.worker_id, trace=s.trace),
+            connector=StateBody(state=s.state, worker_id=s.worker_id, trace=_trace(s.trace)),
             tasks=[TaskStateBody.of(t) for t in s.tasks],
             type=s.type,
         )
@@ -147,8 +158,8 @@ class CreateConnectorBody(_Body):
 
 
 class OffsetEntry(_Body):
-    partition: dict[str, str | int]
-    offset: dict[str, int] | None
+    partition: dict[str, str | JavaLong]
+    offset: dict[str, JavaLong] | None
 
 
 class ConnectorOffsetsBody(_Body):

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field, replace
 from mm2.kafka.acls import AclBinding
 from mm2.kafka.topics import ConfigOp, TopicConfigEntry
 from mm2.pipeline.routes import Route
-from policies.filter import ConfigPropertyFilter, TopicFilter
-from policies.replication import ReplicationPolicy, is_cycle
+from policies.filter import ConfigPropertyFilter, should_replicate_topic
 
 __all__ = [
     "TopicPlan",
@@ -23,23 +22,6 @@ __all__ = [
     "target_acl_binding",
     "target_config",
 ]
-
-
-def should_replicate_topic(
-    topic: str,
-    *,
-    policy: ReplicationPolicy,
-    topic_filter: TopicFilter,
-    target_alias: str,
-    heartbeats_replication: bool = True,
-) -> bool:
-    """Apache's shouldReplicateTopic: (filter or heartbeats) and not internal and not a cycle."""
-    wanted = topic_filter.should_replicate_topic(topic) or (
-        heartbeats_replication and policy.is_heartbeats_topic(topic)
-    )
-    return (
-        wanted and not policy.is_internal_topic(topic) and not is_cycle(policy, topic, target_alias)
-    )
 
 
 @dataclass(frozen=True)

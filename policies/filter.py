@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from policies.java_regex import JavaRegexError, compile_java
-from policies.replication import PolicyConfigError, load_class
+from policies.replication import PolicyConfigError, ReplicationPolicy, is_cycle, load_class
 
 __all__ = [
     "ConfigPropertyFilter",
@@ -22,6 +22,7 @@ __all__ = [
     "load_group_filter",
     "load_topic_filter",
     "parse_list",
+    "should_replicate_topic",
 ]
 
 TOPICS_DEFAULT = ".*"
@@ -204,3 +205,20 @@ def load_config_property_filter(props: Mapping[str, str]) -> ConfigPropertyFilte
 def names_matching(pattern: re.Pattern[str] | None, names: Sequence[str]) -> list[str]:
     """The names a compiled list matches in full (a helper for tests and dry runs)."""
     return [n for n in names if _matches(pattern, n)]
+
+
+def should_replicate_topic(
+    topic: str,
+    *,
+    policy: ReplicationPolicy,
+    topic_filter: TopicFilter,
+    target_alias: str,
+    heartbeats_replication: bool = True,
+) -> bool:
+    """Apache's shouldReplicateTopic: (filter or heartbeats) and not internal and not a cycle."""
+    wanted = topic_filter.should_replicate_topic(topic) or (
+        heartbeats_replication and policy.is_heartbeats_topic(topic)
+    )
+    return (
+        wanted and not policy.is_internal_topic(topic) and not is_cycle(policy, topic, target_alias)
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mm2.config.model import SOURCE, Flow, MirrorMakerConfig
+from mm2.config.providers import ProviderProblem, Providers
 from mm2.errors import ConfigError
 from mm2.kafka.config_topic import ConfigTopic, LeaderElection
 from mm2.runtime.secrets import SECRETS_KEY, SecretBox
@@ -24,7 +25,13 @@ DEFAULT_TOPIC = "mm2-configs.internal"
 
 
 def secret_box(config: MirrorMakerConfig) -> SecretBox:
-    return SecretBox(config.raw.get(SECRETS_KEY) or None)
+    """The box for `mm2.rest.secrets.key`, given as it is or through a config provider."""
+    given = config.raw.get(SECRETS_KEY)
+    try:
+        key = Providers.from_settings(config.raw).resolve(given) if given else None
+    except ProviderProblem as exc:
+        raise ConfigError(str(exc), file=config.path, key=SECRETS_KEY) from None
+    return SecretBox(key or None)
 
 
 def _home(config: MirrorMakerConfig) -> str | None:

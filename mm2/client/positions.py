@@ -17,6 +17,7 @@ from mm2.kafka.offset_store import (
     ensure_offsets_topic,
     write_positions,
 )
+from mm2.kafka.topics import TopicAdmin
 
 __all__ = ["PositionsLocation", "positions_location"]
 
@@ -72,6 +73,10 @@ class PositionsLocation:
                 f"source cluster {self.source_alias!r} ({bootstrap}) did not answer: {exc}",
                 retriable=True,
             ) from exc
+
+    def source_topics(self) -> dict[str, int]:
+        """The partition count of every topic on the source cluster."""
+        return TopicAdmin(self.source_admin_config).list_topics()
 
     def tail(self) -> OffsetTail:
         return OffsetTail(

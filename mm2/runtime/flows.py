@@ -7,16 +7,38 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mm2.config.model import Flow
+from mm2.config.names import CLIENT_CONFIG_NAMES, CONNECTOR_CONFIG_NAMES
 from mm2.runtime.changes import Changes
 from mm2.runtime.errors import BadRequestError, ConflictError
 from mm2.runtime.herder import Herder
 from mm2.runtime.metrics import METRICS
 from mm2.runtime.naming import connector_name, flow_name
 
-__all__ = ["FlowLag", "FlowView", "flow_view", "new_flow_edit", "removed_flow_edit"]
+__all__ = [
+    "FlowLag",
+    "FlowView",
+    "flow_view",
+    "new_flow_edit",
+    "removed_flow_edit",
+    "stored_properties",
+]
 
 # Aliases become topic-name prefixes and URL path segments: keep them to Kafka's topic chars.
 _ALIAS = re.compile(r"[A-Za-z0-9_-]+")
+# A new cluster's keys are stored as `<alias>.<key>`. Where that spells a top-level key of the
+# file (`config` + `providers` = config.providers, `mm2` + `state.dir`, `replication` +
+# `policy.separator`) it would change settings of every flow, so it is refused.
+_TOP_LEVEL_NAMES = CONNECTOR_CONFIG_NAMES | CLIENT_CONFIG_NAMES
+_TOP_LEVEL_PREFIXES = (
+    "config.providers", "replication.policy", "mm2.", "spark.", "listeners", "rest.", "java.",
+    "ssl.", "sasl.", "security.", "access.control.", "response.http.", "dedicated.mode.",
+    "offset.storage.", "config.storage.", "status.storage.", "key.converter", "value.converter",
+    "header.converter", "task.", "worker.", "clusters", "exactly.once.",
+)  # fmt: skip
+
+
+def _top_level(key: str) -> bool:
+    return key in _TOP_LEVEL_NAMES or key.startswith(_TOP_LEVEL_PREFIXES)
 
 
 @dataclass(frozen=True)
@@ -109,6 +131,12 @@ def new_flow_edit(
         if connector_name(other, "X") == connector_name(name, "X"):
             raise ConflictError(f"flow {name} would share connector names with flow {other}")
     props = {f"{a}.{k}": v for a, c in clusters.items() for k, v in c.items()}
+    if spelt := sorted(k for k in props if _top_level(k)):
+        raise BadRequestError(
+            f"{', '.join(spelt)}: a cluster's key spells a top-level key of mm2.properties; "
+            "choose another alias",
+            {"clusters": [f"{k} is a top-level key" for k in spelt]},
+        )
     props.update({f"{name}.{k}": v for k, v in overrides.items()})
     props.setdefault(f"{name}.enabled", "true")
 
@@ -120,6 +148,18 @@ def new_flow_edit(
             c.added_flows.append(name)
 
     return edit
+
+
+def stored_properties(changes: Changes) -> dict[str, str]:
+    """The stored mm2.properties keys that REST may set: those of the clusters it added and of
+    flows (`A->B.*`). Anything else in a change file or record (a top-level key such as
+    `config.providers`) is ignored: providers and worker settings come from mm2.properties."""
+    prefixes = tuple(f"{a}." for a in changes.clusters)
+    return {
+        k: v
+        for k, v in changes.properties.items()
+        if "->" in k.partition(".")[0] or (k.startswith(prefixes) and not _top_level(k))
+    }
 
 
 def removed_flow_edit(name: str, *, in_file: bool) -> Callable[[Changes], None]:

@@ -6,19 +6,26 @@ import logging
 import threading
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from mm2.config.providers import has_reference
 from mm2.connect.spi import Connector
 from mm2.runtime.errors import ConflictError, NotFoundError
 from mm2.runtime.status import ConnectorStatus, State, TargetState
 from mm2.runtime.task_runner import STOP_TIMEOUT_S, Backoff, TaskRunner
 
-__all__ = ["ConnectorNotFoundError", "Herder", "Plugins"]
+__all__ = ["ConnectorNotFoundError", "Herder", "Plugins", "Transform"]
 
 log = logging.getLogger(__name__)
 
 Plugins = Mapping[str, type[Connector]]
+# Connect's WorkerConfigTransformer: a connector config with its `${provider:...}` resolved.
+Transform = Callable[[Mapping[str, str]], dict[str, str]]
+
+
+def _untransformed(config: Mapping[str, str]) -> dict[str, str]:
+    return dict(config)
 
 
 class ConnectorNotFoundError(NotFoundError):
@@ -27,7 +34,8 @@ class ConnectorNotFoundError(NotFoundError):
 
 @dataclass
 class _Running:
-    """A connector instance, its config, its target state and its task runners."""
+    """A connector instance, its config as given (references unresolved), its target state
+    and its task runners (which get resolved configs)."""
 
     name: str
     plugin: type[Connector]
@@ -50,9 +58,14 @@ class Herder:
         worker_id: str,
         backoff: Backoff | None = None,
         targets: Mapping[str, TargetState] | None = None,
+        transform: Transform | None = None,
     ) -> None:
-        """`targets` gives connectors a first target state other than STARTED (stored changes)."""
+        """`targets` gives connectors a first target state other than STARTED (stored changes).
+
+        Configs are kept as given and shown so; `transform` resolves them for the connector
+        and its tasks only when they start, as Connect's worker does."""
         self.flow = flow
+        self._transform = transform or _untransformed
         self._plugins = plugins
         self._worker_id = worker_id
         self._backoff = backoff
@@ -87,8 +100,12 @@ class Herder:
             return dict(self._get(name).config)
 
     def task_configs(self, name: str) -> list[dict[str, str]]:
+        """The tasks' configs, with a key whose connector value holds a `${...}` reference
+        shown as that reference (Connect's reverse transformation)."""
         with self._lock:
-            return [t.config for t in self._get(name).tasks]
+            run = self._get(name)
+            raw = {k: v for k, v in run.config.items() if has_reference(v)}
+            return [{k: raw.get(k, v) for k, v in t.config.items()} for t in run.tasks]
 
     def target_state(self, name: str) -> TargetState:
         with self._lock:
@@ -155,10 +172,11 @@ class Herder:
             return
         run.trace = None
         try:
+            config = self._transform(run.config)
             instance = run.plugin()
-            instance.start(run.config)
+            instance.start(config)
             run.instance = instance
-            configs = instance.task_configs(int(run.config.get("tasks.max", "1")))
+            configs = instance.task_configs(int(config.get("tasks.max", "1")))
         except Exception as exc:  # noqa: BLE001 - reported as the connector's FAILED state
             run.trace = "".join(traceback.format_exception(exc))
             log.error("%s|%s failed to start: %s", self.flow, run.name, exc)

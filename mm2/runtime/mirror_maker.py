@@ -3,6 +3,11 @@
 This is the runtime view the REST API calls. Every change takes effect at once and is written
 to the ChangeStore before the call returns, so it survives a restart (see changes.py for how
 stored changes and mm2.properties combine).
+
+Connector configs are kept and shown as given, `${provider:...}` references unresolved; they
+are resolved only when a connector starts (or its offsets are read), and only through the
+providers mm2.properties declares, as Connect's worker does. Nothing given over REST can
+declare a provider.
 """
 
 from __future__ import annotations
@@ -14,10 +19,17 @@ from collections.abc import Callable, Mapping, Sequence
 
 from mm2.config import MirrorMakerConfig, PropertiesFile, load_properties
 from mm2.config.model import HIDDEN, Flow, is_password
+from mm2.config.providers import ProviderProblem, Providers
 from mm2.errors import ConfigError, MM2Error
 from mm2.runtime.changes import Changes, ChangeStore
 from mm2.runtime.errors import BadRequestError, ConflictError, NotFoundError
-from mm2.runtime.flows import FlowView, flow_view, new_flow_edit, removed_flow_edit
+from mm2.runtime.flows import (
+    FlowView,
+    flow_view,
+    new_flow_edit,
+    removed_flow_edit,
+    stored_properties,
+)
 from mm2.runtime.herder import Herder, Plugins
 from mm2.runtime.naming import connector_name, find_connector, flow_name, split_flow
 from mm2.runtime.offsets import ConnectorOffset, OffsetStore
@@ -66,6 +78,7 @@ class MirrorMaker:
         self._offsets = dict(offsets or {})
         self._lock = threading.RLock()
         self._file_flows = {f.name for f in config.flows}
+        self._providers = Providers.from_settings(config.raw)
         changes = store.changes
         try:
             resolved = self._resolve(changes)
@@ -80,6 +93,7 @@ class MirrorMaker:
             backoff=backoff,
             targets={name: self._targets(name, changes) for name in self._flows},
             leads=self._leads,
+            transform=self._providers.resolve_all,
         )
         if coordinator is not None:
             store.publish = coordinator.publish
@@ -176,7 +190,7 @@ class MirrorMaker:
     # -- building flows from the file and the stored changes --
     def _resolve(self, changes: Changes) -> MirrorMakerConfig:
         raw = dict(self._file.raw)
-        raw.update(changes.properties)
+        raw.update(stored_properties(changes))
         if changes.clusters:
             raw["clusters"] = ", ".join([*self._file.clusters, *changes.clusters])
         return load_properties(PropertiesFile(self._file.path, raw))
@@ -187,7 +201,7 @@ class MirrorMaker:
             if plain not in self._plugins:
                 log.warning("%s: %s is not available in this build yet", flow.name, plain)
             elif connector_name(flow.name, plain) not in changes.deleted_connectors:
-                out[plain] = flow.connector_config(plain)
+                out[plain] = dict(flow.connectors[plain])  # unresolved, as given
         prefix = connector_name(flow.name, "")
         for full, config in changes.connector_configs.items():
             if full.startswith(prefix) and full[len(prefix) :] in self._plugins:
@@ -295,15 +309,22 @@ class MirrorMaker:
                     {k: ["no stored secret"] for k in hidden},
                 )
             source, target = split_flow(herder.flow)
-            body.setdefault("connector.class", current.get("connector.class", plain))
             body.update({"name": plain})
             for key, alias in (("source.cluster.alias", source), ("target.cluster.alias", target)):
-                if body.setdefault(key, alias) != alias:
+                if body.get(key, alias) != alias:
                     raise BadRequestError(
                         f"{key} must be {alias!r}: the connector belongs to flow {herder.flow}",
                         {key: [f"must be {alias}"]},
                     )
-            check = validate_connector_config(body, self._plugins)
+            if (given_class := plugin_name(body)) and given_class != plain:
+                raise BadRequestError(
+                    f"connector.class {body['connector.class']} does not match the connector "
+                    f"name {full} (a {plain})",
+                    {"connector.class": [f"must be {plain}"]},
+                )
+            if "mm2.state.dir" in self._file.raw:  # a worker setting, not the connector's
+                body.setdefault("mm2.state.dir", self._file.raw["mm2.state.dir"])
+            check = self._check(body)
             if check.error_count:
                 raise BadRequestError(check.summary(), {k: e for k, e in check.errors.items() if e})
 
@@ -315,6 +336,26 @@ class MirrorMaker:
             self._store.update(edit)
             created = herder.put_connector(plain, body)
             return created, self.info(full)
+
+    def _check(self, config: Mapping[str, str]) -> ConfigCheck:
+        """Connect's validation: of the config with its references resolved (a reference
+        that cannot be resolved is the error of its key)."""
+        resolved: dict[str, str] = {}
+        problems: dict[str, list[str]] = {}
+        for key, value in config.items():
+            try:
+                resolved[key] = self._providers.resolve(value)
+            except ProviderProblem as exc:
+                problems[key] = [str(exc)]
+        if problems:
+            return ConfigCheck(plugin_name(config), {k: problems.get(k, []) for k in config})
+        return validate_connector_config(resolved, self._plugins)
+
+    def _resolved(self, config: Mapping[str, str]) -> dict[str, str]:
+        try:
+            return self._providers.resolve_all(config)
+        except ProviderProblem as exc:
+            raise BadRequestError(str(exc)) from None
 
     def patch_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
         herder, plain, full = self._locate(name)
@@ -394,19 +435,19 @@ class MirrorMaker:
 
     def offsets(self, name: str) -> list[ConnectorOffset]:
         store, config = self._offset_store(name, change=False)
-        return [] if store is None else store.read(config)
+        return [] if store is None else store.read(self._resolved(config))
 
     def alter_offsets(self, name: str, offsets: Sequence[ConnectorOffset]) -> None:
         if not offsets:
             raise BadRequestError("The offsets to modify must not be empty", {"offsets": ["empty"]})
         store, config = self._offset_store(name, change=True)
         assert store is not None
-        store.alter(config, offsets)
+        store.alter(self._resolved(config), offsets)
 
     def reset_offsets(self, name: str) -> None:
         store, config = self._offset_store(name, change=True)
         assert store is not None
-        store.reset(config)
+        store.reset(self._resolved(config))
 
     def validate(self, plugin: str, config: Mapping[str, str]) -> ConfigCheck:
         simple = plugin.rsplit(".", 1)[-1]
@@ -420,7 +461,7 @@ class MirrorMaker:
                 {"connector.class": [f"must be {plugin}"]},
             )
         body.setdefault("connector.class", plugin)
-        return validate_connector_config(body, self._plugins)
+        return self._check(body)
 
     # -- flows --
     def flows(self) -> list[FlowView]:

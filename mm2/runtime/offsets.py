@@ -1,4 +1,11 @@
-"""Connector offsets in Kafka Connect's REST shape, read and changed for STOPPED connectors."""
+"""Connector offsets in Kafka Connect's REST shape, read and changed for STOPPED connectors.
+
+A change is checked as Connect's MirrorSourceConnector checks it (a partition map of the
+source cluster, topic and partition; an offset that is a Java long), and more: the topic must
+be one the connector mirrors and the partition must exist on the source, so that a typo cannot
+leave a position nothing reads, or one that stops a partition. Deleting a position (a null
+offset) is allowed for any well-formed partition, to clean up what is no longer there.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +13,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from mm2.config.model import Flow
 from mm2.kafka.offset_store import SourcePositions
 from mm2.records.connect_offsets import MirrorSourcePartition
 from mm2.runtime.errors import BadRequestError
+from policies.filter import should_replicate_topic
 
 __all__ = ["ConnectorOffset", "MirrorSourceOffsets", "OffsetStore", "Positions"]
 
 Partition = dict[str, str | int]
+_LONG_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -43,11 +53,66 @@ def _source_partition(entry: ConnectorOffset, cluster: str) -> MirrorSourceParti
         )
     if not isinstance(partition, int) or isinstance(partition, bool) or partition < 0:
         raise BadRequestError("partition must be a non-negative integer", {"partition": [repr(p)]})
+    if partition > _LONG_MAX:
+        raise BadRequestError("partition must be a Java long", {"partition": [repr(p)]})
     if p["cluster"] != cluster:
         raise BadRequestError(
             f"cluster must be the source cluster alias {cluster!r}", {"cluster": [repr(p)]}
         )
     return MirrorSourcePartition(cluster, topic, partition)
+
+
+def _offset(entry: ConnectorOffset) -> int:
+    """N of `{"offset": N}`: a Java long, at least -1 (nothing copied yet)."""
+    assert entry.offset is not None
+    value = entry.offset.get("offset")
+    if set(entry.offset) != {"offset"} or not isinstance(value, int) or isinstance(value, bool):
+        raise BadRequestError(
+            'an offset is {"offset": N}, N the last offset already copied',
+            {"offset": [repr(entry.offset)]},
+        )
+    if not -1 <= value <= _LONG_MAX:
+        raise BadRequestError(
+            f"offset {value} is out of range: N is a Java long, at least -1 (nothing copied; "
+            "the same as no position) and at most 2^63-1",
+            {"offset": [repr(entry.offset)]},
+        )
+    return value
+
+
+def _check_partitions(
+    config: Mapping[str, str], location: Positions, partitions: Sequence[tuple[str, int]]
+) -> None:
+    """Each partition belongs to a topic the connector mirrors that exists on the source."""
+    if not partitions:
+        return
+    flow = Flow.for_connector(config)
+    policy, topic_filter = flow.replication_policy(), flow.topic_filter()
+    heartbeats = flow.get_bool("heartbeats.replication.enabled", True)
+    counts = location.source_topics()
+    for topic, partition in partitions:
+        where = f"{topic}-{partition}"
+        if not should_replicate_topic(
+            topic, policy=policy, topic_filter=topic_filter, target_alias=flow.target,
+            heartbeats_replication=heartbeats,
+        ):  # fmt: skip
+            raise BadRequestError(
+                f"topic {topic!r} is not mirrored by this connector (see its topics, "
+                "topics.exclude and replication policy)",
+                {"partition": [f"{where}: topic not mirrored"]},
+            )
+        count = counts.get(topic)
+        if count is None:
+            raise BadRequestError(
+                f"topic {topic!r} does not exist on source cluster {flow.source!r}",
+                {"partition": [f"{where}: no such topic"]},
+            )
+        if partition >= count:
+            raise BadRequestError(
+                f"topic {topic!r} has {count} partition(s) on source cluster {flow.source!r}: "
+                f"partition {partition} does not exist",
+                {"partition": [f"{where}: no such partition"]},
+            )
 
 
 class Positions(Protocol):
@@ -59,6 +124,10 @@ class Positions(Protocol):
     def read(self) -> SourcePositions: ...
 
     def write(self, positions: Mapping[tuple[str, int], int | None]) -> None: ...
+
+    def source_topics(self) -> Mapping[str, int]:
+        """The partition count of every topic on the source cluster."""
+        ...
 
 
 class MirrorSourceOffsets:
@@ -85,18 +154,9 @@ class MirrorSourceOffsets:
         changes: dict[tuple[str, int], int | None] = {}
         for entry in offsets:
             sp = _source_partition(entry, location.source_alias)
-            if entry.offset is None:
-                changes[(sp.topic, sp.partition)] = None
-                continue
-            value = entry.offset.get("offset")
-            if set(entry.offset) != {"offset"} or not isinstance(value, int) or value < -1:
-                raise BadRequestError(
-                    'an offset is {"offset": N} with N >= -1 (the last offset already copied)',
-                    {"offset": [repr(entry.offset)]},
-                )
-            # -1 (nothing copied yet): the same as no position, as Apache's task reads it.
-            changes[(sp.topic, sp.partition)] = None if value < 0 else value
-        location.write(changes)
+            changes[(sp.topic, sp.partition)] = None if entry.offset is None else _offset(entry)
+        _check_partitions(config, location, [tp for tp, o in changes.items() if o is not None])
+        location.write({tp: None if o is None or o < 0 else o for tp, o in changes.items()})
 
     def reset(self, config: Mapping[str, str]) -> None:
         location = self._location(config)

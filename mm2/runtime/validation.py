@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from mm2.config.librdkafka import TranslationProblem
 from mm2.config.model import Flow
 from mm2.config.names import TYPES
 from mm2.config.values import ValueProblem, check_value
@@ -13,6 +14,7 @@ from mm2.runtime.herder import Plugins
 __all__ = ["ConfigCheck", "validate_connector_config"]
 
 _REQUIRED = ("connector.class", "source.cluster.alias", "target.cluster.alias")
+_HEARTBEAT = "MirrorHeartbeatConnector"
 
 
 @dataclass(frozen=True)
@@ -64,5 +66,26 @@ def _check_flow(config: Mapping[str, str], errors: dict[str, list[str]]) -> None
     flow = Flow.for_connector(config)
     for problem in flow.plugin_problems():
         errors.setdefault(problem.key, []).append(problem.detail)
-    for client_problem in flow.client_problems():
+    client_problems = flow.client_problems()
+    for client_problem in client_problems:
         errors.setdefault(client_problem.key, []).append(str(client_problem))
+    if not client_problems:
+        _check_bootstrap(config, flow, errors)
+
+
+def _check_bootstrap(config: Mapping[str, str], flow: Flow, errors: dict[str, list[str]]) -> None:
+    """The clusters the connector talks to must be reachable somewhere: a config without
+    bootstrap servers would start and fail (Kafka's clients require them)."""
+    sides = ("target",) if plugin_name(config) == _HEARTBEAT else ("source", "target")
+    for side in sides:
+        try:
+            client = flow.source_admin_config() if side == "source" else flow.target_admin_config()
+        except TranslationProblem:
+            continue  # reported above
+        if not client.get("bootstrap.servers", "").strip():
+            alias = flow.source if side == "source" else flow.target
+            key = f"{side}.cluster.bootstrap.servers"
+            errors.setdefault(key, []).append(
+                f'Missing required configuration "{key}" which has no default: the '
+                f"bootstrap servers of cluster {alias!r}"
+            )

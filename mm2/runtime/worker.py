@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 
 from mm2.runtime.errors import ConflictError, NotFoundError
-from mm2.runtime.herder import Herder, Plugins
+from mm2.runtime.herder import Herder, Plugins, Transform
 from mm2.runtime.status import TargetState
 from mm2.runtime.task_runner import STOP_TIMEOUT_S, Backoff
 
@@ -32,10 +32,13 @@ class Worker:
         backoff: Backoff | None = None,
         targets: Mapping[str, Mapping[str, TargetState]] | None = None,
         leads: Callable[[str], bool] = lambda _flow: True,
+        transform: Transform | None = None,
     ) -> None:
         """`targets` maps flow -> connector -> a first target state other than STARTED;
-        `leads(flow)` says whether this process runs the flow (else it stays idle, a standby)."""
+        `leads(flow)` says whether this process runs the flow (else it stays idle, a standby);
+        `transform` resolves a connector's config when it starts (see Herder)."""
         self._leads = leads
+        self._transform = transform
         self.worker_id = worker_id or f"{socket.gethostname()}:mm2"
         self.plugins = plugins
         self._backoff = backoff
@@ -56,6 +59,7 @@ class Worker:
             worker_id=self.worker_id,
             backoff=self._backoff,
             targets=targets,
+            transform=self._transform,
         )
 
     @property

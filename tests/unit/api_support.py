@@ -47,9 +47,13 @@ class FakeTask(Task):
 
 class FakeConnector(Connector):
     task_class = FakeTask
+    # The config each connector last started with, by "<source>-><target>|<class>".
+    started: ClassVar[dict[str, dict[str, str]]] = {}
 
     def start(self, config: Mapping[str, str]) -> None:
         self.config = dict(config)
+        key = f"{config.get('source.cluster.alias')}->{config.get('target.cluster.alias')}"
+        self.started[f"{key}|{config.get('name')}"] = dict(config)
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return [dict(self.config)]
@@ -88,6 +92,10 @@ class MemoryPositions:
     def __init__(self, source_alias: str) -> None:
         self.source_alias = source_alias
         self.offsets: dict[tuple[str, int], int] = {}
+        self.topics: dict[str, int] = {"orders": 3, "orders-eu": 1, "payments": 2}
+
+    def source_topics(self) -> dict[str, int]:
+        return dict(self.topics)
 
     def read(self) -> SourcePositions:
         positions = SourcePositions()
