@@ -8,7 +8,8 @@ from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
 from api.deps import Mirror
-from api.schemas import ErrorBody, FlowBody, FlowCreateBody
+from api.schemas import ErrorBody, FlowBody, FlowCreateBody, PartitionBody
+from mm2.runtime.metrics import METRICS
 
 __all__ = ["router"]
 
@@ -35,6 +36,38 @@ def add_flow(mirror: Mirror, body: FlowCreateBody) -> JSONResponse:
 @router.get("/{source}/{target}", response_model=FlowBody)
 def get_flow(mirror: Mirror, source: str, target: str) -> FlowBody:
     return FlowBody.of(mirror.flow(source, target))
+
+
+@router.get("/{source}/{target}/partitions", response_model=list[PartitionBody])
+def flow_partitions(mirror: Mirror, source: str, target: str) -> list[PartitionBody]:
+    """Per source partition: log end, copied position, lag in records and seconds, owner task
+    (read from Kafka every few seconds; empty until the first read)."""
+    view = mirror.flow(source, target)
+    report = mirror.lag(source, target)
+    snaps = {
+        (s.topic, s.partition): s
+        for s in METRICS.snapshot()
+        if (s.source, s.target) == (source, target)
+    }
+    worker = mirror.worker.worker_id
+    rows = []
+    for p in report.partitions if report is not None else ():
+        snap = snaps.get((p.topic, p.partition))
+        owner = snap.owner if snap is not None and view.state != "UNASSIGNED" else None
+        rows.append(
+            PartitionBody(
+                topic=p.topic,
+                partition=p.partition,
+                target_topic=snap.target_topic if snap is not None else "",
+                log_end=p.log_end,
+                position=p.position,
+                lag_records=p.records,
+                lag_seconds=round(p.seconds, 3),
+                owner=None if owner is None else f"{worker} copy task {owner}",
+                state=view.state,
+            )
+        )
+    return rows
 
 
 @router.put("/{source}/{target}/pause", status_code=202)

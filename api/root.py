@@ -15,6 +15,7 @@ from api.schemas import (
     ConfigMap,
     ConfigValueInfo,
     ErrorBody,
+    FlowHealthBody,
     HealthBody,
     LeaderBody,
     PluginBody,
@@ -47,6 +48,26 @@ def health(mirror: Mirror) -> JSONResponse:
         return JSONResponse(body.model_dump(), 200)
     body = HealthBody(status="starting", message="Worker is still starting up")
     return JSONResponse(body.model_dump(), 503)
+
+
+@router.get(
+    "/health/flows",
+    response_model=FlowHealthBody,
+    responses={503: {"model": FlowHealthBody, "description": "an enabled flow is not copying"}},
+)
+def flows_health(mirror: Mirror) -> JSONResponse:
+    """For load balancers and Kubernetes probes: 503 with the causes while an enabled flow is
+    not copying (FAILED, DEGRADED, PAUSED, STOPPED, or no process runs it); 200 otherwise. A
+    flow another process runs counts as copying when its leader is known."""
+    causes = {}
+    for view in mirror.flows():
+        if not view.enabled or view.state == "RUNNING":
+            continue
+        if view.state == "UNASSIGNED" and view.cause and view.cause.startswith("runs on "):
+            continue
+        causes[f"{view.source}->{view.target}"] = f"{view.state}: {view.cause}"
+    body = FlowHealthBody(status="not copying" if causes else "copying", causes=causes)
+    return JSONResponse(body.model_dump(), 503 if causes else 200)
 
 
 @router.get("/leaders", response_model=dict[str, LeaderBody | None])

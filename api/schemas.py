@@ -24,9 +24,11 @@ __all__ = [
     "ErrorBody",
     "FlowBody",
     "FlowCreateBody",
+    "FlowHealthBody",
     "HealthBody",
     "LeaderBody",
     "MessageBody",
+    "PartitionBody",
     "PluginBody",
     "ServerInfoBody",
     "TaskInfoBody",
@@ -221,6 +223,9 @@ class FlowBody(BaseModel):
     state: str
     connectors: list[str]
     lag: LagBody
+    cause: str | None = Field(
+        default=None, description="why the flow is not RUNNING (null when it is)"
+    )
 
     @classmethod
     def of(cls, f: FlowView) -> FlowBody:
@@ -237,7 +242,27 @@ class FlowBody(BaseModel):
             state=f.state,
             connectors=list(f.connectors),
             lag=lag,
+            cause=f.cause,
         )
+
+
+class PartitionBody(BaseModel):
+    """One source partition of a flow, as the Consumer Offset Checker showed a group's."""
+
+    topic: str
+    partition: int
+    target_topic: str
+    log_end: int = Field(description="the source's last stable offset (log end)")
+    position: int | None = Field(description="next offset to copy; null: never copied")
+    lag_records: int
+    lag_seconds: float = Field(description="age of the oldest record not copied yet")
+    owner: str | None = Field(description="the copy task that has the partition now")
+    state: str
+
+
+class FlowHealthBody(BaseModel):
+    status: str
+    causes: dict[str, str]
 
 
 class FlowCreateBody(_Body):

@@ -198,6 +198,8 @@ class MirrorSourceTask(Task):
                 self._flow.name, len(dealt), wanted, slots,
             )  # fmt: skip
         self._dealt = dealt
+        owners = {(t, p): n for n, part in enumerate(dealt) for t, p, _ in part}
+        METRICS.set_owners(self._flow.source, self._flow.target, owners)
         if not dealt:
             return
         name = self._location.connector

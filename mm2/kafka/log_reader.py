@@ -10,7 +10,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 
 from mm2.kafka.failure import ClientWatch
 
-__all__ = ["LogReader", "LogRecord", "RecordCounter"]
+__all__ = ["LogReader", "LogRecord", "RecordCounter", "TimestampProbe"]
 
 
 @dataclass(frozen=True)
@@ -140,6 +140,45 @@ class RecordCounter:
                     self.counts[topic] = self.counts.get(topic, 0) + 1
             if len(messages) < 10_000:
                 return dict(self.counts)
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+class TimestampProbe:
+    """Reads the timestamp of the record at given offsets (one record per partition), over one
+    long-lived consumer: how old the oldest record a mirror has not copied yet is."""
+
+    def __init__(self, config: Mapping[str, str | int | bool], *, group: str) -> None:
+        settings: dict[str, str | int | float | bool] = {
+            **config,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 1 << 20,
+            "max.partition.fetch.bytes": 16 << 10,
+        }
+        self._consumer = Consumer(ClientWatch(settings).settings())
+
+    def timestamps(
+        self, offsets: Mapping[tuple[str, int], int], *, timeout: float = 2.0
+    ) -> dict[tuple[str, int], int]:
+        """Timestamp (ms) of the record at each offset, for the partitions that answered in
+        time (best effort: a partition left out simply has no age this time)."""
+        found: dict[tuple[str, int], int] = {}
+        if not offsets:
+            return found
+        try:
+            self._consumer.assign([TopicPartition(t, p, o) for (t, p), o in offsets.items()])
+            deadline = time.monotonic() + timeout
+            while len(found) < len(offsets) and time.monotonic() < deadline:
+                for msg in self._consumer.consume(500, 0.2):
+                    if msg.error() is None:
+                        tp = (msg.topic() or "", msg.partition() or 0)
+                        found.setdefault(tp, msg.timestamp()[1])
+            self._consumer.unassign()
+        except KafkaException:
+            pass
+        return found
 
     def close(self) -> None:
         self._consumer.close()

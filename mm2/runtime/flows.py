@@ -59,6 +59,7 @@ class FlowView:
     state: str
     connectors: tuple[str, ...]
     lag: FlowLag
+    cause: str | None = None
 
 
 def _flow_state(states: Sequence[str]) -> str:
@@ -70,8 +71,14 @@ def _flow_state(states: Sequence[str]) -> str:
     return states[0]
 
 
-def flow_view(flow: Flow, herder: Herder, name: Callable[[str, str], str]) -> FlowView:
-    """The flow's state is its connectors' worst: FAILED, else RUNNING, PAUSED, STOPPED."""
+def flow_view(
+    flow: Flow,
+    herder: Herder,
+    name: Callable[[str, str], str],
+    state: tuple[str, str | None] | None = None,
+) -> FlowView:
+    """`state` is (state, cause) as mm2.runtime.flow_state derives it; without it, the
+    connectors' worst: FAILED, else RUNNING, PAUSED, STOPPED."""
     names = herder.connector_names
     states = [herder.status(p).state for p in names]
     parts = [s for s in METRICS.snapshot() if (s.source, s.target) == (flow.source, flow.target)]
@@ -81,13 +88,15 @@ def flow_view(flow: Flow, herder: Herder, name: Callable[[str, str], str]) -> Fl
         max((p.lag_seconds for p in parts), default=0.0),
         sum(p.record_count for p in parts),
     )
+    state_now, cause = state if state is not None else (_flow_state(states), None)
     return FlowView(
         flow.source,
         flow.target,
         flow.enabled,
-        _flow_state(states),
+        state_now,
         tuple(name(herder.flow, p) for p in names),
         lag,
+        cause,
     )
 
 

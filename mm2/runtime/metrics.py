@@ -32,6 +32,9 @@ class _Stats:
     age_max: float = 0.0
     age_sum: float = 0.0
     window: deque[tuple[int, int, int]] = field(default_factory=deque)
+    # Read from Kafka by the flow's LagMonitor: (records behind, age of the oldest not copied).
+    kafka_lag: tuple[int, float] | None = None
+    owner: int | None = None  # the copy task that has the partition now
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class PartitionSnapshot:
     record_age_ms_avg: float
     lag_records: int
     lag_seconds: float
+    owner: int | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,22 @@ class MetricsRegistry:
                 if stats is not None:
                     stats.end_offset = end
 
+    def update_lag(
+        self, source: str, target: str, rows: Mapping[tuple[str, int], tuple[str, int, float]]
+    ) -> None:
+        """Lag read from Kafka: (topic, partition) -> (remote topic, records, seconds)."""
+        with self._lock:
+            for (topic, partition), (remote, records, seconds) in rows.items():
+                stats = self._get(source, target, topic, partition, remote)
+                stats.kafka_lag = (records, seconds)
+
+    def set_owners(self, source: str, target: str, owners: Mapping[tuple[str, int], int]) -> None:
+        """Which copy task has each partition (None for the partitions not dealt)."""
+        with self._lock:
+            for (src, tgt, topic, partition), stats in self._stats.items():
+                if (src, tgt) == (source, target):
+                    stats.owner = owners.get((topic, partition))
+
     def record_checkpoints(
         self, source: str, target: str, group: str, latencies: Mapping[tuple[str, int], float]
     ) -> None:
@@ -165,8 +185,11 @@ class MetricsRegistry:
                     s.window.popleft()
                 records = sum(w[1] for w in s.window)
                 size = sum(w[2] for w in s.window)
-                lag = max(0, s.end_offset - max(s.position, 0)) if s.end_offset >= 0 else 0
-                lag_s = (now - s.last_timestamp) / 1000 if lag and s.last_timestamp > 0 else 0.0
+                if s.kafka_lag is not None:
+                    lag, lag_s = s.kafka_lag
+                else:
+                    lag = max(0, s.end_offset - max(s.position, 0)) if s.end_offset >= 0 else 0
+                    lag_s = (now - s.last_timestamp) / 1000 if lag and s.last_timestamp > 0 else 0.0
                 count = s.record_count
                 out.append(
                     PartitionSnapshot(
@@ -175,7 +198,7 @@ class MetricsRegistry:
                         s.latency_min if count else 0.0, s.latency_max,
                         s.latency_sum / count if count else 0.0,
                         s.age_min if count else 0.0, s.age_max,
-                        s.age_sum / count if count else 0.0, lag, lag_s,
+                        s.age_sum / count if count else 0.0, lag, lag_s, s.owner,
                     )
                 )  # fmt: skip
         return out

@@ -17,12 +17,14 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
+from mm2.client.lag import LagReport
 from mm2.config import MirrorMakerConfig, PropertiesFile, load_properties
 from mm2.config.model import HIDDEN, Flow, is_password
 from mm2.config.providers import ProviderProblem, Providers
 from mm2.errors import ConfigError, MM2Error
 from mm2.runtime.changes import Changes, ChangeStore
 from mm2.runtime.errors import BadRequestError, ConflictError, NotFoundError
+from mm2.runtime.flow_state import flow_state
 from mm2.runtime.flows import (
     FlowView,
     flow_view,
@@ -31,6 +33,7 @@ from mm2.runtime.flows import (
     stored_properties,
 )
 from mm2.runtime.herder import Herder, Plugins
+from mm2.runtime.lag import LagMonitors, LagSource
 from mm2.runtime.naming import connector_name, find_connector, flow_name, split_flow
 from mm2.runtime.offsets import ConnectorOffset, OffsetStore
 from mm2.runtime.standby import Coordinator, Leader
@@ -68,11 +71,13 @@ class MirrorMaker:
         worker_id: str | None = None,
         backoff: Backoff | None = None,
         coordinator: Coordinator | None = None,
+        lag: Callable[[Flow], LagSource] | None = None,
     ) -> None:
         """With a `coordinator`, this process runs only the flows into the target clusters it
         leads, and REST changes are kept in Kafka (see mm2.runtime.standby)."""
         self._file = config
         self.coordinator = coordinator
+        self.monitors = LagMonitors(lag)
         self._plugins = plugins
         self._store = store
         self._offsets = dict(offsets or {})
@@ -174,8 +179,10 @@ class MirrorMaker:
             self._store.replace(changes)
             wanted = (self._file_flows | set(changes.added_flows)) - set(changes.removed_flows)
             flows = {f.name: f for f in resolved.flows if f.name in wanted}
+            before = self._flows
             for name in [n for n in self.worker.herders if n not in flows]:
                 self.worker.remove_flow(name)
+                self.monitors.forget(name)
             self._flows = flows
             for name, flow in flows.items():
                 configs = self._connector_configs(flow, changes)
@@ -186,6 +193,9 @@ class MirrorMaker:
                     if self.coordinator is not None:
                         self.coordinator.watch(flow)
                     self.worker.add_flow(name, configs, targets)
+                if self.worker.started and before.get(name) != flow:
+                    self.monitors.forget(name)  # new, or its settings changed
+                    self.monitors.watch(flow)
 
     # -- building flows from the file and the stored changes --
     def _resolve(self, changes: Changes) -> MirrorMakerConfig:
@@ -220,8 +230,11 @@ class MirrorMaker:
     # -- lifecycle --
     def start(self) -> None:
         self.worker.start()
+        for flow in self._flows.values():
+            self.monitors.watch(flow)
 
     def stop(self) -> None:
+        self.monitors.stop()
         self.worker.stop()
         if self.coordinator is not None:
             self.coordinator.stop()  # leaves the groups: a standby is elected at once
@@ -471,7 +484,26 @@ class MirrorMaker:
         name = flow_name(source, target)
         herder = self.worker.herder(name)
         flow = self._flows[name]
-        return flow_view(flow, herder, connector_name)
+        statuses = [
+            dataclasses.replace(herder.status(p), name=connector_name(name, p))
+            for p in herder.connector_names
+        ]
+        leader = self.runner(name)
+        state = flow_state(
+            flow,
+            statuses,
+            runs_here=self._leads(name),
+            leader=leader.url if leader else None,
+            monitor=self.monitors.get(name),
+        )
+        return flow_view(flow, herder, connector_name, state)
+
+    def lag(self, source: str, target: str) -> LagReport | None:
+        """The flow's lag as last read from Kafka (None: not read yet, or not monitored)."""
+        name = flow_name(source, target)
+        self.worker.herder(name)
+        monitor = self.monitors.get(name)
+        return None if monitor is None else monitor.report
 
     def _flow_connectors(self, source: str, target: str) -> list[str]:
         herder = self.worker.herder(flow_name(source, target))
@@ -529,6 +561,8 @@ class MirrorMaker:
             self.worker.add_flow(
                 name, self._connector_configs(flow, candidate), self._targets(name, candidate)
             )
+            if self.worker.started:
+                self.monitors.watch(flow)
             return self.flow(source, target)
 
     def remove_flow(self, source: str, target: str) -> None:
@@ -538,6 +572,7 @@ class MirrorMaker:
             edit = removed_flow_edit(name, in_file=name in self._file_flows)
             self._store.update(edit)
             self.worker.remove_flow(name)
+            self.monitors.forget(name)
             self._flows.pop(name, None)
 
 

@@ -1,0 +1,173 @@
+"""How far a flow's target is behind its source, read from Kafka alone.
+
+Per mirrored source partition: the source's log end (the last stable offset when the flow
+reads committed data, as it does by default), the mirror's committed position (from the
+offsets topic on the target, where the copy tasks commit it), the records between them, and
+the age of the oldest record not yet copied (its timestamp, read from the source). Nothing here
+asks the pipeline, so the figures stay true while it is paused, failed, restarting or gone.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from mm2.client.positions import positions_location
+from mm2.config import Flow
+from mm2.errors import KafkaClientError
+from mm2.kafka.log_reader import TimestampProbe
+from mm2.kafka.offset_store import OffsetTail, SourcePositions
+from mm2.kafka.offsets import OffsetLister
+from mm2.kafka.topics import TopicAdmin
+from policies.filter import should_replicate_topic
+
+__all__ = ["LagReader", "LagReport", "PartitionLag"]
+
+log = logging.getLogger(__name__)
+
+# The oldest uncopied record's timestamp is fetched for at most this many partitions per read
+# (the most lagging first); the others keep the age read last time.
+_AGE_PARTITIONS = 256
+
+
+@dataclass(frozen=True)
+class PartitionLag:
+    """One source partition: `position` is the next offset to copy (None: never copied)."""
+
+    topic: str
+    partition: int
+    log_end: int
+    position: int | None
+    records: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class LagReport:
+    """A flow's partitions when they were read, and what could not be read then."""
+
+    flow: str
+    read_at_ms: int
+    partitions: tuple[PartitionLag, ...] = ()
+    problems: tuple[str, ...] = ()
+    positions_read_at_ms: int = 0
+
+    @property
+    def records(self) -> int:
+        return sum(p.records for p in self.partitions)
+
+    @property
+    def seconds(self) -> float:
+        return max((p.seconds for p in self.partitions), default=0.0)
+
+
+@dataclass
+class _State:
+    topics: dict[str, int] = field(default_factory=dict)
+    positions: SourcePositions = field(default_factory=SourcePositions)
+    positions_at_ms: int = 0
+    ages: dict[tuple[str, int], tuple[int, float]] = field(default_factory=dict)
+
+
+class LagReader:
+    """Reads one flow's lag; keep it and call read() again: it follows the offsets topic."""
+
+    def __init__(self, flow: Flow, *, timeout: float = 5.0) -> None:
+        self.flow = flow
+        self._timeout = timeout
+        consumer = {"isolation.level": "read_committed", **flow.source_consumer_config()}
+        self._consumer_config = consumer
+        self._read_committed = consumer["isolation.level"] == "read_committed"
+        self._policy = flow.replication_policy()
+        self._filter = flow.topic_filter()
+        self._heartbeats = flow.get_bool("heartbeats.replication.enabled", True)
+        self._admin = TopicAdmin(flow.source_admin_config(label="lag-admin"), timeout=timeout)
+        self._lister = OffsetLister(flow.source_admin_config(label="lag-admin"), timeout=timeout)
+        self._location = positions_location(flow)
+        self._tail: OffsetTail | None = None
+        self._stamps: TimestampProbe | None = None
+        self._state = _State()
+
+    def _mirrored(self, topic: str) -> bool:
+        return should_replicate_topic(
+            topic,
+            policy=self._policy,
+            topic_filter=self._filter,
+            target_alias=self.flow.target,
+            heartbeats_replication=self._heartbeats,
+        )
+
+    def read(self) -> LagReport:
+        """The lag now; what cannot be read (a cluster down) is named in `problems`, and the
+        last figures read are used for it (positions) or the partition is left out (ends)."""
+        state, problems = self._state, []
+        try:
+            state.topics = {t: n for t, n in self._admin.list_topics().items() if self._mirrored(t)}
+        except KafkaClientError as exc:
+            problems.append(f"source {self.flow.source}: {exc}")
+        try:
+            if self._tail is None:
+                self._tail = self._location.tail()
+            state.positions.apply(self._tail.read_to_end(self._timeout))
+            state.positions_at_ms = int(time.time() * 1000)
+        except KafkaClientError as exc:
+            problems.append(f"target {self.flow.target}: positions not read: {exc}")
+        partitions = [(t, p) for t, n in sorted(state.topics.items()) for p in range(n)]
+        ends: dict[tuple[str, int], int] = {}
+        starts: dict[tuple[str, int], int] = {}
+        try:
+            ends = self._lister.offsets(
+                partitions, latest=True, read_committed=self._read_committed
+            )
+            never = [tp for tp in partitions if tp not in state.positions.offsets]
+            if never:
+                starts = self._lister.offsets(never, latest=False, read_committed=False)
+        except KafkaClientError as exc:
+            problems.append(f"source {self.flow.source}: end offsets not read: {exc}")
+        rows = []
+        for tp in partitions:
+            if tp not in ends:
+                continue
+            last = state.positions.offsets.get(tp)
+            position = None if last is None else last + 1
+            behind = max(0, ends[tp] - (position if position is not None else starts.get(tp, 0)))
+            rows.append((tp, ends[tp], position, behind))
+        ages = self._ages([(tp, pos, n) for tp, _, pos, n in rows], starts)
+        out = tuple(
+            PartitionLag(tp[0], tp[1], end, pos, n, ages.get(tp, 0.0) if n else 0.0)
+            for tp, end, pos, n in rows
+        )
+        return LagReport(self.flow.name, int(time.time() * 1000), out, tuple(problems),
+                         state.positions_at_ms)  # fmt: skip
+
+    def _ages(
+        self,
+        rows: list[tuple[tuple[str, int], int | None, int]],
+        starts: dict[tuple[str, int], int],
+    ) -> dict[tuple[str, int], float]:
+        """Seconds since the oldest uncopied record of each lagging partition was written."""
+        now_ms = int(time.time() * 1000)
+        lagging = sorted((r for r in rows if r[2] > 0), key=lambda r: -r[2])
+        wanted = {
+            tp: (pos if pos is not None else starts.get(tp, 0))
+            for tp, pos, _ in lagging[:_AGE_PARTITIONS]
+        }
+        known = self._state.ages
+        fresh = {tp: ts for tp, (offset, ts) in known.items() if wanted.get(tp) == offset}
+        todo = {tp: o for tp, o in wanted.items() if tp not in fresh}
+        if todo:
+            fresh.update(self._first_timestamps(todo))
+        self._state.ages = {tp: (wanted[tp], ts) for tp, ts in fresh.items() if tp in wanted}
+        return {tp: max(0.0, (now_ms - ts) / 1000) for tp, ts in fresh.items()}
+
+    def _first_timestamps(self, offsets: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+        if self._stamps is None:
+            self._stamps = TimestampProbe(self._consumer_config, group=f"mm2-lag-{self.flow.name}")
+        return self._stamps.timestamps(offsets, timeout=min(2.0, self._timeout))
+
+    def close(self) -> None:
+        if self._tail is not None:
+            self._tail.close()
+        if self._stamps is not None:
+            self._stamps.close()
