@@ -9,7 +9,6 @@ translated offsets to target groups that nobody consumes in.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Mapping
@@ -29,12 +28,35 @@ from mm2.offsets import checkpoints_for_group, rename_topic_partition, sync_grou
 from mm2.offsets.translator import OffsetTranslator
 from mm2.records import Checkpoint, TopicPartition
 from mm2.runtime.metrics import METRICS
+from mm2.runtime.state_file import StateFileError, read_json, write_json
 
-__all__ = ["MirrorCheckpointConnector", "MirrorCheckpointTask"]
+__all__ = ["MirrorCheckpointConnector", "MirrorCheckpointTask", "load_snapshot", "snapshot_path"]
 
 log = logging.getLogger(__name__)
 
 _SNAPSHOT_EVERY_S = 30.0
+
+
+def snapshot_path(config: Mapping[str, str]) -> Path:
+    """Where the task of a flow (its resolved connector config) keeps its state."""
+    return flow_state_dir(config) / "checkpoint-task.json"
+
+
+def load_snapshot(path: Path) -> tuple[OffsetTranslator, int] | None:
+    """The task's saved translator and offset-syncs position; None when there is none.
+
+    A damaged file raises StateFileError naming it (the task stays FAILED, a start exits 2),
+    and is left for the operator: it is never overwritten."""
+    data = read_json(path)
+    if data is None:
+        return None
+    try:
+        translator = OffsetTranslator.from_json(
+            data["translator"], initialization_must_read_to_end=False
+        )
+        return translator, int(data["position"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise StateFileError(path, f"holds checkpoint state that cannot be used ({exc})") from None
 
 
 class MirrorCheckpointTask(Task):
@@ -47,7 +69,7 @@ class MirrorCheckpointTask(Task):
         self._topic_filter = flow.topic_filter()
         self._group_filter = flow.group_filter()
         self._checkpoints_topic = self._policy.checkpoints_topic(flow.source)
-        self._snapshot_path = flow_state_dir(config) / "checkpoint-task.json"
+        self._snapshot_path = snapshot_path(config)
         self._ready = False
         self._groups: list[str] = []
         self._checkpoints: dict[str, dict[TopicPartition, Checkpoint]] = {}
@@ -109,25 +131,12 @@ class MirrorCheckpointTask(Task):
             reader.close()
 
     def _load_snapshot(self) -> tuple[OffsetTranslator, int | None]:
-        try:
-            data = json.loads(self._snapshot_path.read_text(encoding="utf-8"))
-            translator = OffsetTranslator.from_json(
-                data["translator"], initialization_must_read_to_end=False
-            )
-            return translator, int(data["position"])
-        except FileNotFoundError:
-            pass
-        except (ValueError, KeyError, TypeError) as exc:
-            log.warning("%s: ignoring unreadable %s: %s", self._flow.name, self._snapshot_path, exc)
-        return _fresh_translator(), None
+        found = load_snapshot(self._snapshot_path)
+        return found if found is not None else (_fresh_translator(), None)
 
     def _save_snapshot(self) -> None:
         state = {"position": self._syncs.position, "translator": self._translator.to_json()}
-        path: Path = self._snapshot_path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state), encoding="utf-8")
-        tmp.replace(path)
+        write_json(self._snapshot_path, state, indent=None)
 
     # -- the loop --
     def poll(self) -> float:

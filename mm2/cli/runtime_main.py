@@ -14,12 +14,13 @@ from types import FrameType
 
 from api.app import create_app
 from api.server import RestServer
-from connectors.checkpoint import MirrorCheckpointConnector
+from connectors.checkpoint import MirrorCheckpointConnector, load_snapshot, snapshot_path
 from connectors.heartbeat import MirrorHeartbeatConnector
 from connectors.source import MirrorSourceConnector, spark_conf
 from mm2.cli.coordination import build_coordinator, secret_box
 from mm2.client.positions import PositionsLocation, positions_location
-from mm2.config.model import Flow, MirrorMakerConfig
+from mm2.config.model import CHECKPOINT, Flow, MirrorMakerConfig
+from mm2.config.providers import Providers
 from mm2.connect.spi import Connector
 from mm2.errors import ConfigError
 from mm2.pipeline.session import spark_context, stop_spark
@@ -30,7 +31,7 @@ from mm2.runtime.rest_config import rest_config
 from mm2.runtime.secrets import SealedChanges
 from mm2.runtime.standby import Coordinator
 
-__all__ = ["PLUGINS", "build_mirror", "run"]
+__all__ = ["PLUGINS", "build_mirror", "change_store", "check_state_files", "run"]
 
 log = logging.getLogger("mm2")
 
@@ -44,11 +45,28 @@ def _positions(config: Mapping[str, str]) -> PositionsLocation:
     return positions_location(Flow.for_connector(config))
 
 
-def build_mirror(config: MirrorMakerConfig, coordinator: Coordinator | None = None) -> MirrorMaker:
+def change_store(config: MirrorMakerConfig) -> ChangeStore:
+    """The copy of the REST changes under mm2.state.dir, read now: a damaged one (or a state
+    dir that is a file) raises a StateFileError naming it."""
+    state = Path(config.raw.get("mm2.state.dir", "mm2-state"))
+    return ChangeStore(state / "rest-changes.json", codec=SealedChanges(secret_box(config)))
+
+
+def check_state_files(config: MirrorMakerConfig) -> None:
+    """The checkpoint tasks' saved state, read once before anything starts: a damaged file
+    stops the start (StateFileError naming it) rather than failing a task later."""
+    for flow in config.enabled_flows:
+        load_snapshot(snapshot_path(flow.connector_config(CHECKPOINT)))
+
+
+def build_mirror(
+    config: MirrorMakerConfig,
+    coordinator: Coordinator | None = None,
+    store: ChangeStore | None = None,
+) -> MirrorMaker:
     """The worker for the file plus the changes made over REST: those kept in Kafka when a
     coordinator has read them, else the copy under mm2.state.dir."""
-    state = Path(config.raw.get("mm2.state.dir", "mm2-state"))
-    store = ChangeStore(state / "rest-changes.json", codec=SealedChanges(secret_box(config)))
+    store = store if store is not None else change_store(config)
     if coordinator is not None:
         stored = coordinator.initial_changes(timeout=30.0)
         if stored is not None:
@@ -96,12 +114,15 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
-        rest = rest_config(config.raw, os.environ)
+        # Apache resolves the worker's own settings (keystores, JAAS file) with its providers.
+        rest = rest_config(Providers.from_settings(config.raw).resolve_all(config.raw), os.environ)
+        store = change_store(config)
+        check_state_files(config)
         coordinator = build_coordinator(config, worker_id=socket.gethostname())
         if coordinator is not None:
             for flow in config.flows:
                 coordinator.watch(flow)
-        mirror = build_mirror(config, coordinator)
+        mirror = build_mirror(config, coordinator, store)
     except (ConfigError, ValueError) as exc:
         log.error("%s", exc)
         return 2

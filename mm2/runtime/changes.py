@@ -13,21 +13,25 @@ Connector keys are the REST names (`<source>.<target>.<ConnectorClass>`).
 
 With a standby (mm2.runtime.standby) the changes live in Kafka: `publish` writes them there
 before the file, and the file is only a cache, replaced when another process's changes arrive.
+The file is written atomically (mm2.runtime.state_file); one that is damaged or holds the
+wrong types stops the start with a line naming it, and is never overwritten.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from pydantic import TypeAdapter, ValidationError
+
+from mm2.runtime.state_file import StateFileError, read_json, write_json
 from mm2.runtime.status import TargetState
 
-__all__ = ["ChangeStore", "Changes", "Codec"]
+__all__ = ["ChangeStore", "Changes", "Codec", "changes_from_json"]
 
 
 @dataclass
@@ -41,6 +45,23 @@ class Changes:
     connector_configs: dict[str, dict[str, str]] = field(default_factory=dict)
     deleted_connectors: list[str] = field(default_factory=list)
     target_states: dict[str, TargetState] = field(default_factory=dict)
+
+
+_ADAPTER: TypeAdapter[Changes] = TypeAdapter(Changes)
+
+
+def changes_from_json(body: object) -> Changes:
+    """The Changes a JSON document holds (unknown keys ignored); ValueError naming the first
+    value of the wrong type."""
+    if not isinstance(body, Mapping):
+        raise ValueError(f"holds a JSON {type(body).__name__}, not an object")
+    known = {k: v for k, v in body.items() if k in Changes.__dataclass_fields__}
+    try:
+        return _ADAPTER.validate_python(known)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"{where}: {first['msg']}") from None
 
 
 class Codec(Protocol):
@@ -66,14 +87,18 @@ class ChangeStore:
         self.publish: Callable[[Changes], None] | None = None
 
     def _read(self) -> Changes:
-        try:
-            body = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        body = read_json(self.path)
+        if body is None:
             return Changes()
-        if self._codec is not None:
-            return self._codec.open(body.get("sealed", body))
-        known = Changes.__dataclass_fields__
-        return Changes(**{k: v for k, v in body.items() if k in known})
+        try:
+            if self._codec is not None:
+                sealed = body.get("sealed", body) if isinstance(body, Mapping) else body
+                return self._codec.open(sealed)
+            return changes_from_json(body)
+        except ValueError as exc:  # a ConfigError from the codec (a secret it cannot open) too
+            raise StateFileError(
+                self.path, f"holds REST changes that cannot be used: {exc}"
+            ) from None
 
     @property
     def changes(self) -> Changes:
@@ -98,12 +123,5 @@ class ChangeStore:
             self._changes = _copy(changes)
 
     def _write(self, changes: Changes) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.tmp{os.getpid()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            body = asdict(changes) if self._codec is None else {"sealed": self._codec.seal(changes)}
-            json.dump(body, out, indent=1, sort_keys=True)
-            out.flush()
-            os.fsync(out.fileno())
-        tmp.replace(self.path)
+        body = asdict(changes) if self._codec is None else {"sealed": self._codec.seal(changes)}
+        write_json(self.path, body, mode=0o600)

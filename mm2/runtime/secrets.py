@@ -21,7 +21,7 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from mm2.config.model import HIDDEN, is_password
 from mm2.errors import ConfigError
-from mm2.runtime.changes import Changes
+from mm2.runtime.changes import Changes, changes_from_json
 from mm2.runtime.errors import BadRequestError
 
 __all__ = ["SECRETS_KEY", "SealedChanges", "SecretBox", "open_changes", "seal_changes"]
@@ -90,9 +90,8 @@ def seal_changes(changes: Changes, box: SecretBox) -> dict[str, Any]:
 
 
 def open_changes(body: Mapping[str, Any], box: SecretBox) -> Changes:
-    """The changes a sealed document holds, secrets opened."""
-    known = Changes.__dataclass_fields__
-    changes = Changes(**{k: v for k, v in body.items() if k in known})
+    """The changes a sealed document holds, secrets opened; ValueError if it is malformed."""
+    changes = changes_from_json(body)
     changes.properties = _map(changes.properties, box, seal=False)
     changes.connector_configs = {
         name: _map(config, box, seal=False) for name, config in changes.connector_configs.items()

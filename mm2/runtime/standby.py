@@ -137,8 +137,12 @@ class Coordinator:
             return
         if alias != self.home or key != CHANGES_KEY or value is None:
             return
-        version = int(value.get("version", 0))
-        changes = open_changes(value.get("changes", {}), self._box)
+        try:
+            version = int(value.get("version", 0))
+            changes = open_changes(value.get("changes", {}), self._box)
+        except (ValueError, TypeError) as exc:  # a ConfigError (another key) included
+            log.error("REST changes in %s on %s not applied: %s", CHANGES_KEY, alias, exc)
+            return
         with self._lock:
             if version <= self._version:
                 return  # written by this process, or older
