@@ -13,6 +13,7 @@ from api.errors import install_error_handlers
 from api.forward import Forwarded, forward_to_leader, forwarded_response
 from api.limits import BodyLimitMiddleware
 from api.metrics import metrics_registry
+from api.redaction import RedactionMiddleware
 from api.security import SCHEME, BasicAuthMiddleware
 from mm2 import __version__
 from mm2.runtime.mirror_maker import MirrorMaker
@@ -35,7 +36,9 @@ def create_app(mirror: MirrorMaker, *, credentials: Mapping[str, str] | None = N
         description=_DESCRIPTION,
         dependencies=[Depends(forward_to_leader)],  # runs after the middlewares below
     )
-    # The last middleware added runs first: authentication, then the body size limit.
+    # The last middleware added runs first: authentication, the body size limit, then the
+    # redaction of answers (closest to the routes, so it sees every answer they give).
+    app.add_middleware(RedactionMiddleware)
     app.add_middleware(BodyLimitMiddleware)
     if credentials is not None:  # an empty users file lets nobody in, as in Connect
         app.add_middleware(BasicAuthMiddleware, credentials=credentials)

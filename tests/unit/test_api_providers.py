@@ -13,8 +13,13 @@ from pathlib import Path
 import pytest
 from api_support import PROPERTIES, FakeConnector, make_mirror
 from fastapi.testclient import TestClient
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.routing import Route
 
 from api.app import create_app
+from api.redaction import RedactionMiddleware
+from mm2.config.providers import Providers
 from mm2.runtime.mirror_maker import MirrorMaker
 
 KAFKA = "org.apache.kafka.common.config.provider."
@@ -204,3 +209,30 @@ def test_top_level_keys_in_stored_changes_are_ignored(tmp_path: Path) -> None:
     config = mirror.info(SOURCE).config
     assert "replication.policy.separator" not in config
     assert "config.providers" not in config
+
+
+def test_every_answer_is_redacted_and_stays_json(tmp_path: Path) -> None:
+    """The net under the views: whatever an answer quotes (a cause, a message, a label), even
+    a value that JSON escapes."""
+    value = f'say "{uuid.uuid4().hex}" \\ ok'
+    escaped = value.replace("\\", "\\\\")  # a backslash is an escape in .properties
+    (tmp_path / "q.properties").write_text(f"v = {escaped}\n", encoding="utf-8")
+    ref = f"${{file:{tmp_path}/q.properties:v}}"
+    declared = {
+        "config.providers": "file",
+        "config.providers.file.class": KAFKA + "FileConfigProvider",
+    }
+    assert Providers.from_settings(declared).resolve(ref) == value
+
+    def as_json(_request: object) -> JSONResponse:
+        return JSONResponse({"cause": f"FAILED: {value}", "n": 1, value: [value]})
+
+    def as_text(_request: object) -> PlainTextResponse:
+        return PlainTextResponse(f"label={value}")
+
+    app = Starlette(routes=[Route("/j", as_json), Route("/t", as_text)])
+    client = TestClient(RedactionMiddleware(app))
+    answer = client.get("/j")
+    assert int(answer.headers["content-length"]) == len(answer.content)
+    assert answer.json() == {"cause": f"FAILED: {ref}", "n": 1, ref: [ref]}
+    assert client.get("/t").text == f"label={ref}"
