@@ -253,3 +253,18 @@ def test_an_older_change_file_still_loads(tmp_path: Path) -> None:
     path.write_text(json.dumps({"target_states": {SOURCE: "PAUSED"}}))
     store = ChangeStore(path, codec=SealedChanges(SecretBox(None)))
     assert store.changes == Changes(target_states={SOURCE: "PAUSED"})
+
+
+def test_a_malformed_changes_record_is_skipped_and_named(
+    pair: tuple[Node, Node], caplog: pytest.LogCaptureFixture
+) -> None:
+    a, b = pair
+    a.lead("backup")
+    a.mirror.pause(SOURCE)
+    cached = b.store.path.read_bytes()
+    log = MemoryLog("backup", a.topics["backup"])
+    log.write("rest-changes", {"version": 10**6, "changes": {"target_states": "PAUSED"}})
+    assert "rest-changes" in caplog.text and "target_states" in caplog.text
+    assert state(b) == "PAUSED" and b.store.path.read_bytes() == cached
+    a.mirror.resume(SOURCE)  # the next good version still arrives
+    assert state(b) == "UNASSIGNED"
