@@ -7,8 +7,9 @@ from typing import Any
 
 from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi_offline import FastAPIOffline
 
-from api import connectors, flows, root
+from api import connectors, flows, root, ui
 from api.errors import install_error_handlers
 from api.forward import Forwarded, forward_to_leader, forwarded_response
 from api.limits import BodyLimitMiddleware
@@ -30,11 +31,13 @@ metrics. Connectors are named `<source>.<target>.<ConnectorClass>`. Errors come 
 def create_app(mirror: MirrorMaker, *, credentials: Mapping[str, str] | None = None) -> FastAPI:
     """The app for `mirror`; with `credentials` (user -> password) every request needs Basic
     auth, whatever its path or method, before anything else (forwarding to a leader included)."""
-    app = FastAPI(
+    # FastAPIOffline: /docs and /redoc load their scripts from the package, not from a CDN.
+    app = FastAPIOffline(
         title="mm2 REST API",
         version=__version__,
         description=_DESCRIPTION,
         dependencies=[Depends(forward_to_leader)],  # runs after the middlewares below
+        static_url="/docs-assets",
     )
     # The last middleware added runs first: authentication, the body size limit, then the
     # redaction of answers (closest to the routes, so it sees every answer they give).
@@ -49,6 +52,8 @@ def create_app(mirror: MirrorMaker, *, credentials: Mapping[str, str] | None = N
     app.include_router(root.router)
     app.include_router(connectors.router)
     app.include_router(flows.router)
+    app.include_router(ui.router)
+    app.mount("/ui/assets", ui.assets(), name="ui-assets")
     app.openapi = lambda: _openapi(app, secured=credentials is not None)  # type: ignore[method-assign]
     return app
 
