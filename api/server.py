@@ -45,6 +45,7 @@ class RestServer:
             config = uvicorn.Config(
                 self._app,
                 log_level="warning",
+                log_config=None,  # uvicorn's records go through our handlers and format
                 access_log=False,
                 lifespan="off",
                 ssl_certfile=tls.certfile if tls else None,

@@ -9,8 +9,10 @@ import os
 import sys
 from collections.abc import Sequence
 
+from mm2.cli.version import version_text
 from mm2.config import MirrorMakerConfig, load
 from mm2.errors import ConfigError
+from mm2.log import configure
 
 __all__ = ["build_parser", "main", "parse_args"]
 
@@ -38,6 +40,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="fail on client settings librdkafka cannot honour"
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    logs = parser.add_mutually_exclusive_group()
+    logs.add_argument(
+        "--log-config",
+        metavar="FILE",
+        help="Python logging configuration: dictConfig as .json, .yaml or .yml, else fileConfig "
+        "INI; it applies to mm2, librdkafka, Spark and the JVM alike",
+    )
+    logs.add_argument(
+        "--log-file",
+        metavar="FILE",
+        help="write the log to FILE instead of standard error (reopened after logrotate moves it)",
+    )
+    parser.add_argument("--version", action="version", version=version_text(parser.prog))
     return parser
 
 
@@ -55,11 +70,19 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.debug else logging.WARNING,
-        force=True,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    try:
+        # --print-config's output is the JSON: only warnings beside it.
+        quiet = logging.WARNING if args.print_config else logging.INFO
+        configure(
+            level=logging.DEBUG if args.debug else quiet,
+            log_config=args.log_config,
+            log_file=args.log_file,
+        )
+    except (ConfigError, OSError) as exc:
+        if args.debug:
+            raise
+        print(f"connect-mirror-maker: error: {_log_error(args, exc)}", file=sys.stderr)
+        return 2
     try:
         # --print-config may run on another host than the mirror: missing files only warn there.
         config = load(
@@ -91,6 +114,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mm2.cli import runtime_main
 
     return runtime_main.run(config, args)
+
+
+def _log_error(args: argparse.Namespace, exc: Exception) -> str:
+    if isinstance(exc, OSError):
+        return f"--log-file {args.log_file}: {exc.strerror or exc}"
+    return f"--log-config {exc}"
 
 
 def _check_rest(config: MirrorMakerConfig) -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import socket
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import FrameType
 
 from api.app import create_app
 from api.server import RestServer
@@ -18,6 +17,8 @@ from connectors.checkpoint import MirrorCheckpointConnector, load_snapshot, snap
 from connectors.heartbeat import MirrorHeartbeatConnector
 from connectors.source import MirrorSourceConnector, spark_conf
 from mm2.cli.coordination import build_coordinator, secret_box
+from mm2.cli.shutdown import StopGuard
+from mm2.cli.version import version_text
 from mm2.client.positions import PositionsLocation, positions_location
 from mm2.config.model import CHECKPOINT, Flow, MirrorMakerConfig
 from mm2.config.providers import Providers
@@ -68,7 +69,10 @@ def build_mirror(
     coordinator has read them, else the copy under mm2.state.dir."""
     store = store if store is not None else change_store(config)
     if coordinator is not None:
+        began = time.monotonic()
+        log.info("reading the REST changes kept on %s (up to 30 s) ...", coordinator.home)
         stored = coordinator.initial_changes(timeout=30.0)
+        log.info("REST changes read in %.1f s", time.monotonic() - began)
         if stored is not None:
             store.replace(stored)
     return MirrorMaker(
@@ -102,17 +106,14 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace) -> int:
 
     Exit code 0 on a clean stop, 2 when the REST settings or stored changes are broken.
     """
-    logging.getLogger().setLevel(logging.DEBUG if args.debug else logging.INFO)
+    started = time.monotonic()
+    enabled = ", ".join(f.name for f in config.enabled_flows) or "none"
+    log.info("%s starting; flows enabled: %s", version_text("connect-mirror-maker"), enabled)
     for warning in config.warnings:
         log.warning("%s", warning)
-    stopping = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("received %s, stopping", signal.Signals(signum).name)
-        stopping.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    guard = StopGuard()
+    guard.install()
+    stopping = guard.stopping
     try:
         # Apache resolves the worker's own settings (keystores, JAAS file) with its providers.
         rest = rest_config(Providers.from_settings(config.raw).resolve_all(config.raw), os.environ)
@@ -138,13 +139,13 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace) -> int:
         coordinator.url = (
             server.urls[0] if server.urls else f"no-rest-api:{socket.gethostname()}:{os.getpid()}"
         )
-    enabled = ", ".join(f.name for f in config.enabled_flows) or "none"
     log.info(
         "starting %d herder(s); replication enabled for: %s", len(mirror.worker.herders), enabled
     )
     mirror.start()
     if coordinator is not None:
         coordinator.start_elections()
+    log.info("started in %.1f s", time.monotonic() - started)
     try:
         stopping.wait()
     finally:

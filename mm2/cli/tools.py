@@ -8,7 +8,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from mm2.cli.version import version_text
 from mm2.errors import MM2Error
+from mm2.log import configure
 
 
 class Subcommand(Protocol):
@@ -31,6 +33,7 @@ def _subcommands() -> list[Subcommand]:
 
 def build_parser(commands: Sequence[Subcommand]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mm2", description="MirrorMaker 2 operator tools")
+    parser.add_argument("--version", action="version", version=version_text("mm2"))
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in commands:
@@ -43,10 +46,7 @@ def build_parser(commands: Sequence[Subcommand]) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(_subcommands())
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.debug else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure(level=logging.DEBUG if args.debug else logging.INFO)
     run: Callable[[argparse.Namespace], int] = args._run
     try:
         return run(args)

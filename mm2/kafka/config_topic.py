@@ -51,7 +51,7 @@ class ConfigTopic:
     ) -> None:
         self.alias = alias
         self.topic = topic
-        self._admin = dict(admin_config)
+        self._admin = admin_config  # a ClientConfig keeps its alias (named in errors, logs)
         self.consumer_config = dict(consumer_config)
         self._producer_config = dict(producer_config)
         self._replication = replication_factor
@@ -98,7 +98,7 @@ class ConfigTopic:
                 settings: dict[str, Setting] = {
                     **self._producer_config, "enable.idempotence": True, "acks": "all",
                 }  # fmt: skip
-                self._producer = Producer(ClientWatch(settings).settings())
+                self._producer = Producer(ClientWatch(settings, alias=self.alias).settings())
             producer = self._producer
             producer.produce(self.topic, body, key.encode(), partition=0, on_delivery=delivered)
             left = producer.flush(timeout)
@@ -143,7 +143,7 @@ class ConfigTopic:
         ended = False
         if not self.ensure_until(stopping):
             return
-        consumer = Consumer(ClientWatch(settings).settings())
+        consumer = Consumer(ClientWatch(settings, alias=self.alias).settings())
         try:
             consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
             while not stopping.is_set():
@@ -231,7 +231,7 @@ class LeaderElection:
     def _run(self) -> None:
         if not self._ready(self._stopping):
             return
-        consumer = Consumer(ClientWatch(self._settings).settings())
+        consumer = Consumer(ClientWatch(self._settings, alias=self.alias).settings())
 
         def assigned(c: Consumer, partitions: list[TopicPartition]) -> None:
             c.pause(partitions)  # the assignment is the vote; the records are not needed

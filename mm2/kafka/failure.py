@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -31,9 +32,11 @@ from mm2.errors import (
     KafkaClientError,
     RecordTooLargeError,
 )
+from mm2.log.collapse import CAUSE_ATTRIBUTE, blank_numbers
 
 __all__ = [
     "LIBRDKAFKA_LOG",
+    "ClientLog",
     "ClientWatch",
     "Failure",
     "FailureKind",
@@ -158,6 +161,38 @@ def client_error(
     return KafkaClientError(f"{what}{where}: {failure.detail}", retriable=failure.retriable)
 
 
+# librdkafka's "[thrd:...]: " prefix: the internal thread's name, noise to an operator.
+_THREAD_PREFIX = re.compile(r"^\[thrd:[^\]]*\]:\s*")
+
+
+class ClientLog:
+    """librdkafka's log lines of one client (its `logger` setting), through LIBRDKAFKA_LOG,
+    each naming the cluster: `primary (kafka-1:9092): kafka-1:9092/1: Connect to ... failed:
+    Connection refused (after 0ms in state CONNECT) [FAIL, client rdkafka#producer-1]`.
+
+    Every client of a cluster reports the same broker's failure: the cause (for
+    mm2.log's RepeatFilter) leaves the client's name and the varying numbers out, so one line
+    per cause and interval is written whichever client saw it.
+    """
+
+    def __init__(self, cluster: str, logger: logging.Logger = LIBRDKAFKA_LOG) -> None:
+        self.cluster = cluster
+        self._logger = logger
+
+    def log(self, level: int, fmt: str, *args: object) -> None:
+        # confluent-kafka calls log(level, "%s [%s] %s", facility, client name, text).
+        if len(args) == 3:
+            facility, client, text = (str(a) for a in args)
+            text = _THREAD_PREFIX.sub("", text)
+            cause = f"{self.cluster}: {facility}: {blank_numbers(text)}"
+            self._logger.log(
+                level, "%s: %s [%s, client %s]", self.cluster, text, facility, client,
+                extra={CAUSE_ATTRIBUTE: cause},
+            )  # fmt: skip
+        else:
+            self._logger.log(level, "%s: " + fmt, self.cluster, *args)
+
+
 class ClientWatch:
     """The `error_cb` of one client: remembers the last connection-level error, so that a call
     that timed out because the cluster refused our credentials says so.
@@ -187,7 +222,7 @@ class ClientWatch:
         settings: dict[str, Setting] = {**(defaults or {}), **self._config}
         # confluent-kafka's stubs type settings as scalars only, callbacks included.
         settings["error_cb"] = self._on_error  # type: ignore[assignment]
-        settings.setdefault("logger", LIBRDKAFKA_LOG)  # type: ignore[arg-type]
+        settings.setdefault("logger", ClientLog(self.cluster))  # type: ignore[arg-type]
         return settings
 
     def serve_with(self, poll: Callable[[float], object]) -> None:

@@ -21,7 +21,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from mm2.errors import KafkaClientError, RecordFormatError
 from mm2.kafka.copy_result import CopyResult, WorkUnit
-from mm2.kafka.failure import LIBRDKAFKA_LOG, classify, client_error
+from mm2.kafka.failure import ClientLog, classify, client_error, cluster_label
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
 from mm2.records.connect_offsets import (
@@ -187,7 +187,7 @@ class OffsetTail:
                 "enable.partition.eof": True,
                 "isolation.level": "read_committed",
                 "auto.offset.reset": "earliest",
-                "logger": LIBRDKAFKA_LOG,
+                "logger": ClientLog(cluster_label(consumer_config)),
             }
         )
         self._assigned: set[int] = set()
@@ -355,7 +355,7 @@ def write_positions(
             failures.append(err.str())
 
     settings = {"acks": "all", "enable.idempotence": True, **producer_config, **PARTITIONER}
-    producer = Producer({**settings, "logger": LIBRDKAFKA_LOG})
+    producer = Producer({**settings, "logger": ClientLog(cluster_label(producer_config))})
     for (t, p), offset in sorted(positions.items()):
         key, value, headers = offset_record(connector, cluster, t, p, offset, cluster_id=cluster_id)
         producer.produce(topic, value=value, key=key, headers=headers, on_delivery=delivered)

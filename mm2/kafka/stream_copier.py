@@ -26,7 +26,7 @@ from mm2.errors import (
     RecordTooLargeError,
 )
 from mm2.kafka.copy_result import CopyResult, WorkUnit
-from mm2.kafka.failure import classify, client_error, cluster_label
+from mm2.kafka.failure import ClientLog, classify, client_error, cluster_label
 from mm2.kafka.offset_store import PARTITIONER, PositionStats, offset_record
 from mm2.kafka.sync_emitter import OffsetSyncEmitter
 from mm2.offsets.sync_trail import offset_runs
@@ -139,6 +139,9 @@ class StreamCopier:
         self._next = {(a.topic, a.partition): a.next_offset for a in spec.partitions}
         self._skip: set[tuple[str, int, int]] = set()
         self._auth_failure: str | None = None
+        source, _, target = spec.flow.partition("->")
+        source_label = cluster_label(spec.source_consumer, source)
+        target_label = cluster_label(spec.target_producer, target)
         self._consumer = Consumer(
             {
                 "group.id": f"mm2-copier-{spec.flow}",
@@ -148,9 +151,10 @@ class StreamCopier:
                 "enable.auto.offset.store": False,
                 "enable.partition.eof": False,
                 "error_cb": self._client_error,
+                "logger": ClientLog(source_label),
             }
         )
-        producer: dict[str, str | int | bool | Callable[[KafkaError], None]] = {
+        producer: dict[str, str | int | bool | Callable[[KafkaError], None] | ClientLog] = {
             "enable.idempotence": True,
             "acks": "all",
             "linger.ms": 5,
@@ -158,6 +162,7 @@ class StreamCopier:
             **spec.target_producer,
             **PARTITIONER,
             "error_cb": self._client_error,
+            "logger": ClientLog(target_label),
         }
         if spec.skip_oversized:  # only the oversized record may fail, not its batch-mates
             producer.update({"batch.num.messages": 1, "linger.ms": 0})
@@ -433,6 +438,7 @@ def fence_transactional_ids(
         producer = Producer(
             {
                 **producer_config,
+                "logger": ClientLog(cluster_label(producer_config)),
                 "transactional.id": tid,
                 "enable.idempotence": True,
                 "acks": "all",

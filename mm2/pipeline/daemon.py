@@ -2,7 +2,8 @@
 
 Spark forks a Python worker per concurrent task; each new worker would otherwise import
 confluent-kafka and mm2 on its first task, holding up the copy task that
-needed it. Set as `spark.python.daemon.module`.
+needed it. Set as `spark.python.daemon.module`. Its logging is set up here too, before the
+fork, so every worker inherits it (mm2.log.wire).
 """
 
 from __future__ import annotations
@@ -10,6 +11,10 @@ from __future__ import annotations
 from pyspark.daemon import manager
 
 import mm2.kafka.stream_copier  # noqa: F401  (imported once, shared by every forked worker)
+from mm2.log.wire import configure_child
+
+# Started by connect-mirror-maker in local mode: log wire lines, which it logs as its own.
+configure_child()
 
 if __name__ == "__main__":
     manager()

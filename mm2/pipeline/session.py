@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping
+from pathlib import Path
+from typing import IO
 
-from pyspark import SparkContext
+from pyspark import SparkConf, SparkContext
+from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
-__all__ = ["default_master", "spark_context", "stop_spark"]
+from mm2.log.wire import WIRE_ENV, pump
+
+__all__ = ["default_master", "spark_context", "spark_log_level", "stop_spark"]
+
+log = logging.getLogger(__name__)
 
 # Copy tasks hold a slot for as long as their epoch runs, and mostly wait on the network: in
 # local mode, give at least this many slots whatever the core count.
@@ -54,23 +63,99 @@ def _python_environment(settings: Mapping[str, str]) -> None:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
+_LOG4J2 = Path(__file__).with_name("log4j2.properties")
+_LOG4J_LEVELS = {
+    logging.DEBUG: "DEBUG", logging.INFO: "INFO", logging.WARNING: "WARN",
+    logging.ERROR: "ERROR", logging.CRITICAL: "FATAL",
+}  # fmt: skip
+
+
+def spark_log_level() -> str:
+    """The JVM's log4j level: MM2_SPARK_LOG_LEVEL if set, else that of the Python logger
+    `spark` (ERROR unless a logging configuration lowers it, mm2.log.setup)."""
+    explicit = os.environ.get("MM2_SPARK_LOG_LEVEL", "").strip()
+    if explicit:
+        return explicit.upper()
+    level = logging.getLogger("spark").getEffectiveLevel()
+    return next((name for n, name in sorted(_LOG4J_LEVELS.items()) if level <= n), "FATAL")
+
+
+def _log_settings(settings: dict[str, str]) -> None:
+    """The driver JVM logs mm2.log.wire lines (mm2/pipeline/log4j2.properties), unless the
+    operator's spark.driver.extraJavaOptions names a log4j configuration of their own."""
+    options = settings.get("spark.driver.extraJavaOptions", "")
+    if "log4j2.configurationFile" in options or "log4j.configurationFile" in options:
+        return
+    level = spark_log_level()
+    ours = f"-Dlog4j2.configurationFile={_LOG4J2.as_uri()} -Dmm2.spark.log.level={level}"
+    settings["spark.driver.extraJavaOptions"] = f"{options} {ours}".strip()
+
+
+def _start_pumps(process: subprocess.Popen[bytes] | None) -> None:
+    """Read the JVM's output (and, in local mode, its Python workers') into our logging."""
+    if process is None:
+        return
+    streams: list[IO[bytes] | None] = [process.stdout, process.stderr]
+    for name, stream in zip(("stdout", "stderr"), streams, strict=True):
+        if stream is not None:
+            thread = threading.Thread(target=pump, args=(stream,), name=f"spark-{name}")
+            thread.daemon = True
+            thread.start()
+
+
+def _launch(settings: Mapping[str, str]) -> None:
+    """Start the JVM with its output piped to us, and make the context on it."""
+    conf = SparkConf(loadDefaults=False)
+    for key, value in settings.items():
+        conf.set(key, value)
+    # The Python workers (children of the JVM in local mode) log wire lines too.
+    os.environ[WIRE_ENV] = "1"
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    gateway = launch_gateway(conf, popen_kwargs=pipes)  # type: ignore[no-untyped-call]
+    _start_pumps(getattr(gateway, "proc", None))
+    SparkContext(conf=conf, gateway=gateway)
+
+
 def spark_context(conf: Mapping[str, str] | None = None) -> SparkContext:
     """The process's Spark context, made on first use with mm2's defaults under `conf`."""
     settings = {"spark.master": default_master(), **_DEFAULTS, **(conf or {})}
     with _lock:
+        started = time.monotonic()
+        fresh = SparkContext._active_spark_context is None
+        if fresh:
+            log.info("starting Spark (%s) ...", settings["spark.master"])
         _python_environment(settings)
+        _log_settings(settings)
+        if SparkContext._gateway is None:
+            _launch(settings)
         builder = SparkSession.builder
         for key, value in settings.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
-        spark.sparkContext.setLogLevel(os.environ.get("MM2_SPARK_LOG_LEVEL", "ERROR"))
-        logging.getLogger("py4j").setLevel(logging.WARNING)
-        return spark.sparkContext
+        sc: SparkContext = spark.sparkContext
+        sc.setLogLevel(spark_log_level())
+        if fresh:
+            log.info(
+                "Spark %s ready in %.1f s (%s, %d task slots)",
+                sc.version, time.monotonic() - started, sc.master, sc.defaultParallelism,
+            )  # fmt: skip
+        return sc
 
 
 def stop_spark() -> None:
-    """Stop the process's Spark session, if one was made."""
+    """Stop the process's Spark session, if one was made. Quietly when Spark's JVM is gone
+    already (a SIGTERM to the whole process group, as systemd and `timeout` send, reaches it
+    at the same time as us)."""
     with _lock:
-        active = SparkSession.getActiveSession()
-        if active is not None:
-            active.stop()
+        if SparkContext._active_spark_context is None:
+            return
+        process = getattr(SparkContext._gateway, "proc", None)
+        if process is not None and process.poll() is not None:
+            log.info("Spark's JVM has exited already (status %s)", process.returncode)
+            return
+        try:
+            active = SparkSession.getActiveSession()
+            if active is not None:
+                active.stop()
+        except Exception as exc:  # noqa: BLE001 - Py4J's errors when the JVM goes away
+            log.info("Spark's JVM went away while stopping (%s)", type(exc).__name__)
