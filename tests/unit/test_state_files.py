@@ -4,16 +4,15 @@ state dir that is a file) stops the start with one line naming it, and is never 
 from __future__ import annotations
 
 import json
-import signal
 import stat
-from collections.abc import Iterator
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from api_support import PROPERTIES
 
 from connectors.checkpoint import load_snapshot
-from mm2.cli.mirror_maker import main
 from mm2.runtime.changes import Changes, ChangeStore
 from mm2.runtime.secrets import SealedChanges, SecretBox
 from mm2.runtime.state_file import StateFileError, read_json, write_json
@@ -82,15 +81,6 @@ def test_a_damaged_checkpoint_state_is_named(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def signals_kept() -> Iterator[None]:
-    """connect-mirror-maker installs its SIGINT/SIGTERM handlers: give pytest its own back."""
-    kept = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    yield
-    for sig, handler in kept.items():
-        signal.signal(sig, handler)
-
-
-@pytest.fixture
 def mm2_properties(tmp_path: Path) -> Path:
     props = tmp_path / "mm2.properties"
     text = PROPERTIES + f"mm2.state.dir = {tmp_path / 'state'}\nlisteners = http://127.0.0.1:0\n"
@@ -103,11 +93,7 @@ def mm2_properties(tmp_path: Path) -> Path:
     ["rest-changes", "checkpoint", "state-dir-is-a-file"],
 )
 def test_connect_mirror_maker_exits_2_with_one_line_naming_the_file(
-    mm2_properties: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    signals_kept: None,
-    damage: str,
+    mm2_properties: Path, tmp_path: Path, damage: str
 ) -> None:
     state = tmp_path / "state"
     if damage == "state-dir-is-a-file":
@@ -118,8 +104,16 @@ def test_connect_mirror_maker_exits_2_with_one_line_naming_the_file(
         damaged, content = state / "primary_to_backup" / "checkpoint-task.json", b"[1, 2]"
     damaged.parent.mkdir(parents=True, exist_ok=True)
     damaged.write_bytes(content)
-    assert main([str(mm2_properties)]) == 2
-    err = capsys.readouterr().err
+    # A process of its own: the CLI sets up logging and signal handlers for the whole process.
+    done = subprocess.run(
+        [sys.executable, "-m", "mm2.cli.mirror_maker", str(mm2_properties)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    err = done.stderr
     assert "Traceback" not in err
     lines = [line for line in err.splitlines() if str(damaged) in line]
     assert len(lines) == 1 and "ERROR" in lines[0], err
