@@ -5,7 +5,15 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install kafka-jars lint typecheck unit integration test demo bench clean
+.PHONY: help install kafka-jars system-packages gssapi-client lint typecheck unit integration test demo bench clean
+
+# Debian packages the security tests need: an MIT KDC (krb5-kdc, kadmin.local) and kinit, Cyrus
+# SASL's GSSAPI plugin, and what builds a Kerberos-capable librdkafka (scripts/build-gssapi-client.sh).
+DEBIAN_PACKAGES := krb5-kdc krb5-admin-server krb5-user libsasl2-modules-gssapi-mit \
+	libsasl2-dev libssl-dev zlib1g-dev libzstd-dev liblz4-dev libcurl4-openssl-dev pkg-config
+# A confluent-kafka with GSSAPI, installed beside the venv's (tests/integration/test_security_e2e.py
+# puts it on the mirror's PYTHONPATH); the wheel is cached under ~/.cache/mm2/gssapi-client.
+GSSAPI_CLIENT := $(VENV)/gssapi-client
 
 help:
 	@echo "make demo   - start two local Kafka clusters and mirror primary -> backup"
@@ -25,6 +33,14 @@ install: $(STAMP)
 kafka-jars: $(STAMP)
 	$(BIN)/mm2 local-cluster fetch
 
+system-packages:
+	@scripts/debian-packages.sh $(DEBIAN_PACKAGES)
+
+$(GSSAPI_CLIENT)/.built: $(STAMP) scripts/build-gssapi-client.sh | system-packages
+	scripts/build-gssapi-client.sh $(BIN)/python $(GSSAPI_CLIENT)
+
+gssapi-client: system-packages $(GSSAPI_CLIENT)/.built
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -36,10 +52,10 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
-integration: kafka-jars
+integration: kafka-jars gssapi-client
 	$(BIN)/pytest tests/integration tests/e2e
 
-test: lint typecheck kafka-jars
+test: lint typecheck kafka-jars gssapi-client
 	$(BIN)/pytest
 
 demo: kafka-jars
