@@ -5,15 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install kafka-jars system-packages gssapi-client lint typecheck unit integration test demo bench clean
-
-# Debian packages the security tests need: an MIT KDC (krb5-kdc, kadmin.local) and kinit, Cyrus
-# SASL's GSSAPI plugin, and what builds a Kerberos-capable librdkafka (scripts/build-gssapi-client.sh).
-DEBIAN_PACKAGES := krb5-kdc krb5-admin-server krb5-user libsasl2-modules-gssapi-mit \
-	libsasl2-dev libssl-dev zlib1g-dev libzstd-dev liblz4-dev libcurl4-openssl-dev pkg-config
-# A confluent-kafka with GSSAPI, installed beside the venv's (tests/integration/test_security_e2e.py
-# puts it on the mirror's PYTHONPATH); the wheel is cached under ~/.cache/mm2/gssapi-client.
-GSSAPI_CLIENT := $(VENV)/gssapi-client
+.PHONY: help install kafka-jars lint typecheck unit integration test demo bench clean
 
 help:
 	@echo "make demo   - start two local Kafka clusters and mirror primary -> backup"
@@ -33,13 +25,16 @@ install: $(STAMP)
 kafka-jars: $(STAMP)
 	$(BIN)/mm2 local-cluster fetch
 
-system-packages:
-	@scripts/debian-packages.sh $(DEBIAN_PACKAGES)
-
-$(GSSAPI_CLIENT)/.built: $(STAMP) scripts/build-gssapi-client.sh | system-packages
-	scripts/build-gssapi-client.sh $(BIN)/python $(GSSAPI_CLIENT)
-
-gssapi-client: system-packages $(GSSAPI_CLIENT)/.built
+# promtool, from Debian's prometheus package, checks deploy/prometheus/ (tests/unit/test_deploy.py):
+# installed when missing (as root), a no-op when present.
+.PHONY: promtool
+promtool:
+	@command -v promtool >/dev/null || { \
+		[ "$$(id -u)" = 0 ] || { echo "error: promtool is missing; as root: apt-get install prometheus" >&2; exit 1; }; \
+		echo "installing Debian's prometheus package (for promtool)"; \
+		apt-get -q -o DPkg::Lock::Timeout=300 update >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=300 install -y \
+			--no-install-recommends prometheus >/dev/null; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -49,13 +44,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) promtool
 	$(BIN)/pytest tests/unit
 
-integration: kafka-jars gssapi-client
+integration: kafka-jars
 	$(BIN)/pytest tests/integration tests/e2e
 
-test: lint typecheck kafka-jars gssapi-client
+test: lint typecheck kafka-jars promtool
 	$(BIN)/pytest
 
 demo: kafka-jars

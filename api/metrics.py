@@ -19,6 +19,8 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from api.liveness_metrics import LivenessCollector
+from api.process_metrics import ProcessTreeCollector
 from mm2.runtime.metrics import METRICS, MetricsRegistry
 from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.naming import connector_name, split_flow
@@ -145,6 +147,8 @@ def metrics_registry(mirror: MirrorMaker) -> CollectorRegistry:
     """A registry of our own (not the global one): the mirror's figures and process metrics."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(MirrorCollector(mirror))
+    registry.register(LivenessCollector())
+    registry.register(ProcessTreeCollector())
     for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(collector)
     return registry

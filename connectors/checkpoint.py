@@ -27,6 +27,7 @@ from mm2.kafka.topics import TopicAdmin
 from mm2.offsets import checkpoints_for_group, rename_topic_partition, sync_group_offsets
 from mm2.offsets.translator import OffsetTranslator
 from mm2.records import Checkpoint, TopicPartition
+from mm2.runtime.liveness import LIVENESS
 from mm2.runtime.metrics import METRICS
 from mm2.runtime.state_file import StateFileError, read_json, write_json
 
@@ -148,6 +149,7 @@ class MirrorCheckpointTask(Task):
             self._refresh_groups()
         if self._emit.due(now):
             self._emit_checkpoints()
+            LIVENESS.checkpoint_pass(self._flow.source, self._flow.target, time.time())
         if self._sync_offsets.due(now):
             self._sync_group_offsets()
         if self._snapshot.due(now):

@@ -10,6 +10,7 @@ from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
 from mm2.records import Heartbeat
+from mm2.runtime.liveness import LIVENESS
 
 __all__ = ["MirrorHeartbeatConnector", "MirrorHeartbeatTask"]
 
@@ -36,8 +37,9 @@ class MirrorHeartbeatTask(Task):
         now = int(time.time() * 1000)
         beat = Heartbeat(self._source, self._target, now)
         self._producer.send(
-            self._topic, beat.to_key_bytes(), beat.to_value_bytes(), partition=0, timestamp=now
-        )
+            self._topic, beat.to_key_bytes(), beat.to_value_bytes(), partition=0, timestamp=now,
+            on_ack=lambda: LIVENESS.heartbeat(self._source, self._target, now / 1000),
+        )  # fmt: skip
         return self._interval
 
     def stop(self) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from confluent_kafka import KafkaError, Message, Producer
 
@@ -27,6 +27,16 @@ class RecordProducer:
         if err is not None and self._failure is None:
             self._failure = (f"delivering to {msg.topic()}-{msg.partition()}", err)
 
+    def _acknowledged(
+        self, on_ack: Callable[[], None]
+    ) -> Callable[[KafkaError | None, Message], None]:
+        def delivered(err: KafkaError | None, msg: Message) -> None:
+            self._delivered(err, msg)
+            if err is None:
+                on_ack()
+
+        return delivered
+
     def send(
         self,
         topic: str,
@@ -36,7 +46,10 @@ class RecordProducer:
         partition: int = 0,
         timestamp: int | None = None,
         headers: Mapping[str, bytes] | None = None,
+        on_ack: Callable[[], None] | None = None,
     ) -> None:
+        """Send one record; `on_ack` is called (from a later poll or flush) once the cluster
+        acknowledged it."""
         try:
             self._producer.produce(
                 topic,
@@ -45,7 +58,7 @@ class RecordProducer:
                 partition=partition,
                 timestamp=timestamp or 0,
                 headers=dict(headers) if headers else None,
-                on_delivery=self._delivered,
+                on_delivery=self._delivered if on_ack is None else self._acknowledged(on_ack),
             )
         except BufferError as exc:
             raise self._watch.error(f"sending to {topic}", exc) from exc
