@@ -152,6 +152,9 @@ def _summary(last: logging.LogRecord, held: int, elapsed: float) -> logging.LogR
     record = copy.copy(last)
     record.msg = f"{last.getMessage()} ({held} more like this in the last {elapsed:.0f} s)"
     record.args = None
+    # Written now, so stamped now: the log stays in time order (the text is the last repeat's).
+    now = time.time()
+    record.created, record.msecs = now, (now - int(now)) * 1000
     # The traceback was shown with the first record of the cause; the count is what is new.
     record.exc_info = None
     record.exc_text = None

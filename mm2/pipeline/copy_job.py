@@ -16,6 +16,7 @@ import itertools
 import logging
 import re
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -88,6 +89,13 @@ def _resumed(spec: CopyTaskSpec, positions: PositionsTopic, attempt: int) -> Cop
     return dataclasses.replace(spec, partitions=parts)
 
 
+def _partitions(spec: CopyTaskSpec, shown: int = 6) -> str:
+    names = [f"{a.topic}-{a.partition}" for a in spec.partitions]
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more partitions"
+
+
 def _run_tasks(specs: list[str], positions: PositionsTopic | None) -> object:
     def run(index: int, _rows: Iterator[int]) -> Iterator[str]:
         spec = CopyTaskSpec.from_json(specs[index])
@@ -95,7 +103,12 @@ def _run_tasks(specs: list[str], positions: PositionsTopic | None) -> object:
         attempt = 0 if context is None else context.attemptNumber()
         if attempt > 0 and positions is not None:
             spec = _resumed(spec, positions, attempt)
+        began = time.monotonic()
         copier = StreamCopier(spec)
+        log.info(
+            "%s task %d: copying %s (ready in %.1f s)",
+            spec.flow, spec.task, _partitions(spec), time.monotonic() - began,
+        )  # fmt: skip
         try:
             copier.run()
         finally:
