@@ -19,6 +19,7 @@ from connectors.source import MirrorSourceConnector, spark_conf
 from mm2.cli.coordination import build_coordinator, secret_box
 from mm2.cli.shutdown import StopGuard
 from mm2.cli.version import version_text
+from mm2.client.lag import LagReader
 from mm2.client.positions import PositionsLocation, positions_location
 from mm2.config.model import CHECKPOINT, Flow, MirrorMakerConfig
 from mm2.config.providers import Providers
@@ -81,6 +82,7 @@ def build_mirror(
         store,
         offsets={MirrorSourceConnector.__name__: MirrorSourceOffsets(_positions)},
         coordinator=coordinator,
+        lag=LagReader,
     )
 
 

@@ -5,7 +5,6 @@ One mirror process serves every step (module fixture); the steps run in file ord
 
 from __future__ import annotations
 
-import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,7 +16,14 @@ import httpx
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from mirror_support import MirrorProcess, count, read_topic, wait_for, write_properties
+from mirror_support import (
+    MirrorProcess,
+    count,
+    free_port,
+    read_topic,
+    wait_for,
+    write_properties,
+)
 
 pytestmark = pytest.mark.integration
 SOURCE = "primary.backup.MirrorSourceConnector"
@@ -26,12 +32,6 @@ SOURCE = "primary.backup.MirrorSourceConnector"
 class Cluster(Protocol):
     name: str
     bootstrap_servers: str
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

@@ -9,33 +9,30 @@ copied twice for a read_committed reader.
 from __future__ import annotations
 
 import logging
-import socket
 import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from confluent_kafka import Producer
-from mirror_support import MirrorProcess, content, count, read_topic, wait_for, write_properties
+from mirror_support import (
+    MirrorProcess,
+    content,
+    count,
+    free_port,
+    read_topic,
+    wait_for,
+    write_properties,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 log = logging.getLogger(__name__)
 
 PARTITIONS = 3
 SOURCE = "primary.backup.MirrorSourceConnector"
-
-
-class Cluster:
-    name: str
-    bootstrap_servers: str
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Load(threading.Thread):
@@ -80,9 +77,9 @@ def leads(url: str) -> bool:
 
 
 def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
-    primary: Cluster, backup: Cluster, new_topic: object, tmp_path: Path
+    primary: Any, backup: Any, new_topic: Any, tmp_path: Path
 ) -> None:
-    topic = new_topic(primary, PARTITIONS, prefix="standby")  # type: ignore[operator]
+    topic = new_topic(primary, PARTITIONS, prefix="standby")
     configs = f"mm2-configs.{uuid.uuid4().hex[:12]}.internal"
     ports = [free_port(), free_port()]
     urls = [f"http://127.0.0.1:{p}" for p in ports]

@@ -1,0 +1,169 @@
+"""What operators see is what is true: flow state, cause and lag read from Kafka.
+
+Its own pair of clusters, because the target is halted (mm2.localcluster's halt/resume).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from mirror_support import MirrorProcess, free_port, make_topic, wait_for, write_properties
+
+from mm2.localcluster import LocalCluster, LocalClusters
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+log = logging.getLogger(__name__)
+
+
+@pytest.fixture(scope="module")
+def clusters() -> Iterator[LocalClusters]:
+    with LocalClusters(["truth-source", "truth-target"]) as pair:
+        yield pair
+
+
+class Load(threading.Thread):
+    def __init__(self, cluster: LocalCluster, topic: str) -> None:
+        super().__init__(daemon=True)
+        self._producer = Producer({**cluster.client_config(), "linger.ms": 10})
+        self._topic = topic
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        i = 0
+        while not self._halt.is_set():
+            self._producer.produce(self._topic, f"v{i}".encode(), partition=i % 4)
+            self._producer.poll(0)
+            i += 1
+            time.sleep(0.01)
+
+    def finish(self) -> None:
+        self._halt.set()
+        self.join(30)
+        self._producer.flush(60)
+
+
+def mm2(*args: str) -> Any:
+    done = subprocess.run([sys.executable, "-m", "mm2.cli.tools", *args], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def commit_group(cluster: LocalCluster, group: str, topic: str) -> None:
+    consumer = Consumer({**cluster.client_config(), "group.id": group,
+                         "enable.auto.commit": False})  # fmt: skip
+    try:
+        consumer.commit(offsets=[TopicPartition(topic, p, 5) for p in range(4)],
+                        asynchronous=False)  # fmt: skip
+    finally:
+        consumer.close()
+
+
+def flow(api: httpx.Client, source: str = "primary", target: str = "backup") -> dict[str, Any]:
+    try:
+        answer = api.get(f"/flows/{source}/{target}")
+    except httpx.HTTPError:
+        return {}
+    return answer.json() if answer.status_code == 200 else {}
+
+
+def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
+    clusters: LocalClusters, tmp_path: Path
+) -> None:
+    source, target = clusters["truth-source"], clusters["truth-target"]
+    topic = make_topic(source, "truth")
+    port = free_port()
+    props = write_properties(tmp_path, source.bootstrap_servers, target.bootstrap_servers, topic,
+                             f"listeners = http://127.0.0.1:{port}\n")  # fmt: skip
+    api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+    load = Load(source, topic)
+    with MirrorProcess(props) as mirror:
+        try:
+            load.start()
+            wait_for(lambda: flow(api).get("state") == "RUNNING"
+                     and flow(api)["lag"]["records_copied"] > 100, 180,
+                     "the flow RUNNING and copying", mirror.log)  # fmt: skip
+            every = api.get("/flows/primary/backup/partitions").json()
+            rows = [r for r in every if r["topic"] == topic]  # heartbeats are mirrored too
+            assert {r["partition"] for r in rows} == {0, 1, 2, 3}, every
+            assert all(r["log_end"] > 0 and r["target_topic"] == f"primary.{topic}"
+                       for r in rows), rows  # fmt: skip
+            assert any(r["owner"] for r in rows), rows
+            assert api.get("/health/flows").status_code == 200
+
+            # `mm2 status` shows the same rows, from the REST API and from Kafka directly.
+            url = f"http://127.0.0.1:{port}"
+            by_url = mm2("status", "--url", url, "--json")["partitions"]
+            assert {(r["topic"], r["partition"]) for r in by_url} == {
+                (r["topic"], r["partition"]) for r in every
+            }
+            assert all(r["state"] == "RUNNING" for r in by_url), by_url
+            by_file = mm2("status", str(props), "--json")["partitions"]
+            assert {(r["topic"], r["partition"]) for r in by_file} >= {
+                (topic, p) for p in range(4)
+            }, by_file
+            assert all(r["log_end"] >= 0 and r["position"] is not None for r in by_file
+                       if r["topic"] == topic), by_file  # fmt: skip
+            text = subprocess.run([sys.executable, "-m", "mm2.cli.tools", "status", "--url", url],
+                                  capture_output=True, text=True, check=True).stdout  # fmt: skip
+            assert text.splitlines()[0].split()[:3] == ["FLOW", "TOPIC", "PARTITION"], text
+
+            # `mm2 lag --group`: a group's commits, log size and lag on the source.
+            group = f"truth-{uuid.uuid4().hex[:8]}"
+            commit_group(source, group, topic)
+            rows = mm2("lag", str(props), "--group", group, "--json")
+            assert {r["partition"] for r in rows if r["topic"] == topic} == {0, 1, 2, 3}, rows
+            assert all(r["offset"] == 5 and r["log_size"] >= 5 and r["lag"] == r["log_size"] - 5
+                       for r in rows if r["topic"] == topic), rows  # fmt: skip
+
+            # The heartbeats-only flow says it does not replicate.
+            other = flow(api, "backup", "primary")
+            assert other["state"] == "DISABLED" and "enabled = false" in other["cause"], other
+
+            # The target dies: the flow is not RUNNING, names why, and its lag grows.
+            target.halt(grace=0)
+            halted = time.monotonic()
+            wait_for(lambda: flow(api).get("state") not in ("RUNNING", None), 90,
+                     "the flow not RUNNING with the target down", mirror.log)  # fmt: skip
+            seen = time.monotonic() - halted
+            down = flow(api)
+            log.info("%.1f s after the halt: %s (%s), lag %s", seen, down["state"],
+                     down["cause"], down["lag"])  # fmt: skip
+            assert down["cause"], down
+            first = down["lag"]["records"]
+            wait_for(lambda: flow(api).get("lag", {}).get("records", 0) > first + 100, 60,
+                     "the lag growing while the target is down", mirror.log)  # fmt: skip
+            health = api.get("/health/flows")
+            assert health.status_code == 503 and "primary->backup" in health.json()["causes"]
+        finally:
+            target.resume()
+        wait_for(lambda: flow(api).get("state") == "RUNNING", 240,
+                 "RUNNING again after the target came back", mirror.log)  # fmt: skip
+        wait_for(lambda: flow(api)["lag"]["records"] < 200, 240, "caught up", mirror.log)
+
+        # Paused: the records that wait are counted.
+        assert api.put("/flows/primary/backup/pause").status_code == 202
+        wait_for(lambda: flow(api).get("state") == "PAUSED", 60, "PAUSED", mirror.log)
+        time.sleep(2)
+        before = flow(api)["lag"]["records"]
+        wait_for(lambda: flow(api)["lag"]["records"] >= before + 1000, 90,
+                 "the lag of a paused flow growing", mirror.log)  # fmt: skip
+        assert "paused" in flow(api)["cause"]
+        load.finish()
+        assert api.put("/flows/primary/backup/resume").status_code == 202
+        wait_for(lambda: flow(api).get("state") == "RUNNING" and flow(api)["lag"]["records"]
+                 == 0, 180, "resumed and caught up", mirror.log)  # fmt: skip
+        api.close()
+        assert mirror.stop() == 0, mirror.log()[-3000:]
