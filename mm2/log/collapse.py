@@ -142,8 +142,9 @@ class RepeatFilter(logging.Filter):
                 else:
                     del self._windows[key]
         handler = self._handler
-        if handler is None:
-            return
+        stream = getattr(handler, "stream", None)
+        if handler is None or getattr(stream, "closed", False):
+            return  # a handler closed since (reconfigured away): nowhere to write
         for last, held, elapsed in due:
             handler.handle(_summary(last, held, elapsed))
 

@@ -259,3 +259,12 @@ def test_py4j_gateway_chatter_on_the_root_logger_is_judged_as_py4j() -> None:
     logging.getLogger("py4j").setLevel(logging.CRITICAL)
     assert not Py4JRootFilter().filter(record)
     assert Py4JRootFilter().filter(mine)
+
+
+def test_a_closed_handler_gets_no_summaries(capsys: pytest.CaptureFixture[str]) -> None:
+    log, stream, repeats, _clock = _capture()
+    log.error("boom")
+    log.error("boom")
+    stream.close()
+    repeats.flush(force=True)  # no "--- Logging error ---" on stderr
+    assert "Logging error" not in capsys.readouterr().err
