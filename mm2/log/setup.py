@@ -105,12 +105,12 @@ def configure(
     repeat_interval: float = REPEAT_INTERVAL_S,
 ) -> None:
     """Set up this process's logging (see the module's doc). `level` is the root's level
-    without a configuration file; with one it applies only if lower (`--debug`)."""
+    without a configuration file; with one, the file's levels stand unless `level` is DEBUG
+    (`--debug`)."""
     if log_config is not None:
         load_config(Path(log_config))
-        root = logging.getLogger()
-        if level < root.getEffectiveLevel():
-            root.setLevel(level)
+        if level <= logging.DEBUG:
+            logging.getLogger().setLevel(level)
     else:
         handler: logging.Handler
         if log_file is not None:

@@ -268,3 +268,14 @@ def test_a_closed_handler_gets_no_summaries(capsys: pytest.CaptureFixture[str]) 
     stream.close()
     repeats.flush(force=True)  # no "--- Logging error ---" on stderr
     assert "Logging error" not in capsys.readouterr().err
+
+
+def test_the_config_files_root_level_stands_unless_debug(
+    restore_logging: None, tmp_path: Path
+) -> None:
+    config = tmp_path / "logging.json"
+    config.write_text(json.dumps({"version": 1, "root": {"level": "WARNING"}}))
+    configure(level=logging.INFO, log_config=config)
+    assert logging.getLogger().level == logging.WARNING
+    configure(level=logging.DEBUG, log_config=config)
+    assert logging.getLogger().level == logging.DEBUG
