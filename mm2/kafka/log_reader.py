@@ -111,7 +111,11 @@ class RecordCounter:
     records are read and counted.
     """
 
-    def __init__(self, config: Mapping[str, str | int | bool]) -> None:
+    def __init__(
+        self, config: Mapping[str, str | int | bool], *, header: tuple[str, bytes] | None = None
+    ) -> None:
+        """`header`: count only the records that carry this header with this value."""
+        self._header = header
         self._consumer = Consumer(
             {
                 "group.id": "mm2-record-counter",
@@ -135,11 +139,17 @@ class RecordCounter:
         while True:
             messages = self._consumer.consume(10_000, timeout)
             for msg in messages:
-                if msg.error() is None:
+                if msg.error() is None and self._wanted(msg.headers()):
                     topic = msg.topic() or ""
                     self.counts[topic] = self.counts.get(topic, 0) + 1
             if len(messages) < 10_000:
                 return dict(self.counts)
+
+    def _wanted(self, headers: object) -> bool:
+        if self._header is None:
+            return True
+        name, value = self._header
+        return _headers(headers).get(name) == value
 
     def close(self) -> None:
         self._consumer.close()
