@@ -5,7 +5,17 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install kafka-jars lint typecheck unit integration test demo bench clean
+.PHONY: help install kafka-jars system-packages gssapi-client lint typecheck unit integration test demo bench clean
+
+# Debian packages the tests need: an MIT KDC (krb5-kdc, kadmin.local) and kinit, Cyrus SASL's
+# GSSAPI plugin, what builds a Kerberos-capable librdkafka (scripts/build-gssapi-client.sh), and
+# the headless Chromium that loads the /ui page (tests/integration/test_ui_browser.py).
+DEBIAN_PACKAGES := krb5-kdc krb5-admin-server krb5-user libsasl2-modules-gssapi-mit \
+	libsasl2-dev libssl-dev zlib1g-dev libzstd-dev liblz4-dev libcurl4-openssl-dev pkg-config \
+	chromium
+# A confluent-kafka with GSSAPI, installed beside the venv's (tests/integration/test_security_e2e.py
+# puts it on the mirror's PYTHONPATH); the wheel is cached under ~/.cache/mm2/gssapi-client.
+GSSAPI_CLIENT := $(VENV)/gssapi-client
 
 help:
 	@echo "make demo   - start two local Kafka clusters and mirror primary -> backup"
@@ -24,6 +34,14 @@ install: $(STAMP)
 
 kafka-jars: $(STAMP)
 	$(BIN)/mm2 local-cluster fetch
+
+system-packages:
+	@scripts/debian-packages.sh $(DEBIAN_PACKAGES)
+
+$(GSSAPI_CLIENT)/.built: $(STAMP) scripts/build-gssapi-client.sh | system-packages
+	scripts/build-gssapi-client.sh $(BIN)/python $(GSSAPI_CLIENT)
+
+gssapi-client: system-packages $(GSSAPI_CLIENT)/.built
 
 # promtool, from Debian's prometheus package, checks deploy/prometheus/ (tests/unit/test_deploy.py):
 # installed when missing (as root), a no-op when present.
@@ -47,10 +65,10 @@ typecheck: $(STAMP)
 unit: $(STAMP) promtool
 	$(BIN)/pytest tests/unit
 
-integration: kafka-jars
+integration: kafka-jars gssapi-client
 	$(BIN)/pytest tests/integration tests/e2e
 
-test: lint typecheck kafka-jars promtool
+test: lint typecheck kafka-jars gssapi-client promtool
 	$(BIN)/pytest
 
 demo: kafka-jars
