@@ -1,13 +1,17 @@
 """Shared fixtures: the `primary` and `backup` Kafka clusters, uuid topics and groups.
 
 Clusters come from the launcher (mm2.localcluster), started once per session, unless
-MM2_TEST_BOOTSTRAP_PRIMARY / MM2_TEST_BOOTSTRAP_BACKUP name running ones. A broker that cannot
-start fails the tests; a run whose every integration test was skipped fails too.
+MM2_TEST_BOOTSTRAP_PRIMARY / MM2_TEST_BOOTSTRAP_BACKUP name running ones; with
+MM2_TEST_KAFKA=docker from the apache/kafka image through testcontainers when a Docker engine
+answers (tests/kafka_docker.py). A broker that cannot start fails the tests; a run whose every
+integration test was skipped fails too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from mm2.localcluster import LocalClusters
+from tests.kafka_docker import launch_clusters
 
 _ENV = {"primary": "MM2_TEST_BOOTSTRAP_PRIMARY", "backup": "MM2_TEST_BOOTSTRAP_BACKUP"}
 
@@ -32,7 +36,7 @@ class KafkaCluster:
 
 
 @pytest.fixture(scope="session")
-def kafka_clusters() -> Iterator[dict[str, KafkaCluster]]:
+def kafka_clusters(request: pytest.FixtureRequest) -> Iterator[dict[str, KafkaCluster]]:
     """primary and backup: external when the env names them, else launched together."""
     external = {name: os.environ[var] for name, var in _ENV.items() if os.environ.get(var)}
     to_launch = [name for name in _ENV if name not in external]
@@ -41,10 +45,21 @@ def kafka_clusters() -> Iterator[dict[str, KafkaCluster]]:
         yield found
         return
     # A BrokerStartError propagates: the fixture errors and every dependent test fails.
-    with LocalClusters(to_launch) as launched:
+    with launch_clusters(to_launch, say=_say(request.config)) as launched:
         for cluster in launched:
             found[cluster.name] = KafkaCluster(cluster.name, cluster.bootstrap_servers)
         yield found
+
+
+def _say(config: pytest.Config) -> Callable[[str], None]:
+    """One line on the terminal, past output capture."""
+    capture = config.pluginmanager.get_plugin("capturemanager")
+
+    def say(line: str) -> None:
+        with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+            print(f"\n{line}", file=sys.stderr, flush=True)
+
+    return say
 
 
 @pytest.fixture(scope="session")
