@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tqdm import tqdm
@@ -79,13 +80,47 @@ def _produce(bootstrap: str, per_topic: int, run: bytes) -> None:
         bar.update(total - bar.n)
 
 
+# The mirror's own account of its start-up (its `mm2` and Spark session loggers, and each copy
+# task once it copies), shown while the records are awaited.
+_PROGRESS = re.compile(r"^\S+ \S+ INFO (?:mm2|mm2\.pipeline\.session|\S+): (.*)$")
+
+
+def _is_progress(logger_line: re.Match[str]) -> bool:
+    line = logger_line.group(0)
+    return " INFO mm2: " in line or " mm2.pipeline.session: " in line or ": copying " in line
+
+
+class _MirrorProgress:
+    """Shows the start-up lines of the mirror's log as they come."""
+
+    def __init__(self, log: Path) -> None:
+        self._log = log
+        self._seen = 0
+
+    def show(self, write: Callable[[str], object]) -> None:
+        try:
+            lines = self._log.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return
+        for line in lines[self._seen :]:
+            found = _PROGRESS.match(line)
+            if found and _is_progress(found):
+                write(f"  mirror: {found.group(1)}")
+        self._seen = len(lines)
+
+
 def _watch(
-    backup: _Backup, per_topic: int, mirror: subprocess.Popen[bytes], timeout: float
+    backup: _Backup,
+    per_topic: int,
+    mirror: subprocess.Popen[bytes],
+    timeout: float,
+    progress: _MirrorProgress,
 ) -> bool:
     total = per_topic * len(TOPICS)
     deadline = time.monotonic() + timeout
     with tqdm(total=total, desc="arrived on backup", unit="rec") as bar:
         while time.monotonic() < deadline and mirror.poll() is None:
+            progress.show(bar.write)
             counts = _remote_counts(backup)
             done = sum(min(n, per_topic) for n in counts.values())
             bar.update(done - bar.n)
@@ -131,8 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         props = work / "mm2.properties"
         props.write_text(PROPERTIES.format(primary=primary, backup=backup, state=work / "state"))
-        log = (work / "mirror.log").open("wb")
-        print(f"running: connect-mirror-maker {props}  (log: {work / 'mirror.log'})")
+        mirror_log = work / "mirror.log"
+        log = mirror_log.open("wb")
+        print(f"running: connect-mirror-maker {props}  (log: {mirror_log})")
         mirror = subprocess.Popen(
             [sys.executable, "-m", "mm2.cli.mirror_maker", str(props)],
             stdout=log,
@@ -144,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"this run's records carry the header {RUN_HEADER}={run.decode()}")
             _produce(primary, args.records, run)
             target = _Backup(backup, run)
-            _watch(target, args.records, mirror, args.timeout)
+            _watch(target, args.records, mirror, args.timeout, _MirrorProgress(mirror_log))
             counts = _remote_counts(target)
             print("records of this run (a read_committed reader's count):")
             for topic in TOPICS:
