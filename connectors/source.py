@@ -270,10 +270,12 @@ class MirrorSourceTask(Task):
         exactly-once reads its offsets topic uncommitted, and would otherwise resume after a
         position that an aborted transaction (a killed copy task's) wrote.
         """
+        # Every id a planner of this flow may have used, this one's or another process's.
+        fence_count = max(self._fence_count, self._flow.tasks_max)
         if self._eos:
             fence_transactional_ids(
                 self._flow.target_producer_config(),
-                [self._transactional_id(i) for i in range(self._fence_count)],
+                [self._transactional_id(i) for i in range(fence_count)],
                 timeout=timeout,
             )
         assert self._tail is not None

@@ -175,6 +175,23 @@ class StreamCopier:
         if spec.transactional_id:
             self._call(lambda: self._producer.init_transactions(30), "initialising transactions")
 
+    @property
+    def next_offsets(self) -> dict[tuple[str, int], int]:
+        """Where each partition is read next (-1: by auto.offset.reset)."""
+        return dict(self._next)
+
+    def resume_from(self, committed: Mapping[tuple[str, int], int]) -> list[str]:
+        """Start each partition after its committed position (the last offset copied), read
+        after this copier's producer fenced every earlier holder of its transactional id:
+        whatever such a holder committed after the planner read the positions is not copied
+        again. Returns the partitions moved, as `topic-partition@next`."""
+        moved = []
+        for tp, last in committed.items():
+            if tp in self._next and self._next[tp] != last + 1:
+                self._next[tp] = last + 1
+                moved.append(f"{tp[0]}-{tp[1]}@{last + 1}")
+        return moved
+
     # -- errors --
     def _client_error(self, err: KafkaError) -> None:
         if err.code() in (KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED):

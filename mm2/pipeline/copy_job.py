@@ -4,14 +4,14 @@ The driver starts an epoch with one Spark task per copy task; each runs mm2.kafk
 inside its Python worker until the driver cancels the job's group (assignment changed, pause,
 stop) or it fails. Record bytes never enter the JVM, and nothing but a line per task comes back.
 
-Spark runs a copy task again when its executor is lost (a worker that died, a node gone): the
-new attempt fences the old one and starts from the positions committed since the epoch began,
-never from the ones the driver handed out at its start.
+Every copy task, once its producer has fenced the earlier holders of its transactional id,
+reads the committed positions and starts after them: whatever an earlier attempt (Spark runs a
+task again when its executor is lost), a zombie, or a deposed leader's planner committed since
+the driver read the positions is never copied twice.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import logging
 import re
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pyspark import SparkContext, TaskContext
 
 from mm2.kafka.offset_store import OffsetTail, SourcePositions
-from mm2.kafka.stream_copier import CopyTaskSpec, StreamCopier, fence_transactional_ids
+from mm2.kafka.stream_copier import CopyTaskSpec, StreamCopier
 
 __all__ = ["CopyJob", "PositionsTopic", "free_slots", "python_error"]
 
@@ -69,26 +69,6 @@ class PositionsTopic:
             tail.close()
 
 
-def _resumed(spec: CopyTaskSpec, positions: PositionsTopic, attempt: int) -> CopyTaskSpec:
-    """The spec of a copy task Spark runs again: an earlier attempt may have committed records
-    past the offsets the driver handed out, so fence it, then start from what it committed."""
-    if spec.transactional_id:
-        fence_transactional_ids(spec.target_producer, [spec.transactional_id], timeout=60.0)
-    committed = positions.read()
-    parts = [
-        dataclasses.replace(a, next_offset=committed[(a.topic, a.partition)] + 1)
-        if (a.topic, a.partition) in committed
-        else a
-        for a in spec.partitions
-    ]
-    log.warning(
-        "%s task %d: attempt %d resumes from the committed positions (%s)",
-        spec.flow, spec.task, attempt,
-        ", ".join(f"{a.topic}-{a.partition}@{a.next_offset}" for a in parts),
-    )  # fmt: skip
-    return dataclasses.replace(spec, partitions=parts)
-
-
 def _partitions(spec: CopyTaskSpec, shown: int = 6) -> str:
     names = [f"{a.topic}-{a.partition}" for a in spec.partitions]
     if len(names) <= shown:
@@ -101,10 +81,16 @@ def _run_tasks(specs: list[str], positions: PositionsTopic | None) -> object:
         spec = CopyTaskSpec.from_json(specs[index])
         context = TaskContext.get()
         attempt = 0 if context is None else context.attemptNumber()
-        if attempt > 0 and positions is not None:
-            spec = _resumed(spec, positions, attempt)
         began = time.monotonic()
-        copier = StreamCopier(spec)
+        copier = StreamCopier(spec)  # its producer has now fenced every earlier holder of its id
+        if positions is not None and spec.transactional_id:
+            moved = copier.resume_from(positions.read())
+            if moved:
+                log.warning(
+                    "%s task %d (attempt %d): positions committed since the epoch began; "
+                    "resumes from the committed positions (%s)",
+                    spec.flow, spec.task, attempt, ", ".join(moved),
+                )  # fmt: skip
         log.info(
             "%s task %d: copying %s (ready in %.1f s)",
             spec.flow, spec.task, _partitions(spec), time.monotonic() - began,

@@ -44,6 +44,8 @@ class _Running:
     instance: Connector | None = None
     trace: str | None = None
     tasks: list[TaskRunner] = field(default_factory=list)
+    # Runners asked to stop that had not yet: their successors wait for them.
+    stopping: list[TaskRunner] = field(default_factory=list)
 
 
 class Herder:
@@ -187,6 +189,7 @@ class Herder:
             runner.start()
 
     def _runner(self, run: _Running, task_id: int, config: Mapping[str, str]) -> TaskRunner:
+        run.stopping = [r for r in run.stopping if r.alive]
         return TaskRunner(
             run.plugin.task_class(),
             config,
@@ -196,6 +199,7 @@ class Herder:
             worker_id=self._worker_id,
             paused=run.target == "PAUSED",
             backoff=self._backoff,
+            after=[r for r in run.stopping if r.task_id == task_id],
         )
 
     def _halt(self, run: _Running, deadline: float | None = None) -> None:
@@ -206,6 +210,7 @@ class Herder:
             runner.signal_stop()
         for runner in run.tasks:
             runner.join(deadline - time.monotonic())
+        run.stopping = [r for r in [*run.stopping, *run.tasks] if r.alive]
         run.tasks.clear()
         if run.instance is not None:
             try:
@@ -258,6 +263,7 @@ class Herder:
                 raise ConnectorNotFoundError(f"task {task_id} of {name!r} not found")
             old = run.tasks[task_id]
             old.stop()
+            run.stopping.append(old)
             fresh = self._runner(run, task_id, old.config)
             run.tasks[task_id] = fresh
             fresh.start()

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -76,7 +76,11 @@ class TaskRunner:
         worker_id: str,
         paused: bool = False,
         backoff: Backoff | None = None,
+        after: Sequence[TaskRunner] = (),
     ) -> None:
+        """`after`: earlier runners of the same task that did not stop in time; this one
+        starts its task only once they have ended, so two instances never run at once."""
+        self._after = [r for r in after if r.alive]
         self._task = task
         self._config = dict(config)
         self._context = _Context(flow, connector, task_id)
@@ -113,6 +117,10 @@ class TaskRunner:
     def start(self) -> None:
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
     def pause(self) -> None:
         self._want_paused = True
         self._wake.set()
@@ -146,6 +154,11 @@ class TaskRunner:
         log.error("%s failed for good (an operator must act): %s", self._thread.name, exc)
 
     def _run(self) -> None:
+        for earlier in self._after:
+            while earlier.alive and not self._stopping.is_set():
+                self._state, self._trace = "UNASSIGNED", "waiting for the previous instance to stop"
+                earlier._thread.join(0.5)
+        self._after = []
         delay = self._backoff.restart_initial_s
         while not self._stopping.is_set():
             began = time.monotonic()

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 
 import pytest
 
-from mm2.kafka.stream_copier import Assignment, CopyTaskSpec
-from mm2.pipeline.copy_job import PositionsTopic, _resumed
+from mm2.kafka.stream_copier import Assignment, CopyTaskSpec, StreamCopier
 from mm2.pipeline.session import _python_environment
 
 
@@ -42,17 +40,9 @@ def test_a_local_master_binds_to_loopback(clean_env: pytest.MonkeyPatch) -> None
     assert os.environ["SPARK_LOCAL_IP"] == "127.0.0.1"
 
 
-@dataclass(frozen=True)
-class _Committed(PositionsTopic):
-    """The offsets topic as a retried task would read it, without a broker."""
-
-    committed: dict[tuple[str, int], int] = field(default_factory=dict)
-
-    def read(self, timeout: float = 60.0) -> dict[tuple[str, int], int]:
-        return self.committed
-
-
-def test_a_retried_copy_task_starts_after_what_was_committed() -> None:
+def test_a_copy_task_starts_after_what_was_committed() -> None:
+    """Read after its producer fenced earlier holders of its id (a retried attempt, a zombie,
+    a deposed leader's planner): what they committed since the driver read the positions."""
     spec = CopyTaskSpec(
         flow="primary->backup",
         task=0,
@@ -69,9 +59,10 @@ def test_a_retried_copy_task_starts_after_what_was_committed() -> None:
         ],
     )
     # Partition 0 moved on since the epoch began; 1 got its first position; 2 none since.
-    topic = _Committed({}, {}, "mm2-offsets.primary.internal", "MirrorSourceConnector", "primary",
-                       committed={("orders", 0): 499, ("orders", 1): 41})  # fmt: skip
-    resumed = _resumed(spec, topic, attempt=1)
-    assert [a.next_offset for a in resumed.partitions] == [500, 42, 7]
-    assert resumed.partitions[0].target_topic == "primary.orders"
-    assert (resumed.flow, resumed.task, resumed.transactional_id) == ("primary->backup", 0, None)
+    copier = StreamCopier(spec)
+    try:
+        moved = copier.resume_from({("orders", 0): 499, ("orders", 1): 41, ("other", 0): 5})
+    finally:
+        copier.close()
+    assert copier.next_offsets == {("orders", 0): 500, ("orders", 1): 42, ("orders", 2): 7}
+    assert moved == ["orders-0@500", "orders-1@42"]
