@@ -9,7 +9,6 @@ copied twice for a read_committed reader.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -17,8 +16,8 @@ from typing import Any
 
 import httpx
 import pytest
-from confluent_kafka import Producer
 from mirror_support import (
+    ContinuousProducer,
     MirrorProcess,
     content,
     count,
@@ -33,34 +32,6 @@ log = logging.getLogger(__name__)
 
 PARTITIONS = 3
 SOURCE = "primary.backup.MirrorSourceConnector"
-
-
-class Load(threading.Thread):
-    """Writes numbered records to the source until stopped."""
-
-    def __init__(self, bootstrap: str, topic: str) -> None:
-        super().__init__(daemon=True)
-        self.topic = topic
-        self.sent = 0
-        self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 10,
-                                   "enable.idempotence": True})  # fmt: skip
-        self._halt = threading.Event()
-
-    def run(self) -> None:
-        while not self._halt.is_set():
-            for _ in range(20):
-                i = self.sent
-                self._producer.produce(self.topic, f"v{i}".encode(), f"k{i}".encode(),
-                                       partition=i % PARTITIONS)  # fmt: skip
-                self.sent += 1
-            self._producer.poll(0)
-            time.sleep(0.1)
-
-    def finish(self) -> int:
-        self._halt.set()
-        self.join(30)
-        assert self._producer.flush(60) == 0, "records left unsent on the source"
-        return self.sent
 
 
 def leaders(url: str) -> dict[str, dict[str, object] | None]:
@@ -93,7 +64,11 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
             "mm2.leader.session.timeout.ms = 6000\n",
         ))  # fmt: skip
     remote = f"primary.{topic}"
-    load = Load(primary.bootstrap_servers, topic)
+    idempotent = {"enable.idempotence": True}
+    load = ContinuousProducer(
+        primary, topic, rate=200, limit=10**9, seconds=3600, partitions=PARTITIONS,
+        config=idempotent,
+    )  # fmt: skip
     first = MirrorProcess(props[0])
     second = MirrorProcess(props[1])
     mirrors = [first, second]
@@ -147,13 +122,15 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
         status = api.get(f"/connectors/{SOURCE}/status").json()
         assert status["connector"]["state"] == "RUNNING", status
 
-        sent = load.finish()
+        load.stop()
+        load.join()
+        sent = load.sent
         wait_for(lambda: count(backup.bootstrap_servers, remote) >= sent, 240,
                  "every record on the target", both_logs)  # fmt: skip
         time.sleep(3)  # time enough to copy anything twice, if it would
         assert standby.stop() == 0, standby.log()[-3000:]
     finally:
-        load.finish() if load.is_alive() else None
+        load.stop()
         for mirror in mirrors:
             if mirror.process.poll() is None:
                 mirror.stop()
