@@ -138,6 +138,25 @@ class Admin:
             futures = self._admin.create_topics(topics[start : start + 100], request_timeout=60)
             for future in futures.values():
                 future.result()
+        self._wait_for_leaders([t.topic for t in topics], partitions)
+
+    def _wait_for_leaders(self, names: list[str], partitions: int, timeout: float = 300) -> None:
+        """Created is not yet writable: with a thousand new topics a producer still hears
+        UNKNOWN_TOPIC_OR_PART for a while. Wait until every partition has a leader."""
+        deadline = time.monotonic() + timeout
+        waiting = set(names)
+        while waiting:
+            meta = self._admin.list_topics(timeout=30)
+            waiting = {
+                n for n in waiting
+                if n not in meta.topics or meta.topics[n].error is not None
+                or len(meta.topics[n].partitions) < partitions
+                or any(p.leader < 0 for p in meta.topics[n].partitions.values())
+            }  # fmt: skip
+            if waiting and time.monotonic() > deadline:
+                raise RuntimeError(f"{len(waiting)} new topics have no leader after {timeout} s")
+            if waiting:
+                time.sleep(0.5)
 
     def delete_topics(self, names: Iterable[str]) -> None:
         wanted = set(names) & set(self.topics())
