@@ -9,7 +9,6 @@ import json
 import logging
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,8 +17,15 @@ from typing import Any
 
 import httpx
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
-from mirror_support import MirrorProcess, free_port, make_topic, wait_for, write_properties
+from confluent_kafka import Consumer, TopicPartition
+from mirror_support import (
+    ContinuousProducer,
+    MirrorProcess,
+    free_port,
+    make_topic,
+    wait_for,
+    write_properties,
+)
 
 from mm2.localcluster import LocalCluster, LocalClusters
 
@@ -31,27 +37,6 @@ log = logging.getLogger(__name__)
 def clusters() -> Iterator[LocalClusters]:
     with LocalClusters(["truth-source", "truth-target"]) as pair:
         yield pair
-
-
-class Load(threading.Thread):
-    def __init__(self, cluster: LocalCluster, topic: str) -> None:
-        super().__init__(daemon=True)
-        self._producer = Producer({**cluster.client_config(), "linger.ms": 10})
-        self._topic = topic
-        self._halt = threading.Event()
-
-    def run(self) -> None:
-        i = 0
-        while not self._halt.is_set():
-            self._producer.produce(self._topic, f"v{i}".encode(), partition=i % 4)
-            self._producer.poll(0)
-            i += 1
-            time.sleep(0.01)
-
-    def finish(self) -> None:
-        self._halt.set()
-        self.join(30)
-        self._producer.flush(60)
 
 
 def mm2(*args: str) -> Any:
@@ -88,7 +73,7 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
     props = write_properties(tmp_path, source.bootstrap_servers, target.bootstrap_servers, topic,
                              f"listeners = http://127.0.0.1:{port}\n")  # fmt: skip
     api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
-    load = Load(source, topic)
+    load = ContinuousProducer(source, topic, rate=100, limit=10**9, seconds=3600)
     with MirrorProcess(props) as mirror:
         try:
             load.start()
@@ -161,7 +146,8 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
         wait_for(lambda: flow(api)["lag"]["records"] >= before + 1000, 90,
                  "the lag of a paused flow growing", mirror.log)  # fmt: skip
         assert "paused" in flow(api)["cause"]
-        load.finish()
+        load.stop()
+        load.join()
         assert api.put("/flows/primary/backup/resume").status_code == 202
         wait_for(lambda: flow(api).get("state") == "RUNNING" and flow(api)["lag"]["records"]
                  == 0, 180, "resumed and caught up", mirror.log)  # fmt: skip
