@@ -159,12 +159,16 @@ class TopicAdmin:
         ]
         if not new:
             return {}
-        try:
-            futures = self._admin.create_topics(
-                new, operation_timeout=self._timeout, request_timeout=self._timeout
-            )
-        except KafkaException as exc:
-            raise self._error("creating topics", exc) from exc
+        futures: dict[str, concurrent.futures.Future[None]] = {}
+        for batch in _batches(new):
+            try:
+                futures.update(
+                    self._admin.create_topics(
+                        batch, operation_timeout=self._timeout, request_timeout=self._timeout
+                    )
+                )
+            except KafkaException as exc:
+                raise self._error("creating topics", exc) from exc
         results: dict[str, CreateOutcome | KafkaClientError] = {}
         for name, future in futures.items():
             try:
@@ -330,6 +334,28 @@ class TopicAdmin:
             except (KafkaException, concurrent.futures.TimeoutError) as exc:
                 failures[binding] = self._error(f"creating ACL on {binding.name}", exc)
         return failures
+
+
+# A KRaft controller refuses a CreateTopics request of more partitions than this
+# (max.request.partition.size.limit, 2000 by default): "Excessively large number of
+# partitions per request" (POLICY_VIOLATION). Mirroring a thousand topics at once needs several.
+_PARTITIONS_PER_REQUEST = 1000
+
+
+def _batches(topics: Sequence[NewTopic]) -> list[list[NewTopic]]:
+    """Topics split into requests of at most _PARTITIONS_PER_REQUEST partitions (a topic with
+    more goes alone)."""
+    out: list[list[NewTopic]] = []
+    size = 0
+    for topic in topics:
+        count = max(1, topic.num_partitions)
+        if out and size + count <= _PARTITIONS_PER_REQUEST:
+            out[-1].append(topic)
+            size += count
+        else:
+            out.append([topic])
+            size = count
+    return out
 
 
 def _entry(entry: ConfigEntry) -> TopicConfigEntry:
