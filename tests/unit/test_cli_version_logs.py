@@ -8,20 +8,15 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from log_support import logging_restored
 
 from mm2.cli import mirror_maker, tools
 
 
 @pytest.fixture(autouse=True)
 def restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    for handler in handlers:
-        root.addHandler(handler)
-    root.setLevel(level)
+    with logging_restored():
+        yield
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from log_support import logging_restored
 
 from mm2.kafka.failure import ClientLog, ClientWatch
 from mm2.log import LogConfigError, RepeatFilter, configure
@@ -29,19 +30,20 @@ class Clock:
 @pytest.fixture
 def restore_logging() -> Iterator[None]:
     """configure() changes the process's logging: put it back after the test."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    levels = {n: logging.getLogger(n).level for n in ("spark", "py4j", "mm2", "test")}
+    with logging_restored():
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _forget_capture_loggers() -> Iterator[None]:
+    """pytest adds its capture handlers to loggers that do not propagate: take the test's
+    loggers down again, or a later configure() would find those handlers through them."""
     yield
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-        if handler not in handlers:
-            handler.close()
-    for handler in handlers:
-        root.addHandler(handler)
-    root.setLevel(level)
-    for name, old in levels.items():
-        logging.getLogger(name).setLevel(old)
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if name.startswith("test.collapse.") and isinstance(logger, logging.Logger):
+            for handler in list(logger.handlers):
+                logger.removeHandler(handler)
+            logger.propagate = True
 
 
 def _capture(interval: float = 60.0) -> tuple[logging.Logger, io.StringIO, RepeatFilter, Clock]:
@@ -160,6 +162,7 @@ def test_wire_lines_of_a_child_are_logged_again_with_their_name_level_time_and_t
 
 def test_log4j_wire_lines_and_raw_output_of_the_jvm(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="spark")  # quiet by default (mm2.log.setup)
     log4j = {"mm2log": 1, "ms": 1700000000123, "level": "WARN", "name": "spark.Executor",
              "msg": "Exception in task 0.0", "exc": ""}  # fmt: skip
     pump(
@@ -225,7 +228,9 @@ def test_log_config_in_each_of_pythons_formats(
     ]
 
 
-def test_a_broken_log_config_is_a_config_error_naming_the_file(tmp_path: Path) -> None:
+def test_a_broken_log_config_is_a_config_error_naming_the_file(
+    restore_logging: None, tmp_path: Path
+) -> None:
     broken = tmp_path / "logging.yaml"
     broken.write_text("handlers: [unclosed\n")
     with pytest.raises(LogConfigError, match=r"logging\.yaml"):
