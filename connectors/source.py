@@ -14,6 +14,7 @@ from pathlib import Path
 
 from connectors.every import Every
 from connectors.offset_syncs import offset_syncs_target
+from connectors.progress_group import ProgressGroup
 from connectors.topic_sync import TopicSync
 from mm2.client.positions import PositionsLocation, positions_location
 from mm2.config.model import Flow
@@ -122,6 +123,8 @@ class MirrorSourceTask(Task):
         self._ends = OffsetLister(source_admin)
         self._location: PositionsLocation = positions_location(flow)
         self._positions = SourcePositions()
+        self._progress = ProgressGroup.for_flow(flow)
+        self._group_start: dict[tuple[str, int], int] = {}
         self._routes: dict[str, Route] = {}
         self._tail: OffsetTail | None = None
         self._job: CopyJob | None = None
@@ -223,6 +226,8 @@ class MirrorSourceTask(Task):
                 "really was replaced, stop the connector and DELETE its offsets over REST",
                 key="source.cluster.alias",
             )
+        if self._progress is not None:  # where partitions without a position start
+            self._group_start = self._progress.start_offsets()
         syncs_topic, syncs_producer = self._syncs
         specs = [
             CopyTaskSpec(
@@ -285,7 +290,9 @@ class MirrorSourceTask(Task):
 
     def _next_offset(self, topic: str, partition: int) -> int:
         stored = self._positions.offsets.get((topic, partition))
-        return -1 if stored is None else stored + 1
+        if stored is None:
+            return self._group_start.get((topic, partition), -1)
+        return stored + 1
 
     def _assignment_changed(self) -> bool:
         slots = free_slots(self._sc, self._job) if self._job is not None else 0
@@ -328,6 +335,8 @@ class MirrorSourceTask(Task):
         assert self._tail is not None
         tail = self._tail
         self._step("reading positions", lambda: self._apply(tail.poll(0)))
+        if self._progress is not None:
+            self._progress.maybe_commit(self._positions.offsets, self._routes.keys(), now)
         if self._paused:
             return 0.5
         if job.running and self._assignment_changed():
@@ -360,6 +369,9 @@ class MirrorSourceTask(Task):
     def stop(self) -> None:
         if getattr(self, "_job", None) is not None:
             self._end_epoch(settle_timeout=3.0)  # a clean stop takes at most 10 s
+        progress: ProgressGroup | None = getattr(self, "_progress", None)
+        if progress is not None:  # as MirrorMaker 1 does at exit
+            progress.commit(self._positions.offsets, self._routes.keys())
         tail = getattr(self, "_tail", None)
         if tail is not None:
             tail.close()

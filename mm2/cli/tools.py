@@ -26,9 +26,9 @@ class Subcommand(Protocol):
 
 def _subcommands() -> list[Subcommand]:
     # Imported here so `mm2 --help` stays fast and a broken tool does not break the others.
-    from mm2.cli import local_cluster, offset_tools, status
+    from mm2.cli import kafka_mirror_maker, local_cluster, offset_tools, status
 
-    return [local_cluster, *offset_tools.COMMANDS, *status.COMMANDS]
+    return [local_cluster, *offset_tools.COMMANDS, *status.COMMANDS, *kafka_mirror_maker.COMMANDS]
 
 
 def build_parser(commands: Sequence[Subcommand]) -> argparse.ArgumentParser:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from mm2.config.keys import check_key, rest_problem, suggestion
 from mm2.config.model import CHECKPOINT, HEARTBEAT, SOURCE, Flow, MirrorMakerConfig
-from mm2.config.names import DEPRECATED_NAMES
+from mm2.config.names import DEPRECATED_NAMES, MM1_NAMES
 from mm2.config.properties import PropertiesFile, read_properties
 from mm2.config.providers import ProviderProblem, Providers
 from mm2.config.resolve import cluster_pairs, connector_base_config, flow_key, parse_clusters
@@ -85,6 +85,12 @@ def load_properties(
         if short in DEPRECATED_NAMES:
             new = key[: len(key) - len(short)] + DEPRECATED_NAMES[short]
             warnings.append(f"{props.path}:{line}: {key} is deprecated; use {new}")
+        elif short in MM1_NAMES:
+            new = key[: len(key) - len(short)] + MM1_NAMES[short]
+            warnings.append(
+                f"{props.path}:{line}: {key} is a MirrorMaker 1 setting that mm2 does not read "
+                f"(it is ignored); write {new} instead"
+            )
         elif (known := suggestion(key, aliases)) is not None:
             warnings.append(
                 f"{props.path}:{line}: {key} is not a known setting; did you mean {known}?"

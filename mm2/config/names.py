@@ -12,6 +12,7 @@ __all__ = [
     "CONNECTOR_CLASSES",
     "CONNECTOR_CONFIG_NAMES",
     "DEPRECATED_NAMES",
+    "MM1_NAMES",
     "PASSWORD_NAMES",
     "TYPES",
     "ValueType",
@@ -177,6 +178,9 @@ MM2_NAMES = frozenset(
         "offset.storage.replication.factor",
         "mm2.state.dir",
         "skip.oversized.records",
+        # A source consumer group that follows the flow's positions (MirrorMaker 1's lag view).
+        "progress.group.id",
+        "progress.group.commit.interval.ms",
         # The micro-batch pipeline's keys: accepted, so older files still load, and unused
         # since copy tasks stream.
         "pipeline.trigger.interval.ms",
@@ -206,6 +210,21 @@ DEPRECATED_NAMES: dict[str, str] = {
     "topics.blacklist": "topics.exclude",
     "groups.blacklist": "groups.exclude",
     "config.properties.blacklist": "config.properties.exclude",
+}
+
+# MirrorMaker 1's options and keys, which mm2.properties does not read: what to write instead.
+MM1_NAMES: dict[str, str] = {
+    "whitelist": "topics",
+    "include": "topics",
+    "topics.whitelist": "topics",
+    "mirror.topics.whitelist": "topics",
+    "blacklist": "topics.exclude",
+    "mirror.topics.blacklist": "topics.exclude",
+    "groups.whitelist": "groups",
+    "num.streams": "tasks.max",
+    "offset.commit.interval.ms": "progress.group.commit.interval.ms",
+    "abort.on.send.failure": "skip.oversized.records (its opposite)",
+    "abort.on.send.fail": "skip.oversized.records (its opposite)",
 }
 
 # ConfigDef PASSWORD types: printed as [hidden], whatever prefix they carry.
@@ -271,6 +290,7 @@ _LONGS = (
     "pipeline.trigger.interval.ms",
     "pipeline.max.records.per.partition",
     "transaction.boundary.interval.ms",
+    "progress.group.commit.interval.ms",
 )
 _LISTS = (
     "topics",
@@ -311,6 +331,7 @@ TYPES: dict[str, ValueType] = {
 # Inclusive numeric bounds of ConfigDef validators (Connect's tasks.max is at least 1).
 BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "tasks.max": (1, None),
+    "progress.group.commit.interval.ms": (0, None),
     "offset.storage.partitions": (1, None),
     "offset.storage.replication.factor": (1, None),
 }
