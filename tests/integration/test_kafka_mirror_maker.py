@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
 
 pytestmark = pytest.mark.integration
@@ -29,13 +35,21 @@ class Cluster(Protocol):
 
 
 def wait_for(check: Callable[[], bool], what: str, log: Path) -> None:
+    """Until check() holds; a Kafka error meanwhile (a leader not elected yet) is a no."""
     deadline = time.monotonic() + DEADLINE_S
-    while not check():
+    while not _holds(check):
         if time.monotonic() > deadline:
             lines = log.read_text(errors="replace").splitlines() if log.exists() else []
             tail = "\n".join(lines[-60:])
             raise AssertionError(f"timed out waiting for {what}; mirror log:\n{tail}")
         time.sleep(0.5)
+
+
+def _holds(check: Callable[[], bool]) -> bool:
+    try:
+        return check()
+    except KafkaException:
+        return False
 
 
 def produce(bootstrap: str, topic: str, partitions: int, start: int, n: int) -> None:
