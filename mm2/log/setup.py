@@ -16,6 +16,7 @@ import logging.config
 import logging.handlers
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,13 @@ def load_config(path: Path) -> None:
         raise LogConfigError(f"{path}: {type(exc).__name__}: {exc}") from None
 
 
+def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit or args.exc_value is None:
+        return
+    name = args.thread.name if args.thread is not None else "a thread"
+    logging.getLogger("mm2").error("uncaught exception in %s", name, exc_info=args.exc_value)
+
+
 def _handlers() -> list[logging.Handler]:
     seen: dict[int, logging.Handler] = {}
     loggers: list[Any] = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
@@ -129,6 +137,9 @@ def configure(
         logger = logging.getLogger(name)
         if logger.level == logging.NOTSET:
             logger.setLevel(quiet)
+    # Python's warnings and a thread's uncaught exception come out in the same format too.
+    logging.captureWarnings(True)
+    threading.excepthook = _log_thread_exception
     for handler in _handlers():
         if not any(isinstance(f, Py4JRootFilter) for f in handler.filters):
             handler.addFilter(Py4JRootFilter())

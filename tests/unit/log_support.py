@@ -4,6 +4,7 @@ handler (pytest's own capture handlers included), the levels it set, the handler
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,9 +22,13 @@ def logging_restored() -> Iterator[None]:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
+    hook = threading.excepthook
+    logging.captureWarnings(False)  # pytest restores showwarning after each test, not logging
     try:
         yield
     finally:
+        threading.excepthook = hook
+        logging.captureWarnings(False)
         for handler in list(root.handlers):
             root.removeHandler(handler)
             if handler not in handlers:

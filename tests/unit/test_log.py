@@ -284,3 +284,31 @@ def test_the_config_files_root_level_stands_unless_debug(
     assert logging.getLogger().level == logging.WARNING
     configure(level=logging.DEBUG, log_config=config)
     assert logging.getLogger().level == logging.DEBUG
+
+
+def test_warnings_and_uncaught_thread_exceptions_are_log_records(
+    restore_logging: None, tmp_path: Path
+) -> None:
+    import threading
+    import warnings
+
+    out = tmp_path / "mm2.log"
+    configure(level=logging.INFO, log_file=out)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.warn("an old setting", DeprecationWarning, stacklevel=1)
+
+        def boom() -> None:
+            raise RuntimeError("worker broke")
+
+        thread = threading.Thread(target=boom, name="copy-epoch-7")
+        thread.start()
+        thread.join()
+    finally:
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+    text = out.read_text()
+    assert " WARNING py.warnings: " in text and "an old setting" in text
+    assert " ERROR mm2: uncaught exception in copy-epoch-7\nTraceback" in text
+    assert "RuntimeError: worker broke" in text
