@@ -141,6 +141,24 @@ class MirrorCollector(Collector):
         connectors.add_metric([], n_connectors)
         tasks.add_metric([], n_tasks)
         yield from (connector, task, restarts, connectors, tasks)
+        yield self._flows()
+
+    def _flows(self) -> Metric:
+        """mm2_flow_state: 1 on the flow's derived state (as /flows shows it), the cause on
+        the series of a state other than RUNNING."""
+        family = GaugeMetricFamily(
+            "mm2_flow_state", "1 for the flow's current state (RUNNING, DEGRADED, FAILED, ...)",
+            labels=["source", "target", "state", "cause"],
+        )  # fmt: skip
+        for view in self._mirror.flows():
+            for state in _FLOW_STATES:
+                current = view.state == state
+                cause = (view.cause or "")[:200] if current else ""
+                family.add_metric([view.source, view.target, state, cause], current)
+        return family
+
+
+_FLOW_STATES = ("RUNNING", "DEGRADED", "FAILED", "PAUSED", "STOPPED", "UNASSIGNED", "DISABLED")
 
 
 def metrics_registry(mirror: MirrorMaker) -> CollectorRegistry:

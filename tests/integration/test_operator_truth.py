@@ -132,6 +132,11 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
                      "the lag growing while the target is down", mirror.log)  # fmt: skip
             health = api.get("/health/flows")
             assert health.status_code == 503 and "primary->backup" in health.json()["causes"]
+            # What the MirrorMakerFlowNotCopying alert (deploy/prometheus) fires on.
+            scraped = api.get("/metrics").text
+            flagged = [ln for ln in scraped.splitlines() if ln.startswith("mm2_flow_state{")
+                       and 'target="backup"' in ln and ln.endswith(" 1.0")]  # fmt: skip
+            assert len(flagged) == 1 and 'state="RUNNING"' not in flagged[0], flagged
         finally:
             target.resume()
         wait_for(lambda: flow(api).get("state") == "RUNNING", 240,

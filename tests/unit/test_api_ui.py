@@ -67,6 +67,9 @@ def test_the_page_its_assets_and_the_docs_need_credentials(mirror: MirrorMaker) 
 def test_flows_health_says_which_flow_is_not_copying_and_why(mirror: MirrorMaker) -> None:
     client = TestClient(create_app(mirror))
     assert client.get("/health/flows").status_code == 200
+    assert 'mm2_flow_state{cause="",source="primary",state="RUNNING",target="backup"} 1.0' in (
+        client.get("/metrics").text
+    )
     client.put("/flows/primary/backup/pause")
     answer = client.get("/health/flows")
     assert answer.status_code == 503
