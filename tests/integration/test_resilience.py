@@ -13,13 +13,9 @@ from __future__ import annotations
 
 import logging
 import shutil
-import socket
-import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -29,14 +25,17 @@ from confluent_kafka.admin import (
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
-    NewTopic,
 )
 from mirror_support import (
+    PARTITIONS,
+    ContinuousProducer,
     MirrorProcess,
     Record,
+    caught_up,
     content,
     count,
-    last_values,
+    free_port,
+    make_topic,
     read_topic,
     wait_for,
     write_properties,
@@ -46,8 +45,6 @@ from mm2.localcluster import LocalCluster, LocalClusters
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 log = logging.getLogger(__name__)
-
-PARTITIONS = 4
 
 
 @pytest.fixture(scope="module")
@@ -76,19 +73,6 @@ def target(clusters: LocalClusters) -> Iterator[LocalCluster]:
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def make_topic(cluster: LocalCluster, prefix: str, partitions: int = PARTITIONS) -> str:
-    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient(cluster.client_config())
-    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(60)
-    return name
-
-
 def produce(cluster: LocalCluster, topic: str, start: int, n: int) -> int:
     """Records start..start+n-1 (keyed, spread over the partitions); returns start + n."""
     producer = Producer({**cluster.client_config(), "linger.ms": 20})
@@ -102,80 +86,6 @@ def produce(cluster: LocalCluster, topic: str, start: int, n: int) -> int:
                 producer.poll(0.5)
     assert producer.flush(60) == 0, "records left unsent on the source"
     return start + n
-
-
-class ContinuousProducer:
-    """Writes to the source in a thread, at a steady rate, until `limit` records or `seconds`
-    have passed or stop() is called; counts delivered records and delivery errors."""
-
-    def __init__(
-        self, cluster: LocalCluster, topic: str, *, rate: float, limit: int, seconds: float
-    ) -> None:
-        self._producer = Producer({**cluster.client_config(), "linger.ms": 10})
-        self._topic = topic
-        self._rate = rate
-        self._limit = limit
-        self._seconds = seconds
-        self._stop = threading.Event()
-        self.sent = 0
-        self.delivered = 0
-        self.errors: list[str] = []
-        self._thread = threading.Thread(target=self._run, name="resilience-producer", daemon=True)
-
-    def _on_delivery(self, err: Any, _msg: Any) -> None:
-        if err is None:
-            self.delivered += 1
-        else:
-            self.errors.append(str(err))
-
-    def _run(self) -> None:
-        started = time.monotonic()
-        while (
-            not self._stop.is_set()
-            and self.sent < self._limit
-            and time.monotonic() - started < self._seconds
-        ):
-            i = self.sent
-            try:
-                self._producer.produce(
-                    self._topic,
-                    f"c{i}".encode() * 10,
-                    f"k{i}".encode(),
-                    partition=i % PARTITIONS,
-                    on_delivery=self._on_delivery,
-                )
-            except BufferError:
-                self._producer.poll(0.5)
-                continue
-            self.sent += 1
-            self._producer.poll(0)
-            # Steady pace: sleep until the time the next record is due.
-            due = started + self.sent / self._rate
-            pause = due - time.monotonic()
-            if pause > 0:
-                self._stop.wait(pause)
-        self._producer.flush(120)
-
-    def start(self) -> ContinuousProducer:
-        self._thread.start()
-        return self
-
-    def join(self, timeout: float = 300) -> None:
-        """Wait until the producer has ended by its own bounds and flushed."""
-        self._thread.join(timeout)
-        assert not self._thread.is_alive(), "the producer thread did not end"
-        assert not self.errors, f"{len(self.errors)} delivery errors, e.g. {self.errors[:3]}"
-        assert self.delivered == self.sent, (self.delivered, self.sent)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(180)
-
-
-def caught_up(source: LocalCluster, target: LocalCluster, topic: str) -> bool:
-    """Every partition of the remote topic ends with the source partition's last record."""
-    want = last_values(source.bootstrap_servers, topic)
-    return bool(want) and last_values(target.bootstrap_servers, f"primary.{topic}") == want
 
 
 def assert_each_once_in_order(source: LocalCluster, target: LocalCluster, topic: str) -> int:
