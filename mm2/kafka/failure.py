@@ -64,6 +64,8 @@ _OUTAGE = _codes(
     "_TRANSPORT", "_TIMED_OUT", "_TIMED_OUT_QUEUE", "_MSG_TIMED_OUT", "_ALL_BROKERS_DOWN",
     "_RESOLVE", "_WAIT_COORD", "_WAIT_CACHE", "_UNKNOWN_BROKER", "_NODE_UPDATE", "_IN_PROGRESS",
     "_PREV_IN_PROGRESS", "_QUEUE_FULL", "_INTR", "_DESTROY",
+    # "No leaders found" while a restarted broker has not taken its partitions back yet.
+    "_NOENT",
     # A topic created a moment ago that this client's metadata does not show yet.
     "_UNKNOWN_PARTITION", "_UNKNOWN_TOPIC",
     "REQUEST_TIMED_OUT", "NETWORK_EXCEPTION", "BROKER_NOT_AVAILABLE", "REPLICA_NOT_AVAILABLE",
