@@ -555,6 +555,8 @@ def _behaviour(
         ),
         fixed("emit.heartbeats.enabled", "false", "Nothing MirrorMaker 1 did not do"),
         fixed("emit.checkpoints.enabled", "false"),
+        # Only the whitelisted topics: not the `heartbeats` topic another mirror left on the source.
+        fixed("heartbeats.replication.enabled", "false"),
         fixed("emit.offset-syncs.enabled", "false"),
         fixed("sync.topic.configs.enabled", "false"),
         fixed("sync.topic.acls.enabled", "false"),
