@@ -160,7 +160,10 @@ def test_kerberos_source_mirrors_to_a_plain_target(
         source.listeners["SASL_PLAINTEXT"],  # localhost:<port>, as kafka/localhost says
         backup.bootstrap_servers,
         topic,
+        # A source cluster of its own mirrored into the session's backup, whose
+        # mm2-offsets.primary.internal holds the session primary's positions: its own topic.
         extra=f"""
+offset.storage.topic = mm2-offsets.kerberos-{uuid.uuid4().hex[:8]}.internal
 primary.security.protocol = SASL_PLAINTEXT
 primary.sasl.mechanism = GSSAPI
 primary.sasl.kerberos.service.name = kafka
