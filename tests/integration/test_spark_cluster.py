@@ -22,7 +22,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 import uuid
@@ -34,9 +33,9 @@ from typing import Any
 import psutil
 import pyspark
 import pytest
-from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from mirror_support import (
+    ContinuousProducer,
     MirrorProcess,
     content,
     count,
@@ -235,62 +234,6 @@ def clusters() -> Iterator[LocalClusters]:
         yield pair
 
 
-class Writer:
-    """Keyed records to the source from a thread, `rate` a second, record i to partition
-    i % PARTITIONS, until stop() or `limit`; counts what was delivered."""
-
-    def __init__(self, cluster: LocalCluster, topic: str, *, rate: float, limit: int) -> None:
-        self._producer = Producer({**cluster.client_config(), "linger.ms": 10})
-        self._topic = topic
-        self._rate = rate
-        self._limit = limit
-        self._stop = threading.Event()
-        self.sent = 0
-        self.delivered = 0
-        self.errors: list[str] = []
-        self._thread = threading.Thread(target=self._run, name="spark-cluster-writer", daemon=True)
-
-    def _delivered(self, err: Any, _msg: Any) -> None:
-        if err is None:
-            self.delivered += 1
-        else:
-            self.errors.append(str(err))
-
-    def _run(self) -> None:
-        started = time.monotonic()
-        while not self._stop.is_set() and self.sent < self._limit:
-            i = self.sent
-            value, key = f"v{i}".encode() * 8, f"k{i}".encode()
-            try:
-                self._producer.produce(
-                    self._topic, value, key, i % PARTITIONS, on_delivery=self._delivered
-                )
-            except BufferError:
-                self._producer.poll(0.5)
-                continue
-            self.sent += 1
-            self._producer.poll(0)
-            pause = started + self.sent / self._rate - time.monotonic()
-            if pause > 0:
-                self._stop.wait(pause)
-        self._producer.flush(120)
-
-    def start(self) -> Writer:
-        self._thread.start()
-        return self
-
-    def halt(self) -> None:
-        self._stop.set()
-        self._thread.join(180)
-
-    def stop(self) -> None:
-        """End, flush, and check that every record sent was delivered."""
-        self.halt()
-        assert not self._thread.is_alive(), "the writer did not end"
-        assert not self.errors, f"{len(self.errors)} delivery errors, e.g. {self.errors[:3]}"
-        assert self.delivered == self.sent, (self.delivered, self.sent)
-
-
 def copying_workers(spark: SparkCluster, source: LocalCluster) -> list[int]:
     """The workers with a process connected to the source cluster: where a copy task runs
     (the idle executor never talks to Kafka)."""
@@ -353,7 +296,10 @@ spark.driver.host = 127.0.0.1
 spark.driver.bindAddress = 127.0.0.1
 """,
     )  # fmt: skip
-    writer = Writer(source, topic, rate=200, limit=1_000_000).start()
+    writer = ContinuousProducer(
+        source, topic, rate=200, limit=1_000_000, seconds=3600, partitions=PARTITIONS,
+        value=lambda i: f"v{i}".encode() * 8,
+    ).start()  # fmt: skip
     try:
         with MirrorProcess(props) as mirror:
 
@@ -386,11 +332,12 @@ spark.driver.bindAddress = 127.0.0.1
             log.info("the master saw worker-%d gone after %.1f s; worker-%d copied after %.1f s",
                      lost, gone, other, moved)  # fmt: skip
             writer.stop()
+            writer.join()  # every record sent was delivered
             wait_for(lambda: caught_up(source, target, topic), 300, "catch-up", logs)
             time.sleep(3)  # time enough to copy anything twice, if it would
             assert mirror.stop() == 0, mirror.log()[-3000:]
     finally:
-        writer.halt()
+        writer.stop()
 
     total = assert_each_once_in_order(source, target, topic)
     assert total == writer.sent
