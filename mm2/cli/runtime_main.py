@@ -11,11 +11,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from api.app import create_app
-from api.server import RestServer
-from connectors.checkpoint import MirrorCheckpointConnector, load_snapshot, snapshot_path
-from connectors.heartbeat import MirrorHeartbeatConnector
-from connectors.source import MirrorSourceConnector, spark_conf
+from mm2.api.app import create_app
+from mm2.api.server import RestServer
 from mm2.cli.coordination import build_coordinator, secret_box
 from mm2.cli.shutdown import StopGuard
 from mm2.cli.version import version_text
@@ -24,6 +21,9 @@ from mm2.client.positions import PositionsLocation, positions_location
 from mm2.config.model import CHECKPOINT, Flow, MirrorMakerConfig
 from mm2.config.providers import Providers
 from mm2.connect.spi import Connector
+from mm2.connectors.checkpoint import MirrorCheckpointConnector, load_snapshot, snapshot_path
+from mm2.connectors.heartbeat import MirrorHeartbeatConnector
+from mm2.connectors.source import MirrorSourceConnector, spark_conf
 from mm2.errors import ConfigError
 from mm2.pipeline.session import spark_context, stop_spark
 from mm2.runtime.changes import ChangeStore

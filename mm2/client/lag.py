@@ -20,7 +20,7 @@ from mm2.kafka.log_reader import TimestampProbe
 from mm2.kafka.offset_store import OffsetTail, SourcePositions
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
-from policies.filter import should_replicate_topic
+from mm2.policies.filter import should_replicate_topic
 
 __all__ = ["LagReader", "LagReport", "PartitionLag"]
 

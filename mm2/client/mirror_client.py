@@ -14,8 +14,8 @@ from mm2.client import topology
 from mm2.errors import RecordFormatError
 from mm2.kafka.log_reader import LogReader, LogRecord
 from mm2.kafka.topics import TopicAdmin
+from mm2.policies.replication import ReplicationPolicy
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
-from policies.replication import ReplicationPolicy
 
 __all__ = ["MirrorClient", "decode_checkpoints"]
 

@@ -13,8 +13,8 @@ from mm2.errors import MM2Error
 from mm2.offsets.checkpoint_rules import rename_topic_partition
 from mm2.offsets.reverse import ReverseTranslator
 from mm2.offsets.translator import OffsetTranslator
+from mm2.policies.replication import ReplicationPolicy
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
-from policies.replication import ReplicationPolicy
 
 __all__ = [
     "FailoverError",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from policies.replication import ReplicationPolicy
+from mm2.policies.replication import ReplicationPolicy
 
 __all__ = [
     "checkpoint_topics",

@@ -31,7 +31,7 @@ from mm2.config.model import is_password
 from mm2.config.names import CLIENT_CONFIG_NAMES
 from mm2.config.properties import PropertiesFile, read_properties
 from mm2.errors import ConfigError
-from policies.filter import TOPICS_EXCLUDE_DEFAULT
+from mm2.policies.filter import TOPICS_EXCLUDE_DEFAULT
 
 __all__ = [
     "IDENTITY_POLICY",

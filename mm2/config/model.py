@@ -15,7 +15,7 @@ from mm2.config.names import CLIENT_CONFIG_NAMES, PASSWORD_NAMES
 from mm2.config.providers import Providers
 from mm2.config.values import parse_bool, parse_int
 from mm2.errors import ConfigError
-from policies.filter import (
+from mm2.policies.filter import (
     ConfigPropertyFilter,
     GroupFilter,
     TopicFilter,
@@ -23,7 +23,7 @@ from policies.filter import (
     load_group_filter,
     load_topic_filter,
 )
-from policies.replication import PolicyConfigError, ReplicationPolicy, load_replication_policy
+from mm2.policies.replication import PolicyConfigError, ReplicationPolicy, load_replication_policy
 
 __all__ = ["HIDDEN", "Flow", "MirrorMakerConfig", "is_password"]
 

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 
 from mm2.config.client_defs import Def
 from mm2.config.names import ALSO, BOUNDS, CASE_SENSITIVE, TYPES, ValueType
-from policies.filter import compile_pattern_list
-from policies.replication import PolicyConfigError
+from mm2.policies.filter import compile_pattern_list
+from mm2.policies.replication import PolicyConfigError
 
 __all__ = [
     "ValueProblem",
@@ -78,7 +78,7 @@ def _parse_double(value: str) -> float:
 
 
 def parse_list(value: str) -> list[str]:
-    from policies.filter import parse_list as _parse
+    from mm2.policies.filter import parse_list as _parse
 
     return _parse(value)
 

@@ -4,7 +4,7 @@ Apache's store keeps 64 syncs per partition and translates any offset past a syn
 `sync.down + 1`, so a group that failed over re-reads everything since that sync. We do better
 where the writer proves it safe.
 
-Our writer (connectors/offset_syncs.py) knows the copy runs: stretches where upstream and
+Our writer (mm2/connectors/offset_syncs.py) knows the copy runs: stretches where upstream and
 downstream offsets both advance by one. It writes a sync at the start and the end of every run
 (plus Apache's own rule syncs), and tags each with a `mm2.prev-sync` header: the previous sync
 it wrote for the partition, and whether the records between the two are one contiguous run

@@ -15,9 +15,9 @@ from typing import Protocol
 
 from mm2.config.model import Flow
 from mm2.kafka.offset_store import SourcePositions
+from mm2.policies.filter import should_replicate_topic
 from mm2.records.connect_offsets import MirrorSourcePartition
 from mm2.runtime.errors import BadRequestError
-from policies.filter import should_replicate_topic
 
 __all__ = ["ConnectorOffset", "MirrorSourceOffsets", "OffsetStore", "Positions"]
 

@@ -25,8 +25,8 @@ from mm2.client import MirrorClient
 from mm2.client.failover import apply_failover, plan_failback, plan_failover, target_group_admin
 from mm2.client.plan import FailoverError
 from mm2.config import MirrorMakerConfig, load
+from mm2.policies.replication import DefaultReplicationPolicy
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
-from policies.replication import DefaultReplicationPolicy
 
 pytestmark = pytest.mark.integration
 

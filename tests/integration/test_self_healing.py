@@ -16,11 +16,11 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from conftest import KafkaCluster
 
-from connectors.checkpoint import MirrorCheckpointConnector
-from connectors.heartbeat import MirrorHeartbeatConnector
-from connectors.topic_sync import TopicSync
 from mm2.config import load
 from mm2.config.model import Flow
+from mm2.connectors.checkpoint import MirrorCheckpointConnector
+from mm2.connectors.heartbeat import MirrorHeartbeatConnector
+from mm2.connectors.topic_sync import TopicSync
 from mm2.errors import KafkaClientError
 from mm2.kafka.topics import TopicAdmin
 from mm2.localcluster import LocalCluster

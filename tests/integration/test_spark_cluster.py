@@ -54,7 +54,7 @@ PARTITIONS = 3
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 REPO = Path(__file__).resolve().parents[2]
 # What `pip install <checkout>` needs of the repository (the Dockerfile copies the same).
-SOURCES = ("pyproject.toml", "README.md", "mm2", "connectors", "api", "policies")
+SOURCES = ("pyproject.toml", "README.md", "mm2")
 
 
 def free_port() -> int:

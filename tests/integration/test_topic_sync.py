@@ -13,8 +13,8 @@ import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from connectors.topic_sync import TopicSync
 from mm2.config import load
+from mm2.connectors.topic_sync import TopicSync
 from mm2.errors import KafkaClientError
 from mm2.kafka.topics import ConfigOp, NewTopicSpec, TopicAdmin
 from mm2.pipeline.routes import Route
@@ -225,7 +225,7 @@ def test_no_authorizer_skips_acl_sync_and_logs_once(
 ) -> None:
     assert TopicAdmin(primary.client_config()).describe_topic_acls() is None
     sync = make_sync(topics=f"{prefix}.*", acl_recheck_seconds=0)
-    with caplog.at_level(logging.DEBUG, logger="connectors.topic_sync"):
+    with caplog.at_level(logging.DEBUG, logger="mm2.connectors.topic_sync"):
         assert sync.sync_acls() == 0
         assert sync.sync_acls() == 0
     infos = [r for r in caplog.records if r.levelno == logging.INFO]

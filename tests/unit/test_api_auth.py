@@ -11,9 +11,9 @@ import pytest
 from api_support import PROPERTIES, make_mirror
 from fastapi.testclient import TestClient
 
-import api.forward
-from api.app import create_app
-from api.limits import MAX_BODY_BYTES
+import mm2.api.forward
+from mm2.api.app import create_app
+from mm2.api.limits import MAX_BODY_BYTES
 from mm2.runtime.mirror_maker import MirrorMaker
 
 SOURCE = "primary.backup.MirrorSourceConnector"
@@ -119,7 +119,7 @@ def test_requests_are_forwarded_only_after_authentication(
         routed.append(path)
         return None, True
 
-    monkeypatch.setattr(api.forward, "route", route)
+    monkeypatch.setattr(mm2.api.forward, "route", route)
     assert secured.put("/flows/primary/backup/pause").status_code == 401
     assert routed == []
     answer = secured.put("/flows/primary/backup/pause", headers=basic("alice", "wonderland"))

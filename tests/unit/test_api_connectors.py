@@ -9,7 +9,7 @@ import pytest
 from api_support import eventually, make_mirror, polls
 from fastapi.testclient import TestClient
 
-from api.app import create_app
+from mm2.api.app import create_app
 from mm2.runtime.mirror_maker import MirrorMaker
 
 SOURCE = "primary.backup.MirrorSourceConnector"

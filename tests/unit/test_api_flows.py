@@ -7,7 +7,7 @@ from pathlib import Path
 from api_support import eventually, make_mirror, polls
 from fastapi.testclient import TestClient
 
-from api.app import create_app
+from mm2.api.app import create_app
 
 
 def test_flow_lifecycle_and_persistence_across_restart(tmp_path: Path) -> None:

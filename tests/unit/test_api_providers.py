@@ -17,8 +17,8 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
-from api.app import create_app
-from api.redaction import RedactionMiddleware
+from mm2.api.app import create_app
+from mm2.api.redaction import RedactionMiddleware
 from mm2.config.providers import Providers
 from mm2.runtime.mirror_maker import MirrorMaker
 

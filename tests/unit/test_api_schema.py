@@ -18,7 +18,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from api.app import create_app
+from mm2.api.app import create_app
 
 _STATE = Path(tempfile.mkdtemp(prefix="mm2-schemathesis-"))
 _MIRROR = make_mirror(_STATE)

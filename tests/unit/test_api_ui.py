@@ -13,7 +13,7 @@ import pytest
 from api_support import make_mirror
 from fastapi.testclient import TestClient
 
-from api.app import create_app
+from mm2.api.app import create_app
 from mm2.cli.status import render_status
 from mm2.runtime.mirror_maker import MirrorMaker
 

@@ -10,7 +10,7 @@ import pytest
 from api_support import PROPERTIES, make_mirror
 from fastapi.testclient import TestClient
 
-from api.app import create_app
+from mm2.api.app import create_app
 from mm2.runtime.mirror_maker import MirrorMaker
 
 SOURCE = "primary.backup.MirrorSourceConnector"

@@ -9,8 +9,8 @@ from mm2.client.plan import FailoverPlan, PartitionMove, commits_for, plan_parti
 from mm2.offsets.exact_index import RUN, PrevSync
 from mm2.offsets.reverse import ReverseTranslator
 from mm2.offsets.translator import OffsetTranslator
+from mm2.policies.replication import DefaultReplicationPolicy
 from mm2.records import OffsetAndMetadata, OffsetSync, TopicPartition
-from policies.replication import DefaultReplicationPolicy
 
 POLICY = DefaultReplicationPolicy()
 TP = TopicPartition

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mm2.client import topology
-from policies.replication import (
+from mm2.policies.replication import (
     DefaultReplicationPolicy,
     IdentityReplicationPolicy,
     ReplicationPolicy,

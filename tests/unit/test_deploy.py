@@ -22,7 +22,7 @@ from api_support import make_mirror
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from api.metrics import metrics_registry
+from mm2.api.metrics import metrics_registry
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 RULES = DEPLOY / "prometheus" / "alerts.yml"

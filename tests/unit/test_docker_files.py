@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import tomllib
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -95,10 +96,20 @@ def test_the_runtime_installs_mm2_from_the_wheel_the_first_stage_builds() -> Non
     copies = [i.flags_and_rest() for i in runtime if i.keyword == "COPY"]
     assert ({"from": name}, "/dist/ /tmp/dist/") in copies
     installs = [i.value for i in runtime if i.keyword == "RUN" and "pip install" in i.value]
-    assert installs == ["pip install --no-cache-dir /tmp/dist/*.whl && rm -rf /tmp/dist"]
-    # nothing of the sources reaches the runtime stage but the wheel and the health probe
+    assert installs == [
+        "pip install --no-cache-dir -c /tmp/constraints.txt /tmp/dist/*.whl"
+        " && rm -rf /tmp/dist /tmp/constraints.txt"
+    ]
+    # nothing of the sources reaches the runtime stage but the wheel, the constraints make uses
+    # too, and the health probe
+    assert ({}, "constraints.txt /tmp/constraints.txt") in copies
     assert all(
-        rest == "docker/healthcheck.py /usr/local/lib/mm2/healthcheck.py" or flags
+        rest
+        in {
+            "docker/healthcheck.py /usr/local/lib/mm2/healthcheck.py",
+            "constraints.txt /tmp/constraints.txt",
+        }
+        or flags
         for flags, rest in copies
     )
 
@@ -443,16 +454,34 @@ def test_the_entry_point_starts_from_the_wheel_in_a_fresh_virtualenv(tmp_path: P
         timeout=600,
     )
     (wheel,) = dist.glob("mm2-*.whl")
+    # one top-level import package of its own: everything the wheel holds is mm2/ or its metadata
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/", 1)[0] for name in archive.namelist()}
+        (info,) = [top for top in tops if top.endswith(".dist-info")]
+        assert tops == {"mm2", info}, tops
+        assert archive.read(f"{info}/top_level.txt").split() == [b"mm2"]
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     installed = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+         "-c", str(ROOT / "constraints.txt"), str(wheel)],
         capture_output=True,
         text=True,
         check=False,
         timeout=900,
-    )
+    )  # fmt: skip
     assert installed.returncode == 0, installed.stderr[-3000:]
+    # the runtime only, at the pinned versions: no test or bench tools, no pandas/pyarrow
+    frozen = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "freeze", "--exclude", "mm2"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    pinned = set((ROOT / "constraints.txt").read_text().split())
+    assert frozen and set(frozen) <= pinned, set(frozen) - pinned
+    names = {line.split("==")[0].lower() for line in frozen}
+    assert not names & {"pytest", "mypy", "matplotlib", "pandas", "pyarrow", "testcontainers"}
 
     # run from elsewhere, with nothing of the checkout on the path: only the wheel can answer
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}

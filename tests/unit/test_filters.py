@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from policies.filter import (
+from mm2.policies.filter import (
     DefaultConfigPropertyFilter,
     DefaultGroupFilter,
     DefaultTopicFilter,
     load_topic_filter,
 )
-from policies.java_regex import JavaRegexError, compile_java, translate
-from policies.replication import PolicyConfigError
+from mm2.policies.java_regex import JavaRegexError, compile_java, translate
+from mm2.policies.replication import PolicyConfigError
 
 
 def topic_filter(**props: str) -> DefaultTopicFilter:

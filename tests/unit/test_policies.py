@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policies.replication import (
+from mm2.policies.replication import (
     DefaultReplicationPolicy,
     IdentityReplicationPolicy,
     PolicyConfigError,
@@ -113,15 +113,22 @@ def test_identity_without_alias_has_no_source() -> None:
 
 def test_custom_policy_by_dotted_path() -> None:
     p = load_replication_policy(
-        {"replication.policy.class": "policies.replication.DefaultReplicationPolicy"}
+        {"replication.policy.class": "mm2.policies.replication.IdentityReplicationPolicy"}
     )
-    assert isinstance(p, DefaultReplicationPolicy)
+    assert isinstance(p, IdentityReplicationPolicy)
+    # the paths of releases before the package moved under mm2 still name the built-ins
+    old = load_replication_policy(
+        {"replication.policy.class": "policies.replication.IdentityReplicationPolicy"}
+    )
+    assert isinstance(old, IdentityReplicationPolicy)
     with pytest.raises(PolicyConfigError) as err:
         load_replication_policy({"replication.policy.class": "com.acme.MyPolicy"})
     assert err.value.key == "replication.policy.class"
     assert "Java class" in str(err.value)
     with pytest.raises(PolicyConfigError):
-        load_replication_policy({"replication.policy.class": "policies.filter.DefaultTopicFilter"})
+        load_replication_policy(
+            {"replication.policy.class": "mm2.policies.filter.DefaultTopicFilter"}
+        )
 
 
 ALIAS = st.from_regex(r"[A-Za-z0-9_-]{1,12}", fullmatch=True)

@@ -9,7 +9,7 @@ import pytest
 from apache_oracle import ApacheOracle
 
 from mm2.config import load
-from policies.replication import load_replication_policy
+from mm2.policies.replication import load_replication_policy
 
 TOPICS = [
     "orders", "o", "", "ab", "primaryorders", "heartbeats", "primaryheartbeats", "a.b", "_x",

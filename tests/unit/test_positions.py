@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from connectors.source import _deal, exactly_once
 from mm2.config import load_properties, parse_properties
+from mm2.connectors.source import _deal, exactly_once
 from mm2.errors import ConfigError
 from mm2.kafka.copy_result import CopyResult, WorkUnit
 from mm2.kafka.offset_store import (

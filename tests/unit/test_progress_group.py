@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping
 
 import pytest
 
-from connectors.progress_group import ProgressGroup
 from mm2.config import load_properties, parse_properties
+from mm2.connectors.progress_group import ProgressGroup
 from mm2.errors import ConfigError, KafkaClientError
 from mm2.records import OffsetAndMetadata, TopicPartition
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from api_support import PLUGINS, eventually
 
-from api.forward import route
+from mm2.api.forward import route
 from mm2.config import load_properties, parse_properties
 from mm2.config.model import Flow
 from mm2.errors import ConfigError

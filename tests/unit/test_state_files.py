@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from api_support import PROPERTIES
 
-from connectors.checkpoint import load_snapshot
+from mm2.connectors.checkpoint import load_snapshot
 from mm2.runtime.changes import Changes, ChangeStore
 from mm2.runtime.secrets import SealedChanges, SecretBox
 from mm2.runtime.state_file import StateFileError, read_json, write_json

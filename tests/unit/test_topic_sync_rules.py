@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pytest
 
-from connectors.topic_rules import (
+from mm2.config.model import Flow
+from mm2.connectors.topic_rules import (
     acl_bindings_to_sync,
     config_ops,
     new_topic_configs,
@@ -17,8 +18,7 @@ from connectors.topic_rules import (
     target_acl_binding,
     target_config,
 )
-from connectors.topic_sync import TopicSync
-from mm2.config.model import Flow
+from mm2.connectors.topic_sync import TopicSync
 from mm2.errors import KafkaClientError
 from mm2.kafka.acls import AclBinding, AclOperationName, AclPermission
 from mm2.kafka.topics import (
@@ -29,8 +29,8 @@ from mm2.kafka.topics import (
     TopicConfigEntry,
 )
 from mm2.pipeline.routes import Route
-from policies.filter import DefaultConfigPropertyFilter, DefaultTopicFilter, TopicFilter
-from policies.replication import (
+from mm2.policies.filter import DefaultConfigPropertyFilter, DefaultTopicFilter, TopicFilter
+from mm2.policies.replication import (
     DefaultReplicationPolicy,
     IdentityReplicationPolicy,
     ReplicationPolicy,
@@ -419,7 +419,7 @@ def test_refresh_creates_with_configs_and_replication_factor(
     ]
     target = FakeAdmin()
     sync, _ = _sync(source, target)
-    with caplog.at_level(logging.INFO, logger="connectors.topic_sync"):
+    with caplog.at_level(logging.INFO, logger="mm2.connectors.topic_sync"):
         routes = sync.refresh_topics()
     assert target.created == [NewTopicSpec("primary.orders", 3, 3, {"retention.ms": "1000"})]
     assert routes == {"orders": Route("orders", "primary.orders", 3)}  # re-listed at once
@@ -472,7 +472,7 @@ def test_sync_configs_only_for_topics_whose_remote_exists() -> None:
 def test_sync_acls_without_authorizer_logs_once(caplog: pytest.LogCaptureFixture) -> None:
     source, target = FakeAdmin({"orders": 1}), FakeAdmin()
     sync, now = _sync(source, target)
-    with caplog.at_level(logging.INFO, logger="connectors.topic_sync"):
+    with caplog.at_level(logging.INFO, logger="mm2.connectors.topic_sync"):
         for _ in range(3):
             assert sync.sync_acls() == 0
             now[0] += 61  # past the recheck interval: the source is asked every time
@@ -501,7 +501,7 @@ def test_sync_acls_failures_warned_once(caplog: pytest.LogCaptureFixture) -> Non
     source.acls = [AclBinding("TOPIC", "orders", "LITERAL", "User:a", "*", "READ", "ALLOW")]
     target.acl_failure = KafkaClientError("No Authorizer is configured. (SECURITY_DISABLED)")
     sync, _ = _sync(source, target)
-    with caplog.at_level(logging.WARNING, logger="connectors.topic_sync"):
+    with caplog.at_level(logging.WARNING, logger="mm2.connectors.topic_sync"):
         assert sync.sync_acls() == 0
         assert sync.sync_acls() == 0
     assert target.calls.count("create-acls") == 2  # retried, since nothing was created

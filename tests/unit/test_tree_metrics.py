@@ -10,8 +10,8 @@ import time
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from api.liveness_metrics import LivenessCollector
-from api.process_metrics import ProcessTreeCollector
+from mm2.api.liveness_metrics import LivenessCollector
+from mm2.api.process_metrics import ProcessTreeCollector
 from mm2.runtime.liveness import Liveness
 
 

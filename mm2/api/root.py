@@ -7,8 +7,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from api.deps import Mirror
-from api.schemas import (
+from mm2 import __version__
+from mm2.api.deps import Mirror
+from mm2.api.schemas import (
     ConfigInfo,
     ConfigInfos,
     ConfigKeyDefinition,
@@ -22,7 +23,6 @@ from api.schemas import (
     ServerInfoBody,
     mask,
 )
-from mm2 import __version__
 from mm2.config.model import is_password
 from mm2.config.names import CONNECTOR_CLASSES, TYPES
 from mm2.config.providers import redact

@@ -7,8 +7,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from policies.java_regex import JavaRegexError, compile_java
-from policies.replication import PolicyConfigError, ReplicationPolicy, is_cycle, load_class
+from mm2.policies.java_regex import JavaRegexError, compile_java
+from mm2.policies.replication import PolicyConfigError, ReplicationPolicy, is_cycle, load_class
 
 __all__ = [
     "ConfigPropertyFilter",
@@ -174,7 +174,7 @@ _JAVA = "org.apache.kafka.connect.mirror."
 def _load(props: Mapping[str, str], key: str, builtin: type[object], base: type[object]) -> object:
     name = props.get(key, "").strip()
     short = builtin.__name__
-    builtin_names = ("", short, _JAVA + short)
+    builtin_names = ("", short, _JAVA + short, f"policies.filter.{short}")
     cls = builtin if name in builtin_names else load_class(name, key, base)
     instance = cls()
     configure = getattr(instance, "configure", None)

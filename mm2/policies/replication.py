@@ -199,6 +199,10 @@ ALIASES: dict[str, type[ReplicationPolicy]] = {
     _JAVA + "IdentityReplicationPolicy": IdentityReplicationPolicy,
     "DefaultReplicationPolicy": DefaultReplicationPolicy,
     "IdentityReplicationPolicy": IdentityReplicationPolicy,
+    # The Python paths of releases before the package moved under mm2 (files written for them
+    # keep working).
+    "policies.replication.DefaultReplicationPolicy": DefaultReplicationPolicy,
+    "policies.replication.IdentityReplicationPolicy": IdentityReplicationPolicy,
 }
 
 

@@ -9,14 +9,14 @@ from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi_offline import FastAPIOffline
 
-from api import connectors, flows, root, ui
-from api.errors import install_error_handlers
-from api.forward import Forwarded, forward_to_leader, forwarded_response
-from api.limits import BodyLimitMiddleware
-from api.metrics import metrics_registry
-from api.redaction import RedactionMiddleware
-from api.security import SCHEME, BasicAuthMiddleware
 from mm2 import __version__
+from mm2.api import connectors, flows, root, ui
+from mm2.api.errors import install_error_handlers
+from mm2.api.forward import Forwarded, forward_to_leader, forwarded_response
+from mm2.api.limits import BodyLimitMiddleware
+from mm2.api.metrics import metrics_registry
+from mm2.api.redaction import RedactionMiddleware
+from mm2.api.security import SCHEME, BasicAuthMiddleware
 from mm2.runtime.mirror_maker import MirrorMaker
 
 __all__ = ["create_app"]

@@ -12,13 +12,13 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from connectors.every import Every
-from connectors.offset_syncs import offset_syncs_target
-from connectors.progress_group import ProgressGroup
-from connectors.topic_sync import TopicSync
 from mm2.client.positions import PositionsLocation, positions_location
 from mm2.config.model import Flow
 from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.connectors.every import Every
+from mm2.connectors.offset_syncs import offset_syncs_target
+from mm2.connectors.progress_group import ProgressGroup
+from mm2.connectors.topic_sync import TopicSync
 from mm2.errors import (
     AuthenticationError,
     AuthorizationError,

@@ -7,8 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
-from api.deps import Mirror
-from api.schemas import ErrorBody, FlowBody, FlowCreateBody, PartitionBody
+from mm2.api.deps import Mirror
+from mm2.api.schemas import ErrorBody, FlowBody, FlowCreateBody, PartitionBody
 from mm2.runtime.metrics import METRICS
 
 __all__ = ["router"]

@@ -19,8 +19,8 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from api.liveness_metrics import LivenessCollector
-from api.process_metrics import ProcessTreeCollector
+from mm2.api.liveness_metrics import LivenessCollector
+from mm2.api.process_metrics import ProcessTreeCollector
 from mm2.runtime.metrics import METRICS, MetricsRegistry
 from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.naming import connector_name, split_flow

@@ -12,14 +12,14 @@ import math
 import time
 from collections.abc import Callable, Mapping
 
-from connectors.topic_rules import (
+from mm2.config.model import Flow
+from mm2.connectors.topic_rules import (
     acl_bindings_to_sync,
     config_ops,
     new_topic_configs,
     plan_topics,
     should_replicate_topic,
 )
-from mm2.config.model import Flow
 from mm2.errors import AuthenticationError, KafkaClientError
 from mm2.kafka.acls import AclBinding
 from mm2.kafka.topics import ConfigOp, NewTopicSpec, TopicAdmin

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from mm2.kafka.acls import AclBinding
 from mm2.kafka.topics import ConfigOp, TopicConfigEntry
 from mm2.pipeline.routes import Route
-from policies.filter import ConfigPropertyFilter, should_replicate_topic
+from mm2.policies.filter import ConfigPropertyFilter, should_replicate_topic
 
 __all__ = [
     "TopicPlan",

@@ -14,12 +14,12 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from connectors.every import Every
-from connectors.source import flow_state_dir
 from mm2.client.mirror_client import decode_checkpoints
 from mm2.client.syncs import decode_syncs, syncs_location
 from mm2.config.model import CHECKPOINT, Flow
 from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.connectors.every import Every
+from mm2.connectors.source import flow_state_dir
 from mm2.kafka.groups import GroupAdmin
 from mm2.kafka.log_reader import LogReader
 from mm2.kafka.producer import RecordProducer

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api.errors import error_response
+from mm2.api.errors import error_response
 
 __all__ = ["SCHEME", "BasicAuthMiddleware"]
 

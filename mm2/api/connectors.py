@@ -7,8 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Query, Response
 from fastapi.responses import JSONResponse
 
-from api.deps import Mirror
-from api.schemas import (
+from mm2.api.deps import Mirror
+from mm2.api.schemas import (
     ConfigMap,
     ConnectorInfoBody,
     ConnectorOffsetsBody,

@@ -10,7 +10,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.errors import error_response
+from mm2.api.errors import error_response
 
 __all__ = ["MAX_BODY_BYTES", "BodyLimitMiddleware"]
 
