@@ -13,9 +13,18 @@ from bench.data import RecordShape, fill, producer_config
 from bench.systems import LABELS, SystemName
 from bench.verify import compare, read_topics
 
-__all__ = ["CHANGED_CONFIG", "run_breadth"]
+__all__ = ["CHANGED_CONFIG", "arrival_poll_s", "run_breadth"]
 
 CHANGED_CONFIG = "retention.ms"
+# Each poll of the target asks for every partition's end offset; at 10,000 partitions four
+# times a second that is load of its own on a 2-core machine, so large runs poll once a second.
+LARGE_POLL_S = 1.0
+LARGE_PARTITIONS = 5_000
+
+
+def arrival_poll_s(partitions: int) -> float:
+    """How often W3 polls the target's end offsets while the initial mirror runs."""
+    return POLL_S if partitions < LARGE_PARTITIONS else LARGE_POLL_S
 
 
 def _fill_all(ctx: Context, topics: list[str], label: str) -> None:
@@ -94,6 +103,7 @@ def run_breadth(ctx: Context, system: SystemName) -> dict[str, Any]:
             timeout_s=s.w3_timeout_s,
             desc=f"W3 {label} {s.w3_topics} topics",
             done=lambda ends: all(ends.get(k, 0) >= n for k, n in expected.items()),
+            poll_s=arrival_poll_s(len(expected)),
         )
         result: dict[str, Any] = {
             "topics": s.w3_topics,
@@ -107,6 +117,7 @@ def run_breadth(ctx: Context, system: SystemName) -> dict[str, Any]:
             result.update(_changes(ctx, mirror, topics[0], new))
         use = mirror.sampler.stop()
         result["peak_rss_bytes"] = use.peak_rss_bytes
+        result["rss_per_partition_bytes"] = use.peak_rss_bytes / result["partitions"]
         result["cpu_s"] = use.cpu_seconds
         checked = [*topics, new] if result.get("new_topic_s") is not None else topics
         with tqdm(total=2 * (total + len(checked) - len(topics)), desc=f"W3 {label} verify") as bar:

@@ -20,19 +20,23 @@ from tqdm import tqdm
 from bench.apache import resolve_apache_mm2
 from bench.backlog import run_backlog, run_ceiling
 from bench.breadth import run_breadth
+from bench.clusters import (
+    ClusterPairs,
+    partitions_per_broker,
+    raise_open_files_limit,
+    wants_fresh_pairs,
+)
 from bench.context import Context
 from bench.report import markdown, write_results
 from bench.settings import Settings, parse_args
 from bench.steady import run_steady
 from bench.systems import LABELS, SystemName
-from mm2.localcluster import KAFKA_VERSION, LocalClusters, find_java
+from mm2.localcluster import KAFKA_VERSION, find_java
 
 __all__ = ["machine", "main"]
 
 Runner = Callable[[Context, SystemName], dict[str, Any]]
 RUNNERS: dict[str, Runner] = {"w1": run_backlog, "w2": run_steady, "w3": run_breadth}
-# Brokers get room for W3's thousands of partitions; everything else is the launcher's default.
-BROKER_CONFIG = {"num.partitions": "1", "auto.create.topics.enable": "false"}
 
 
 def machine() -> dict[str, Any]:
@@ -60,6 +64,16 @@ def machine() -> dict[str, Any]:
     }
 
 
+def _attempt(runner: Runner, ctx: Context, system: SystemName) -> dict[str, Any]:
+    """One system's run of a workload; an exception (a fill that timed out, a broker that went
+    away) is that system's failed result, so the other systems still run and are reported."""
+    try:
+        return runner(ctx, system)
+    except Exception as exc:  # noqa: BLE001 - any failure of one system's run is reported
+        tqdm.write(f"{LABELS[system]} failed: {exc!r}")
+        return {"error": repr(exc), "verify": {"ok": False, "problems": []}}
+
+
 def _run(settings: Settings, workdir: Path, command: str) -> dict[str, Any]:
     apache = resolve_apache_mm2() if "apache" in settings.systems else None
     results: dict[str, Any] = {
@@ -73,27 +87,33 @@ def _run(settings: Settings, workdir: Path, command: str) -> dict[str, Any]:
             "settings": {k: str(v) for k, v in vars(settings).items()},
         }
     }
-    tqdm.write("starting two local Kafka clusters (primary, backup)...")
-    with LocalClusters(
-        ["primary", "backup"], workdir=workdir / "clusters", broker_config=BROKER_CONFIG
-    ) as clusters:
-        ctx = Context(
-            settings,
-            clusters["primary"].bootstrap_servers,
-            clusters["backup"].bootstrap_servers,
-            workdir,
-            uuid.uuid4().hex[:6],
-            apache,
-        )
+    soft, hard = raise_open_files_limit()
+    results["meta"]["clusters"] = {"open_files_limit": soft, "pairs": []}
+    for workload in settings.workloads:
+        need = partitions_per_broker(settings, workload)
+        if need > soft * 0.9:
+            tqdm.write(
+                f"warning: {workload.upper()} puts ~{need} partitions on one broker, and a "
+                f"broker keeps a file open per partition: ulimit -n is {soft} (hard {hard})"
+            )
+    pairs = ClusterPairs(settings, workdir, uuid.uuid4().hex[:6], apache)
+    try:
         for workload in settings.workloads:
-            if workload == "w1":
-                tqdm.write("measuring the ceiling: plain consumer and plain producer")
-                results["ceiling"] = run_ceiling(ctx)
+            fresh = wants_fresh_pairs(settings, workload)
             block: dict[str, Any] = {}
             results[workload] = block
+            if workload == "w1":
+                with pairs.pair("w1-ceiling", fresh) as ctx:
+                    tqdm.write("measuring the ceiling: plain consumer and plain producer")
+                    results["ceiling"] = run_ceiling(ctx)
             for system in settings.systems:
-                tqdm.write(f"{workload.upper()}: {LABELS[system]}")
-                block[system] = RUNNERS[workload](ctx, system)
+                with pairs.pair(f"{workload}-{system}", fresh) as ctx:
+                    tqdm.write(f"{workload.upper()}: {LABELS[system]}")
+                    block[system] = _attempt(RUNNERS[workload], ctx, system)
+                    block[system]["fresh_clusters"] = fresh
+    finally:
+        pairs.close()
+    results["meta"]["clusters"]["pairs"] = pairs.started
     results["meta"]["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     return results
 

@@ -58,6 +58,11 @@ class Context:
         self.src = Admin(self.primary)
         self.dst = Admin(self.backup)
 
+    def close(self) -> None:
+        """Let go of the admin clients, before the clusters stop."""
+        self.src.close()
+        self.dst.close()
+
     def topic(self, workload: str, system: SystemName, suffix: str = "") -> str:
         return f"{workload}-{system}-{self.run_id}{suffix}"
 
@@ -86,6 +91,7 @@ class Context:
         desc: str,
         progress_total: int | None = None,
         done: Callable[[dict[tuple[str, int], int]], bool] | None = None,
+        poll_s: float = POLL_S,
     ) -> tuple[list[tuple[float, int]], bool]:
         """Poll the target's end offsets until total records are there: (curve, reached)."""
         wanted = list(partitions)
@@ -105,7 +111,7 @@ class Context:
                         f"{mirror.process.popen.returncode}:\n{mirror.process.log_tail()}"
                     )
                     return curve, False
-                time.sleep(POLL_S)
+                time.sleep(poll_s)
         return curve, False
 
 

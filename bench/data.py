@@ -158,6 +158,11 @@ class Admin:
             if waiting:
                 time.sleep(0.5)
 
+    def close(self) -> None:
+        """Let go of the client (librdkafka stops it), before its broker is stopped."""
+        with contextlib.suppress(AttributeError):
+            del self._admin
+
     def delete_topics(self, names: Iterable[str]) -> None:
         wanted = set(names) & set(self.topics())
         if not wanted:

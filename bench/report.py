@@ -168,12 +168,20 @@ def rows() -> list[Row]:
             target="< 5 s",
             check=_under(5),
         ),
+        Row("W4", "peak RSS during W3", _mb(_get("peak_rss_bytes")), "MiB"),
+        Row(
+            "W4",
+            "peak RSS per partition during W3",
+            lambda s: None if (v := _get("rss_per_partition_bytes")(s)) is None else v / 2**10,
+            "KiB",
+        ),
+        Row("W4", "CPU during W3", _get("cpu_s"), "CPU s"),
     ]
 
 
 def _workload_key(row: Row) -> str:
     if row.workload == "W4":
-        return "w1" if "W1" in row.label else "w2"
+        return next((w.lower() for w in ("W1", "W2", "W3") if w in row.label), "w2")
     return row.workload.lower()
 
 
@@ -292,6 +300,8 @@ def markdown(results: Mapping[str, Any]) -> str:
             v = res.get("verify", {})
             state = "passed" if v.get("ok") else "**FAILED**"
             extra = "" if v.get("ok") else ": " + "; ".join(v.get("problems", [])[:5])
+            if res.get("error"):
+                extra += f" (the run stopped: {res['error']})"
             lines.append(
                 f"- {workload.upper()} {system}: {state} ({v.get('records_source')} source, "
                 f"{v.get('records_target')} target records){extra}"

@@ -34,6 +34,7 @@ class Settings:
     w3_records_per_topic: int = 100
     w3_timeout_s: float = 600.0
     w3_wait_s: float = 120.0  # bound on new-topic and config-change waits
+    fresh_clusters: bool = False  # a cluster pair per system and workload (W3 at scale: always)
     out: Path = Path("bench/results")
     workdir: Path | None = None
 
@@ -95,6 +96,13 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
     parser.add_argument("--out", type=Path, help="results folder (default bench/results)")
     parser.add_argument("--label", help="sub-folder of --out (default quick or full)")
     parser.add_argument("--workdir", type=Path, help="clusters and mirror logs (default: temp)")
+    parser.add_argument(
+        "--fresh-clusters",
+        action="store_true",
+        default=None,
+        help="start a fresh pair of clusters for each system in each workload, stopped and "
+        "deleted after it (W3 with 5,000 partitions or more always does)",
+    )
     defaults = Settings()
     for f in fields(Settings):
         if f.name in _FLAGS:

@@ -2,7 +2,8 @@
 
 The decisions are in connectors.topic_rules; this module does the Kafka calls, remembers what it
 already applied so that calling it every few seconds costs a couple of metadata requests, and
-logs each change once.
+logs each change once (a pass that changes many topics, such as the first one over a thousand
+source topics, logs one summary line).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 RESYNC_SECONDS = 600.0
 # Without an authorizer, ask again this seldom (it only changes with a broker restart).
 ACL_RECHECK_SECONDS = 60.0
+# A pass that creates or grows more remote topics than this logs one summary line, not one each.
+DETAILED_CHANGES = 5
 
 
 class TopicSync:
@@ -145,22 +148,43 @@ class TopicSync:
             _raise_if_unauthenticated(exc)
             self._warn("create-topics", f"creating remote topics failed: {exc}")
             return False
+        created: list[tuple[str, int, float]] = []
+        failed: dict[str, str] = {}
         for spec in specs:
             outcome = results.get(spec.name)
             if isinstance(outcome, KafkaClientError):
-                self._warn(f"create:{spec.name}", f"could not create remote topic: {outcome}")
+                failed[spec.name] = str(outcome)
                 continue
             self._warned.pop(f"create:{spec.name}", None)
             if outcome == "created":
-                log.info(
-                    "%s: created remote topic %s on %s with %d partitions, %.1fs after discovery",
-                    self.flow.name,
-                    spec.name,
-                    self.flow.target,
-                    spec.partitions,
-                    self._since_discovery(spec.name, spec.partitions),
-                )
+                waited = self._since_discovery(spec.name, spec.partitions)
+                created.append((spec.name, spec.partitions, waited))
+        self._warn_each("create", "could not create remote topic", failed)
+        self._log_changes("created remote topic", "created", created)
         return bool(specs)
+
+    def _log_changes(self, one: str, many: str, changes: list[tuple[str, int, float]]) -> None:
+        """A line per topic for a few; one summary line for a pass that changed many (the first
+        pass over a thousand source topics), with each topic at DEBUG."""
+        if len(changes) <= DETAILED_CHANGES:
+            for topic, partitions, waited in changes:
+                log.info(
+                    "%s: %s %s on %s with %d partitions, %.1fs after discovery",
+                    self.flow.name, one, topic, self.flow.target, partitions, waited,
+                )  # fmt: skip
+            return
+        for topic, partitions, _ in changes:
+            log.debug("%s: %s %s with %d partitions", self.flow.name, one, topic, partitions)
+        names = [topic for topic, _, _ in changes]
+        shown = ", ".join(names[:DETAILED_CHANGES])
+        waits = [waited for _, _, waited in changes]
+        log.info(
+            "%s: %s %d remote topics on %s (%d partitions in all), %.1f to %.1fs after "
+            "discovery: %s and %d more",
+            self.flow.name, many, len(changes), self.flow.target,
+            sum(partitions for _, partitions, _ in changes), min(waits), max(waits),
+            shown, len(changes) - DETAILED_CHANGES,
+        )  # fmt: skip
 
     def _add_partitions(self, increase: Mapping[str, int]) -> bool:
         if not increase:
@@ -171,18 +195,18 @@ class TopicSync:
             _raise_if_unauthenticated(exc)
             self._warn("create-partitions", f"adding partitions failed: {exc}")
             return False
+        grown: list[tuple[str, int, float]] = []
+        self._warn_each(
+            "grow",
+            "could not add partitions to",
+            {r: str(failures[r]) for r in increase if r in failures},
+        )
         for remote, count in increase.items():
             if remote in failures:
-                self._warn(f"grow:{remote}", f"could not add partitions: {failures[remote]}")
                 continue
             self._warned.pop(f"grow:{remote}", None)
-            log.info(
-                "%s: remote topic %s now has %d partitions, %.1fs after discovery",
-                self.flow.name,
-                remote,
-                count,
-                self._since_discovery(remote, count),
-            )
+            grown.append((remote, count, self._since_discovery(remote, count)))
+        self._log_changes("grew remote topic", "grew", grown)
         return True
 
     # -- configs --
@@ -284,6 +308,23 @@ class TopicSync:
                 self.flow.target,
             )
         return len(created)
+
+    def _warn_each(self, kind: str, what: str, failures: Mapping[str, str]) -> None:
+        """_warn for each topic's failure; when many are new in one pass, one line for them."""
+        messages = {t: f"{what} {t}: {e}" for t, e in failures.items()}
+        fresh = {t: m for t, m in messages.items() if self._warned.get(f"{kind}:{t}") != m}
+        if len(fresh) <= DETAILED_CHANGES:
+            for topic, message in fresh.items():
+                self._warn(f"{kind}:{topic}", message)
+            return
+        for topic, message in fresh.items():
+            self._warned[f"{kind}:{topic}"] = message
+        errors = sorted({failures[t] for t in fresh})
+        log.warning(
+            "%s: %s %d topics (%s, ...): %s%s",
+            self.flow.name, what, len(fresh), ", ".join(list(fresh)[:DETAILED_CHANGES]),
+            errors[0], f" (and {len(errors) - 1} other errors)" if len(errors) > 1 else "",
+        )  # fmt: skip
 
     def _warn(self, key: str, message: str) -> None:
         """Log a problem once per distinct message, since the calls repeat every few seconds."""

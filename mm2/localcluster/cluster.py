@@ -369,7 +369,10 @@ class LocalClusters:
         broker_config: Mapping[str, str] | None = None,
         kafka_version: str = KAFKA_VERSION,
         start_timeout: float = 120.0,
+        jvm_options: Sequence[str] = DEFAULT_JVM_OPTIONS,
     ) -> None:
+        """`jvm_options` replace DEFAULT_JVM_OPTIONS for every broker (e.g. a larger heap for
+        tens of thousands of partitions)."""
         if len(set(names)) != len(names) or not names:
             raise BrokerStartError(f"cluster names must be distinct and given: {list(names)}")
         base = None if workdir is None else Path(workdir)
@@ -380,6 +383,7 @@ class LocalClusters:
                 broker_config=broker_config,
                 kafka_version=kafka_version,
                 start_timeout=start_timeout,
+                jvm_options=jvm_options,
             )
             for name in names
         }

@@ -443,6 +443,78 @@ def test_refresh_grows_partitions_once() -> None:
     assert target.calls.count("grow") == 1
 
 
+class RefusingAdmin(FakeAdmin):
+    """Refuses every topic (or those of refuse_only) with the same error."""
+
+    refuse_only: set[str] | None = None
+
+    def create_topics(
+        self, specs: Iterable[NewTopicSpec]
+    ) -> dict[str, CreateOutcome | KafkaClientError]:
+        wanted = list(specs)
+        refused = [s for s in wanted if self.refuse_only is None or s.name in self.refuse_only]
+        out = super().create_topics([s for s in wanted if s not in refused])
+        error = KafkaClientError("Quota exceeded (POLICY_VIOLATION)")
+        return {**out, **{s.name: error for s in refused}}
+
+
+def _info(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+
+
+def test_a_thousand_new_topics_log_one_summary_line(caplog: pytest.LogCaptureFixture) -> None:
+    source = FakeAdmin({f"t{i:04d}": 10 for i in range(1000)})
+    target = FakeAdmin()
+    sync, _ = _sync(source, target)
+    with caplog.at_level(logging.INFO, logger="mm2.connectors.topic_sync"):
+        routes = sync.refresh_topics()
+    assert len(routes) == 1000
+    assert len(target.created) == 1000
+    (line,) = _info(caplog)
+    assert "created 1000 remote topics on backup (10000 partitions in all)" in line
+    assert "primary.t0000" in line and "995 more" in line
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="mm2.connectors.topic_sync"):
+        source.topics.update({f"u{i}": 2 for i in range(10)})
+        sync.refresh_topics()
+    debug = [r for r in caplog.records if r.levelno == logging.DEBUG]
+    assert len(debug) == 10  # each topic still named, at DEBUG
+    assert len(_info(caplog)) == 1
+
+
+def test_a_few_new_or_grown_topics_are_logged_one_by_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    source = FakeAdmin({"a": 1, "b": 1, "c": 4})
+    target = FakeAdmin({"primary.c": 2})
+    sync, _ = _sync(source, target)
+    with caplog.at_level(logging.INFO, logger="mm2.connectors.topic_sync"):
+        sync.refresh_topics()
+    lines = sorted(_info(caplog))
+    assert len(lines) == 3
+    assert "created remote topic primary.a on backup with 1 partitions" in lines[0]
+    assert "grew remote topic primary.c on backup with 4 partitions" in lines[2]
+
+
+def test_many_refused_topics_warn_once_in_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    source = FakeAdmin({f"t{i}": 1 for i in range(50)})
+    target = RefusingAdmin()
+    sync, _ = _sync(source, target)
+    with caplog.at_level(logging.WARNING, logger="mm2.connectors.topic_sync"):
+        assert sync.refresh_topics() == {}
+        assert sync.refresh_topics() == {}  # the same errors again: nothing new to say
+    assert target.calls.count("create") == 2  # retried every pass
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert "could not create remote topic 50 topics" in line
+    assert "POLICY_VIOLATION" in line
+    caplog.clear()
+    source.topics["t0"] = 1
+    target.refuse_only = {"primary.t0"}  # the others are created now
+    with caplog.at_level(logging.WARNING, logger="mm2.connectors.topic_sync"):
+        sync.refresh_topics()
+    assert not caplog.records  # t0's error is unchanged: still not repeated
+
+
 def test_sync_configs_skips_unchanged_and_resyncs_after_a_while() -> None:
     source = FakeAdmin({"orders": 1})
     source.configs["orders"] = [TopicConfigEntry("retention.ms", "1000")]
