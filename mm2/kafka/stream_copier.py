@@ -348,26 +348,33 @@ class StreamCopier:
         return self._txn
 
     def _end_transaction(self) -> None:
-        """Flush, then write positions and commit; on a failed record, abort and copy again."""
+        """Write positions, flush, commit; on a failed record, abort and copy again.
+
+        In a transaction the positions go out right behind the last records, before the flush:
+        the commit makes them visible only with every record acknowledged, and a failure aborts
+        them with the records. Without one, they are written once the records are acknowledged.
+        """
         txn, self._txn = self._txn, None
         if txn is None:
             return
         transactional = bool(self.spec.transactional_id)
+        unwritten: KafkaException | None = None
+        results: list[CopyResult] = []
+        if transactional:
+            results = self._results(txn)
+            try:
+                self._write_positions(txn, results)
+            except KafkaException as exc:  # e.g. the transaction failed already: abort it
+                unwritten = exc
         remaining = self._producer.flush(60)
         failures = [f for p in txn.parts.values() for f in p.failures]
-        if remaining or failures:
+        if remaining or failures or unwritten is not None:
+            if unwritten is not None and not (remaining or failures):
+                log.warning(
+                    "%s: writing positions failed (%s); copying again", self.spec.flow, unwritten
+                )
             self._give_back(txn, remaining)
             return
-        finished = int(time.time() * 1000)
-        results = [self._result(p, finished) for p in txn.parts.values()]
-        for pending, res in zip(txn.parts.values(), results, strict=True):
-            unit = res.unit
-            stats = PositionStats.of(res, finished)
-            key, value, headers = offset_record(
-                self.spec.connector, self.spec.source_alias, unit.topic, unit.partition,
-                pending.last, cluster_id=self.spec.source_cluster_id, stats=stats,
-            )  # fmt: skip
-            self._producer.produce(self.spec.offsets_topic, value, key, headers=headers)
         if transactional:
             try:
                 self._call(self._producer.commit_transaction, "committing a transaction")
@@ -377,21 +384,41 @@ class StreamCopier:
                 self._assign()
                 return
         else:
+            results = self._results(txn)
+            self._write_positions(txn, results)
             left = self._producer.flush(60)
             if left:
                 raise KafkaClientError(
                     f"{self.spec.flow}: {left} positions not acknowledged", retriable=True
                 )
-        for pending in txn.parts.values():
-            self._next[(pending.result.unit.topic, pending.result.unit.partition)] = (
-                pending.last + 1
-            )
+        for pending, res in zip(txn.parts.values(), results, strict=True):
+            self._next[(res.unit.topic, res.unit.partition)] = pending.last + 1
+            res.runs = offset_runs(pending.upstream, pending.downstream)  # all acknowledged
         self._syncs.emit(results, wait=False)
+
+    def _results(self, txn: _Txn) -> list[CopyResult]:
+        finished = int(time.time() * 1000)
+        return [self._result(p, finished) for p in txn.parts.values()]
+
+    def _write_positions(self, txn: _Txn, results: list[CopyResult]) -> None:
+        """One position per partition the transaction touched, with what it copied."""
+        for pending, res in zip(txn.parts.values(), results, strict=True):
+            unit = res.unit
+            key, value, headers = offset_record(
+                self.spec.connector, self.spec.source_alias, unit.topic, unit.partition,
+                pending.last, cluster_id=self.spec.source_cluster_id,
+                stats=PositionStats.of(res, res.finished_ms),
+            )  # fmt: skip
+            while True:
+                try:
+                    self._producer.produce(self.spec.offsets_topic, value, key, headers=headers)
+                    break
+                except BufferError:  # the queue is full of records: let some go first
+                    self._producer.poll(0.05)
 
     def _result(self, pending: _Pending, finished: int) -> CopyResult:
         res = pending.result
         res.records = len(pending.upstream)
-        res.runs = offset_runs(pending.upstream, pending.downstream)
         res.finished_ms = finished
         res.unit = dataclasses.replace(
             res.unit,
