@@ -87,8 +87,9 @@ def build_mirror(
 
 
 def start_spark_early(config: MirrorMakerConfig) -> None:
-    """Begin making the Spark session (several seconds) while the REST server and the
-    herders start; the first MirrorSource task then finds it ready, or waits for it."""
+    """Begin making the Spark session (several seconds) while the REST changes are read and
+    the REST server and the herders start; the first MirrorSource task then finds it ready,
+    or waits for it."""
     flows = config.enabled_flows
     if not flows:
         return
@@ -125,11 +126,13 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace) -> int:
         if coordinator is not None:
             for flow in config.flows:
                 coordinator.watch(flow)
+        # Spark's JVM starts while the REST changes are read (a second or more): the settings
+        # are valid by now, and a JVM started for nothing ends with this process.
+        start_spark_early(config)
         mirror = build_mirror(config, coordinator, store)
     except (ConfigError, ValueError) as exc:
         log.error("%s", exc)
         return 2
-    start_spark_early(config)
     server = RestServer(create_app(mirror, credentials=rest.credentials), rest)
     try:
         for url in server.start():

@@ -131,6 +131,8 @@ class MirrorSourceTask(Task):
         self._dealt: list[list[tuple[str, int, str]]] = []
         # Ids to fence before the first epoch: as many as either mirror may have run.
         self._fence_count = flow.tasks_max
+        # False until the first settle; True until the first epoch starts on it; None after.
+        self._settled: bool | None = False
         self._announced = False
         self._cluster_id = ""
         self._syncs: tuple[str, dict[str, str] | None] = ("", None)
@@ -149,6 +151,11 @@ class MirrorSourceTask(Task):
         # Not read yet: a killed copy task's open transaction holds the topic's end back
         # until the first epoch fences it (mm2.kafka.offset_store reads committed records).
         self._tail = self._tail or self._location.tail()
+        if self._settled is False:
+            # Fencing and reading the positions need no Spark: done while it starts (in the
+            # background since the process started), not after.
+            self._settle(timeout=30.0)
+            self._settled = True
         sc = spark_context(spark_conf(self._config))
         self._job = CopyJob(sc, self._flow.name)
         self._sc = sc
@@ -207,7 +214,10 @@ class MirrorSourceTask(Task):
             return
         name = self._location.connector
         ids = [self._transactional_id(i) for i in range(len(dealt))]
-        self._settle(timeout=30.0)
+        if self._settled:  # by _prepare, and no copy task has run since
+            self._settled = None
+        else:
+            self._settle(timeout=30.0)
         self._fence_count = len(dealt)
         if not self._announced:
             self._announced = True

@@ -14,7 +14,6 @@ from typing import IO
 
 from pyspark import SparkConf, SparkContext
 from pyspark.java_gateway import launch_gateway
-from pyspark.sql import SparkSession
 
 from mm2.log.wire import WIRE_ENV, pump
 
@@ -103,11 +102,16 @@ def _start_pumps(process: subprocess.Popen[bytes] | None) -> None:
             thread.start()
 
 
-def _launch(settings: Mapping[str, str]) -> None:
-    """Start the JVM with its output piped to us, and make the context on it."""
+def _conf(settings: Mapping[str, str]) -> SparkConf:
     conf = SparkConf(loadDefaults=False)
     for key, value in settings.items():
         conf.set(key, value)
+    return conf
+
+
+def _launch(settings: Mapping[str, str]) -> None:
+    """Start the JVM with its output piped to us, and make the context on it."""
+    conf = _conf(settings)
     # The Python workers (children of the JVM in local mode) log wire lines too.
     os.environ[WIRE_ENV] = "1"
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
@@ -128,11 +132,9 @@ def spark_context(conf: Mapping[str, str] | None = None) -> SparkContext:
         _log_settings(settings)
         if SparkContext._gateway is None:
             _launch(settings)
-        builder = SparkSession.builder
-        for key, value in settings.items():
-            builder = builder.config(key, value)
-        spark = builder.getOrCreate()
-        sc: SparkContext = spark.sparkContext
+        # A context, not a SparkSession: copy tasks are plain RDD jobs, and making a session
+        # (Spark SQL's shared state) took a second and a half more on two cores.
+        sc = SparkContext.getOrCreate(_conf(settings))
         sc.setLogLevel(spark_log_level())
         if fresh:
             log.info(
@@ -143,7 +145,7 @@ def spark_context(conf: Mapping[str, str] | None = None) -> SparkContext:
 
 
 def stop_spark() -> None:
-    """Stop the process's Spark session, if one was made. Quietly when Spark's JVM is gone
+    """Stop the process's Spark context, if one was made. Quietly when Spark's JVM is gone
     already (a SIGTERM to the whole process group, as systemd and `timeout` send, reaches it
     at the same time as us)."""
     with _lock:
@@ -154,7 +156,7 @@ def stop_spark() -> None:
             log.info("Spark's JVM has exited already (status %s)", process.returncode)
             return
         try:
-            active = SparkSession.getActiveSession()
+            active = SparkContext._active_spark_context
             if active is not None:
                 active.stop()
         except Exception as exc:  # noqa: BLE001 - Py4J's errors when the JVM goes away
