@@ -20,12 +20,13 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from py4j.protocol import Py4JError
 from pyspark import SparkContext, TaskContext
 
 from mm2.kafka.offset_store import OffsetTail, SourcePositions
 from mm2.kafka.stream_copier import CopyTaskSpec, StreamCopier
 
-__all__ = ["CopyJob", "PositionsTopic", "free_slots", "python_error"]
+__all__ = ["CopyJob", "PositionsTopic", "free_slots", "python_error", "task_slots"]
 
 log = logging.getLogger(__name__)
 
@@ -174,8 +175,22 @@ class CopyJob:
             _jobs.discard(self)
 
 
+def task_slots(context: SparkContext) -> int:
+    """How many tasks Spark can run at once now: the cores of the executors alive at this moment
+    (in local mode, its threads). defaultParallelism is no guide on a cluster: it never falls
+    below 2, so a flow with two copy tasks on two one-core workers would never learn that one
+    worker is gone, and the copy task Spark runs again would wait for a core forever."""
+    try:
+        scheduler = context._jsc.sc()
+        profile = scheduler.resourceProfileManager().defaultResourceProfile()
+        return int(scheduler.maxNumConcurrentTasks(profile))
+    except Py4JError as exc:  # a Spark without this (internal) call: the coarse figure
+        log.debug("task slots from defaultParallelism: %s", exc)
+        return int(context.defaultParallelism)
+
+
 def free_slots(context: SparkContext, asking: CopyJob) -> int:
     """Task slots not held by the other flows' running copy tasks."""
     with _jobs_lock:
         held = sum(j.tasks for j in _jobs if j is not asking and j.running)
-    return max(0, context.defaultParallelism - held)
+    return max(0, task_slots(context) - held)

@@ -8,7 +8,9 @@ installation. With `tasks.max = 1` one executor runs the copy task and the other
 core; the test kills the first worker and everything under it (kill -9: worker JVM, executor
 JVM, Python workers), as when its machine dies, while a producer keeps writing. Spark runs the
 copy task again on the other worker; a read_committed reader of the target must then see
-every source record once, in order per partition.
+every source record once, in order per partition. With `tasks.max = 2` both workers copy and
+no core is left for Spark to run the lost task again: the driver sees one task slot fewer and
+deals every partition to one copy task on the surviving worker.
 """
 
 from __future__ import annotations
@@ -273,12 +275,18 @@ def assert_each_once_in_order(source: LocalCluster, target: LocalCluster, topic:
 # -- the test -----------------------------------------------------------------------------------
 
 
+def per_partition(bootstrap: str, topic: str) -> dict[int, int]:
+    return {p: len(records) for p, records in read_topic(bootstrap, topic).items()}
+
+
 @pytest.mark.timeout(900)
+@pytest.mark.parametrize("tasks_max", [1, 2])
 def test_losing_the_copying_worker_moves_the_copy_task_and_keeps_each_record_once(
     clusters: LocalClusters,
     spark_cluster: SparkCluster,
     executor_archive: Path,
     tmp_path: Path,
+    tasks_max: int,
 ) -> None:
     source, target = clusters["sparkc-source"], clusters["sparkc-target"]
     topic = f"spark-{uuid.uuid4().hex[:8]}"
@@ -287,7 +295,7 @@ def test_losing_the_copying_worker_moves_the_copy_task_and_keeps_each_record_onc
     remote = f"primary.{topic}"
     props = write_properties(
         tmp_path, source.bootstrap_servers, target.bootstrap_servers, topic,
-        f"""tasks.max = 1
+        f"""tasks.max = {tasks_max}
 spark.master = {spark_cluster.url}
 spark.archives = {executor_archive}#environment
 spark.pyspark.python = ./environment/bin/python
@@ -310,14 +318,16 @@ spark.driver.bindAddress = 127.0.0.1
                      "records copied on the Spark cluster", logs)  # fmt: skip
             copying: list[int] = []
 
-            def one_worker_copies() -> bool:
+            def every_copy_task_runs() -> bool:
                 copying[:] = copying_workers(spark_cluster, source)
-                return len(copying) == 1
+                return len(copying) == tasks_max
 
-            wait_for(one_worker_copies, 120, "the worker that runs the copy task", logs)
+            wait_for(every_copy_task_runs, 180, f"{tasks_max} worker(s) running copy tasks", logs)
             lost = copying[0]
             other = 1 - lost
             before = count(target.bootstrap_servers, remote)
+            at_kill = per_partition(target.bootstrap_servers, remote)
+            log_at_kill = len(mirror.log())
             spark_cluster.workers[lost].kill()
             log.info("killed worker-%d (and its executor) with %d records on the target, "
                      "%d produced", lost, before, writer.sent)  # fmt: skip
@@ -329,6 +339,15 @@ spark.driver.bindAddress = 127.0.0.1
             )  # fmt: skip
             wait_for(lambda: count(target.bootstrap_servers, remote) > before + 2_000, 300,
                      f"records copied by worker-{other}", logs)  # fmt: skip
+            # every partition moves again, the lost task's too (its records were not in flight
+            # on the surviving task before the kill when there were two)
+            wait_for(
+                lambda: all(
+                    n > at_kill.get(p, 0)
+                    for p, n in per_partition(target.bootstrap_servers, remote).items()
+                ),
+                300, "every partition copied after the kill", logs,
+            )  # fmt: skip
             log.info("the master saw worker-%d gone after %.1f s; worker-%d copied after %.1f s",
                      lost, gone, other, moved)  # fmt: skip
             writer.stop()
@@ -342,8 +361,15 @@ spark.driver.bindAddress = 127.0.0.1
     total = assert_each_once_in_order(source, target, topic)
     assert total == writer.sent
 
-    # Spark ran the copy task again on the other worker, from the committed positions.
-    executor_log = spark_cluster.executor_logs(other)
-    resumed = [ln for ln in executor_log.splitlines() if "resumes from" in ln]
-    assert resumed, f"no copy task resumed on worker-{other}:\n{executor_log[-3000:]}"
-    log.info("worker-%d lost: %d records, each once; %s", lost, total, resumed[0])
+    if tasks_max == 1:
+        # Spark ran the copy task again on the other worker, from the committed positions.
+        executor_log = spark_cluster.executor_logs(other)
+        resumed = [ln for ln in executor_log.splitlines() if "resumes from" in ln]
+        assert resumed, f"no copy task resumed on worker-{other}:\n{executor_log[-3000:]}"
+        log.info("worker-%d lost: %d records, each once; %s", lost, total, resumed[0])
+    else:
+        # No core was left to run the lost task again: the driver dealt its partitions anew.
+        after_kill = mirror.log()[log_at_kill:]
+        redealt = [ln for ln in after_kill.splitlines() if "started with 1 task(s)" in ln]
+        assert redealt, f"no one-task epoch after the kill:\n{after_kill[-3000:]}"
+        log.info("worker-%d lost: %d records, each once; %s", lost, total, redealt[0])
