@@ -143,7 +143,23 @@ def _verdict(counts: dict[str, int], per_topic: int) -> str | None:
     return None
 
 
+def _stop_on(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    # SIGTERM (a service manager, `timeout`, a killed make) and SIGHUP (a closed terminal) stop
+    # the demo as Ctrl-C does: mirror first, then both clusters, so no broker is left behind.
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _stop_on)
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:  # while the clusters started or stopped: a stop as asked
+        print("stopped: mirror and both clusters.")
+        return 0
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="make demo", description=__doc__)
     parser.add_argument("--records", type=int, default=20_000, help="records per topic")
     parser.add_argument("--workdir", default="demo-work", help="where state and logs go")
@@ -175,6 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
+        target: _Backup | None = None
         try:
             run = uuid.uuid4().hex[:12].encode()
             print(f"this run's records carry the header {RUN_HEADER}={run.decode()}")
@@ -197,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             pass
         finally:
+            if target is not None:  # before the clusters go: no reconnect noise after them
+                target.counter.close()
             if mirror.poll() is None:
                 mirror.send_signal(signal.SIGINT)
                 try:
