@@ -139,6 +139,15 @@ class MetricsRegistry:
                 if stats is not None:
                     stats.end_offset = end
 
+    def lag_read_from_kafka(self, source: str, target: str) -> bool:
+        """Whether the lag monitor has read every known partition of the flow: from then on the
+        planner's own end-offset reads would only be overridden."""
+        with self._lock:
+            flow = [
+                s for (src, tgt, _t, _p), s in self._stats.items() if (src, tgt) == (source, target)
+            ]
+            return bool(flow) and all(s.kafka_lag is not None for s in flow)
+
     def update_lag(
         self, source: str, target: str, rows: Mapping[tuple[str, int], tuple[str, int, float]]
     ) -> None:

@@ -113,3 +113,17 @@ def test_checkpoint_latency_is_kept_per_group_and_downstream_partition() -> None
     assert (first.checkpoint_latency_ms, first.checkpoint_latency_ms_min) == (10.0, 10.0)
     assert (first.checkpoint_latency_ms_max, first.checkpoint_latency_ms_avg) == (40.0, 25.0)
     assert (second.group, second.partition, second.checkpoint_count) == ("g2", 1, 1)
+
+
+def test_the_lag_counts_as_read_from_kafka_once_every_partition_of_the_flow_was() -> None:
+    reg = MetricsRegistry()
+    assert not reg.lag_read_from_kafka("a", "b")  # nothing known: the planner reads the ends
+    reg.set_routes("a", "b", {"orders": Route("orders", "a.orders", 2)})
+    reg.set_routes("c", "b", {"orders": Route("orders", "c.orders", 1)})
+    reg.update_lag("a", "b", {("orders", 0): ("a.orders", 5, 1.0)})
+    assert not reg.lag_read_from_kafka("a", "b")  # partition 1 not read yet
+    reg.update_lag("a", "b", {("orders", 1): ("a.orders", 0, 0.0)})
+    assert reg.lag_read_from_kafka("a", "b")
+    assert not reg.lag_read_from_kafka("c", "b")  # another flow's partitions are its own
+    reg.set_routes("a", "b", {"orders": Route("orders", "a.orders", 3)})  # a new partition
+    assert not reg.lag_read_from_kafka("a", "b")
