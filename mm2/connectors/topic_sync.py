@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 
 from mm2.config.model import Flow
 from mm2.connectors.topic_rules import (
+    TopicPlan,
     acl_bindings_to_sync,
     config_ops,
     new_topic_configs,
@@ -37,6 +38,8 @@ RESYNC_SECONDS = 600.0
 ACL_RECHECK_SECONDS = 60.0
 # A pass that creates or grows more remote topics than this logs one summary line, not one each.
 DETAILED_CHANGES = 5
+# How long a pass waits for the topics it created to show in the target's metadata.
+CREATED_WAIT_S = 2.0
 
 
 class TopicSync:
@@ -70,6 +73,7 @@ class TopicSync:
         self._replication_factor = flow.replication_factor
         self._routes: dict[str, Route] = {}
         self._discovered: dict[tuple[str, int], float] = {}  # (remote, partitions) -> first seen
+        self._created_now: set[str] = set()  # remote topics this pass created
         self._applied_configs: dict[str, tuple[ConfigOp, ...]] = {}
         self._configs_reset = -math.inf
         self._created_acls: set[AclBinding] = set()
@@ -111,14 +115,28 @@ class TopicSync:
         pending |= set(plan.increase.items())
         for key in pending:
             self._discovered.setdefault(key, now)
+        self._created_now = set()
         acted = self._create_topics(plan.create) | self._add_partitions(plan.increase)
         if acted:  # look again, so a topic created now is routed now rather than next time
-            plan = plan_topics(source, self._target.list_topics(), self.remote_topic)
+            plan = self._plan_after_creating(source)
         still = {(self.remote_topic(t), n) for t, n in plan.create.items()}
         still |= set(plan.increase.items())
         self._discovered = {k: v for k, v in self._discovered.items() if k in still}
         self._routes = dict(plan.routes)
         return dict(self._routes)
+
+    def _plan_after_creating(self, source: Mapping[str, int]) -> TopicPlan:
+        """The plan on a fresh listing of the target. A topic the controller just created
+        shows in the brokers' metadata a moment later: wait a little (CREATED_WAIT_S at most)
+        for the ones this pass created, so they are routed now and not a refresh interval
+        later (that was two of the seconds from a new source topic to its first record)."""
+        deadline = time.monotonic() + CREATED_WAIT_S
+        while True:
+            plan = plan_topics(source, self._target.list_topics(), self.remote_topic)
+            unlisted = self._created_now & {self.remote_topic(t) for t in plan.create}
+            if not unlisted or time.monotonic() >= deadline:
+                return plan
+            time.sleep(0.1)
 
     def _since_discovery(self, remote: str, partitions: int) -> float:
         return self._clock() - self._discovered.get((remote, partitions), self._clock())
@@ -157,6 +175,7 @@ class TopicSync:
                 continue
             self._warned.pop(f"create:{spec.name}", None)
             if outcome == "created":
+                self._created_now.add(spec.name)
                 waited = self._since_discovery(spec.name, spec.partitions)
                 created.append((spec.name, spec.partitions, waited))
         self._warn_each("create", "could not create remote topic", failed)

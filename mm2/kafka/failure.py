@@ -165,6 +165,9 @@ def client_error(
 
 # librdkafka's "[thrd:...]: " prefix: the internal thread's name, noise to an operator.
 _THREAD_PREFIX = re.compile(r"^\[thrd:[^\]]*\]:\s*")
+# A transactional producer that a newer holder of its id fenced: a copy task of an ended epoch
+# (every new epoch fences the last one's), not a failure; librdkafka says CRITICAL.
+_FENCED = re.compile(r"fenced by a newer instance|attempted an operation with an old epoch")
 
 
 class ClientLog:
@@ -187,6 +190,8 @@ class ClientLog:
             facility, client, text = (str(a) for a in args)
             text = _THREAD_PREFIX.sub("", text)
             cause = f"{self.cluster}: {facility}: {blank_numbers(text)}"
+            if _FENCED.search(text):
+                level = min(level, logging.INFO)
             self._logger.log(
                 level, "%s: %s [%s, client %s]", self.cluster, text, facility, client,
                 extra={CAUSE_ATTRIBUTE: cause},

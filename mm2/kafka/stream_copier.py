@@ -16,6 +16,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
@@ -477,24 +478,41 @@ def fence_transactional_ids(
     producer_config: Mapping[str, str], ids: list[str], *, timeout: float = 30.0
 ) -> None:
     """Fence every earlier holder of each id (Connect's fenceZombies): a zombie copy task of
-    an old assignment can then never commit again."""
-    for tid in ids:
-        producer = Producer(
-            {
-                **producer_config,
-                "logger": ClientLog(cluster_label(producer_config)),
-                "transactional.id": tid,
-                "enable.idempotence": True,
-                "acks": "all",
-            }
+    an old assignment can then never commit again. The ids are fenced side by side: each
+    InitProducerId waits while the coordinator aborts the holder's open transaction, and one
+    after the other those waits added up to seconds at every new copy epoch."""
+    if not ids:
+        return
+    with ThreadPoolExecutor(max_workers=len(ids), thread_name_prefix="fence") as pool:
+        failures = [
+            exc
+            for exc in pool.map(lambda tid: _fence(producer_config, tid, timeout), ids)
+            if exc is not None
+        ]
+    if failures:
+        raise failures[0]
+
+
+def _fence(producer_config: Mapping[str, str], tid: str, timeout: float) -> KafkaClientError | None:
+    producer = Producer(
+        {
+            **producer_config,
+            "logger": ClientLog(cluster_label(producer_config)),
+            "transactional.id": tid,
+            "enable.idempotence": True,
+            "acks": "all",
+        }
+    )
+    try:
+        producer.init_transactions(timeout)
+        return None
+    except KafkaException as exc:
+        err = exc.args[0] if exc.args else None
+        retriable = isinstance(err, KafkaError) and not err.fatal()
+        failure = KafkaClientError(
+            f"fencing earlier copy tasks ({tid}) failed: {exc}", retriable=retriable
         )
-        try:
-            producer.init_transactions(timeout)
-        except KafkaException as exc:
-            err = exc.args[0] if exc.args else None
-            retriable = isinstance(err, KafkaError) and not err.fatal()
-            raise KafkaClientError(
-                f"fencing earlier copy tasks ({tid}) failed: {exc}", retriable=retriable
-            ) from exc
-        finally:
-            producer.flush(0)
+        failure.__cause__ = exc
+        return failure
+    finally:
+        producer.flush(0)

@@ -132,6 +132,16 @@ def test_librdkafka_lines_name_the_cluster_and_collapse_across_clients() -> None
     assert "(8 more like this" in stream.getvalue()
 
 
+def test_a_fenced_transactional_producer_is_information_not_a_critical_error() -> None:
+    log, stream, _repeats, _clock = _capture()
+    log.setLevel(logging.INFO)
+    client = "primary->backup|MirrorSourceConnector-0"
+    fenced = "Fatal error: Local: This instance has been fenced by a newer instance"
+    ClientLog("backup (b:9092)", log).log(50, "%s [%s] %s", "FATAL", client, fenced)
+    ClientLog("backup (b:9092)", log).log(50, "%s [%s] %s", "FATAL", client, "Fatal error: other")
+    assert [ln.split()[0] for ln in stream.getvalue().splitlines()] == ["INFO", "CRITICAL"]
+
+
 def test_every_client_made_through_client_watch_logs_through_python_naming_its_cluster() -> None:
     settings = ClientWatch({"bootstrap.servers": "k1:9092,k2:9092"}, alias="primary").settings()
     logger = settings["logger"]

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import pytest
 
 from mm2.config.model import Flow
+from mm2.connectors import topic_sync
 from mm2.connectors.topic_rules import (
     acl_bindings_to_sync,
     config_ops,
@@ -578,3 +579,42 @@ def test_sync_acls_failures_warned_once(caplog: pytest.LogCaptureFixture) -> Non
         assert sync.sync_acls() == 0
     assert target.calls.count("create-acls") == 2  # retried, since nothing was created
     assert len(caplog.records) == 1
+
+
+class LaggingMetadata(FakeAdmin):
+    """A target whose metadata shows a topic only some listings after it was created, as a
+    broker's does a moment after the controller created it."""
+
+    def __init__(self, hidden_listings: int) -> None:
+        super().__init__()
+        self.hidden_listings = hidden_listings
+        self.fresh: set[str] = set()
+
+    def create_topics(
+        self, specs: Iterable[NewTopicSpec]
+    ) -> dict[str, CreateOutcome | KafkaClientError]:
+        specs = list(specs)
+        self.fresh |= {s.name for s in specs}
+        return super().create_topics(specs)
+
+    def list_topics(self, *, include_internal: bool = False) -> dict[str, int]:
+        listed = super().list_topics()
+        if self.fresh and self.hidden_listings > 0:
+            self.hidden_listings -= 1
+            return {t: n for t, n in listed.items() if t not in self.fresh}
+        return listed
+
+
+def test_a_topic_created_now_is_routed_in_the_same_pass_once_metadata_shows_it() -> None:
+    target = LaggingMetadata(hidden_listings=3)
+    sync, _ = _sync(FakeAdmin({"orders": 3}), target)
+    assert sync.refresh_topics() == {"orders": Route("orders", "primary.orders", 3)}
+    assert target.calls.count("create") == 1  # waited for metadata, did not create again
+
+
+def test_the_wait_for_metadata_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(topic_sync, "CREATED_WAIT_S", 0.3)
+    target = LaggingMetadata(hidden_listings=10_000)
+    sync, _ = _sync(FakeAdmin({"orders": 3}), target)
+    assert sync.refresh_topics() == {}  # routed by a later pass
+    assert 2 <= target.calls.count("list") < 100
