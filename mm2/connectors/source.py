@@ -131,9 +131,9 @@ class MirrorSourceTask(Task):
         self._dealt: list[list[tuple[str, int, str]]] = []
         # Ids to fence before the first epoch: as many as either mirror may have run.
         self._fence_count = flow.tasks_max
-        self._reassigning = False  # the next epoch follows one this process ended itself
-        # False until the first settle; True until the first epoch starts on it; None after.
-        self._settled: bool | None = False
+        # Earlier copy tasks fenced and positions read since the last epoch began: the next
+        # epoch starts on that settle instead of fencing again.
+        self._settled = False
         self._announced = False
         self._cluster_id = ""
         self._syncs: tuple[str, dict[str, str] | None] = ("", None)
@@ -152,7 +152,7 @@ class MirrorSourceTask(Task):
         # Not read yet: a killed copy task's open transaction holds the topic's end back
         # until the first epoch fences it (mm2.kafka.offset_store reads committed records).
         self._tail = self._tail or self._location.tail()
-        if self._settled is False:
+        if not self._settled:
             # Fencing and reading the positions need no Spark: done while it starts (in the
             # background since the process started), not after.
             self._settle(timeout=30.0)
@@ -219,14 +219,9 @@ class MirrorSourceTask(Task):
             return
         name = self._location.connector
         ids = [self._transactional_id(i) for i in range(len(dealt))]
-        if self._settled:  # by _prepare, and no copy task has run since
-            self._settled = None
-        else:
-            # Between two epochs of a running flow the positions are not written again: that
-            # rewrite is for a mirror that reads them uncommitted after a stop (which settles
-            # with it), and it cost up to a second of every new topic's wait.
-            self._settle(timeout=30.0, rewrite=not self._reassigning)
-        self._reassigning = False
+        if not self._settled:  # else by _prepare or a reassignment, no copy task run since
+            self._settle(timeout=30.0)
+        self._settled = False
         self._fence_count = len(dealt)
         if not self._announced:
             self._announced = True
@@ -369,9 +364,14 @@ class MirrorSourceTask(Task):
         if job.running and self._assignment_changed():
             log.info("%s: assignment changed; new copy epoch", self._flow.name)
             began = time.monotonic()
-            job.cancel()  # the new epoch fences before it starts
-            self._reassigning = True
+            job.cancel()
             log.debug("%s: copy epoch ended in %.2f s", self._flow.name, time.monotonic() - began)
+            # Fenced before the next epoch starts. Between two epochs of a running flow the
+            # positions are not written again: that rewrite is for a mirror that reads them
+            # uncommitted after a stop (which settles with it), and it cost up to a second of
+            # every new topic's wait.
+            self._settle(timeout=30.0, rewrite=False)
+            self._settled = True
         if not job.running:
             self._check_failure(job)
             self._start_epoch(job)
