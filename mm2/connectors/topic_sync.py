@@ -73,7 +73,6 @@ class TopicSync:
         self._replication_factor = flow.replication_factor
         self._routes: dict[str, Route] = {}
         self._discovered: dict[tuple[str, int], float] = {}  # (remote, partitions) -> first seen
-        self._created_now: set[str] = set()  # remote topics this pass created
         self._applied_configs: dict[str, tuple[ConfigOp, ...]] = {}
         self._configs_reset = -math.inf
         self._created_acls: set[AclBinding] = set()
@@ -115,17 +114,17 @@ class TopicSync:
         pending |= set(plan.increase.items())
         for key in pending:
             self._discovered.setdefault(key, now)
-        self._created_now = set()
-        acted = self._create_topics(plan.create) | self._add_partitions(plan.increase)
-        if acted:  # look again, so a topic created now is routed now rather than next time
-            plan = self._plan_after_creating(source)
+        asked, created = self._create_topics(plan.create)
+        if self._add_partitions(plan.increase) or asked:
+            # look again, so a topic created now is routed now rather than next time
+            plan = self._plan_after_creating(source, created)
         still = {(self.remote_topic(t), n) for t, n in plan.create.items()}
         still |= set(plan.increase.items())
         self._discovered = {k: v for k, v in self._discovered.items() if k in still}
         self._routes = dict(plan.routes)
         return dict(self._routes)
 
-    def _plan_after_creating(self, source: Mapping[str, int]) -> TopicPlan:
+    def _plan_after_creating(self, source: Mapping[str, int], created: set[str]) -> TopicPlan:
         """The plan on a fresh listing of the target. A topic the controller just created
         shows in the brokers' metadata a moment later: wait a little (CREATED_WAIT_S at most)
         for the ones this pass created, so they are routed now and not a refresh interval
@@ -133,7 +132,7 @@ class TopicSync:
         deadline = time.monotonic() + CREATED_WAIT_S
         while True:
             plan = plan_topics(source, self._target.list_topics(), self.remote_topic)
-            unlisted = self._created_now & {self.remote_topic(t) for t in plan.create}
+            unlisted = created & {self.remote_topic(t) for t in plan.create}
             if not unlisted or time.monotonic() >= deadline:
                 return plan
             time.sleep(0.1)
@@ -141,15 +140,16 @@ class TopicSync:
     def _since_discovery(self, remote: str, partitions: int) -> float:
         return self._clock() - self._discovered.get((remote, partitions), self._clock())
 
-    def _create_topics(self, create: Mapping[str, int]) -> bool:
+    def _create_topics(self, create: Mapping[str, int]) -> tuple[bool, set[str]]:
+        """Whether CreateTopics was sent, and the remote topics it created."""
         if not create:
-            return False
+            return False, set()
         try:
             described = self._source.describe_topic_configs(create)
         except KafkaClientError as exc:
             _raise_if_unauthenticated(exc)
             self._warn("describe-configs", f"cannot read configs of new source topics: {exc}")
-            return False
+            return False, set()
         specs = [
             NewTopicSpec(
                 self.remote_topic(topic),
@@ -165,7 +165,7 @@ class TopicSync:
         except KafkaClientError as exc:
             _raise_if_unauthenticated(exc)
             self._warn("create-topics", f"creating remote topics failed: {exc}")
-            return False
+            return False, set()
         created: list[tuple[str, int, float]] = []
         failed: dict[str, str] = {}
         for spec in specs:
@@ -175,12 +175,11 @@ class TopicSync:
                 continue
             self._warned.pop(f"create:{spec.name}", None)
             if outcome == "created":
-                self._created_now.add(spec.name)
                 waited = self._since_discovery(spec.name, spec.partitions)
                 created.append((spec.name, spec.partitions, waited))
         self._warn_each("create", "could not create remote topic", failed)
         self._log_changes("created remote topic", "created", created)
-        return bool(specs)
+        return bool(specs), {name for name, _, _ in created}
 
     def _log_changes(self, one: str, many: str, changes: list[tuple[str, int, float]]) -> None:
         """A line per topic for a few; one summary line for a pass that changed many (the first

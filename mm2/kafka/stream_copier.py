@@ -484,16 +484,10 @@ def fence_transactional_ids(
     if not ids:
         return
     with ThreadPoolExecutor(max_workers=len(ids), thread_name_prefix="fence") as pool:
-        failures = [
-            exc
-            for exc in pool.map(lambda tid: _fence(producer_config, tid, timeout), ids)
-            if exc is not None
-        ]
-    if failures:
-        raise failures[0]
+        list(pool.map(lambda tid: _fence(producer_config, tid, timeout), ids))  # first failure
 
 
-def _fence(producer_config: Mapping[str, str], tid: str, timeout: float) -> KafkaClientError | None:
+def _fence(producer_config: Mapping[str, str], tid: str, timeout: float) -> None:
     producer = Producer(
         {
             **producer_config,
@@ -505,14 +499,11 @@ def _fence(producer_config: Mapping[str, str], tid: str, timeout: float) -> Kafk
     )
     try:
         producer.init_transactions(timeout)
-        return None
     except KafkaException as exc:
         err = exc.args[0] if exc.args else None
         retriable = isinstance(err, KafkaError) and not err.fatal()
-        failure = KafkaClientError(
+        raise KafkaClientError(
             f"fencing earlier copy tasks ({tid}) failed: {exc}", retriable=retriable
-        )
-        failure.__cause__ = exc
-        return failure
+        ) from exc
     finally:
         producer.flush(0)
