@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signum, _stop_on)
     try:
         return _run(argv)
-    except KeyboardInterrupt:  # while the clusters started or stopped: a stop as asked
+    except KeyboardInterrupt:  # Ctrl-C or a signal: the mirror and the clusters are down by now
         print("stopped: mirror and both clusters.")
         return 0
 
@@ -211,8 +211,6 @@ def _run(argv: Sequence[str] | None) -> int:
             if not args.once:
                 print("the mirror keeps running: produce more to primary, or Ctrl-C to stop.")
                 mirror.wait()
-        except KeyboardInterrupt:
-            pass
         finally:
             if target is not None:  # before the clusters go: no reconnect noise after them
                 target.counter.close()
