@@ -65,7 +65,7 @@ def flow(api: httpx.Client, source: str = "primary", target: str = "backup") -> 
 
 
 def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
-    clusters: LocalClusters, tmp_path: Path
+    clusters: LocalClusters, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     source, target = clusters["truth-source"], clusters["truth-target"]
     topic = make_topic(source, "truth")
@@ -74,6 +74,9 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
                              f"listeners = http://127.0.0.1:{port}\n")  # fmt: skip
     api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
     load = ContinuousProducer(source, topic, rate=100, limit=10**9, seconds=3600)
+    # Stopped however the test ends: left running it writes to the source until the session
+    # ends, then logs "connection refused" every 50 ms, which buries pytest's summary.
+    request.addfinalizer(load.stop)
     with MirrorProcess(props) as mirror:
         try:
             load.start()
