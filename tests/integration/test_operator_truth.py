@@ -29,7 +29,9 @@ from mirror_support import (
 
 from mm2.localcluster import LocalCluster, LocalClusters
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# Each test waits on its own deadlines (an outage of up to 60 s, then catch-up) that add up to
+# more than pytest's default 300 s on a loaded CI host: the timeout is only a backstop for hangs.
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 log = logging.getLogger(__name__)
 
 
