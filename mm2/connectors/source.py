@@ -7,14 +7,17 @@ epoch, and reads their committed positions back from Connect's offsets topic on 
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from mm2.client.positions import PositionsLocation, positions_location
 from mm2.config.model import Flow
 from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.connectors.deal import Placed, deal, extend_deal, task_count
 from mm2.connectors.every import Every
 from mm2.connectors.offset_syncs import offset_syncs_target
 from mm2.connectors.progress_group import ProgressGroup
@@ -27,6 +30,7 @@ from mm2.errors import (
     OperatorError,
     RecordTooLargeError,
 )
+from mm2.kafka.copy_assignment import AssignmentPublisher
 from mm2.kafka.copy_result import CopyResult, WorkUnit
 from mm2.kafka.offset_store import OffsetRecord, OffsetTail, SourcePositions
 from mm2.kafka.offsets import OffsetLister
@@ -93,14 +97,6 @@ def exactly_once(flow: Flow, read_committed: bool) -> bool:
     return on
 
 
-def _deal(routes: Mapping[str, Route], tasks: int) -> list[list[tuple[str, int, str]]]:
-    """Apache's assignment: partition i of the sorted list goes to task i % tasks."""
-    flat = [(r.topic, p, r.target_topic) for r in routes.values() for p in range(r.partitions)]
-    flat.sort()
-    count = max(1, min(tasks, len(flat)))
-    return [flat[i::count] for i in range(count)] if flat else []
-
-
 class MirrorSourceTask(Task):
     """Keeps the target's topics in step with the source and runs the flow's copy tasks."""
 
@@ -128,7 +124,12 @@ class MirrorSourceTask(Task):
         self._routes: dict[str, Route] = {}
         self._tail: OffsetTail | None = None
         self._job: CopyJob | None = None
-        self._dealt: list[list[tuple[str, int, str]]] = []
+        self._dealt: list[list[Placed]] = []
+        # The running epoch's id and the partitions dealt to its copy tasks since it began
+        # (mm2.kafka.copy_assignment), and the producer that tells them.
+        self._epoch = ""
+        self._added: dict[int, list[Assignment]] = {}
+        self._publisher: AssignmentPublisher | None = None
         # Ids to fence before the first epoch: as many as either mirror may have run.
         self._fence_count = flow.tasks_max
         # Earlier copy tasks fenced and positions read since the last epoch began: the next
@@ -206,7 +207,7 @@ class MirrorSourceTask(Task):
     def _start_epoch(self, job: CopyJob) -> None:
         slots = free_slots(self._sc, job)
         wanted = self._flow.tasks_max
-        dealt = _deal(self._routes, min(wanted, max(1, slots)))
+        dealt = deal(self._routes, min(wanted, max(1, slots)))
         if slots < wanted and len(dealt) < min(wanted, sum(len(d) for d in dealt)):
             log.warning(
                 "%s: %d copy task(s) instead of tasks.max=%d: Spark has %d free slot(s)",
@@ -243,6 +244,9 @@ class MirrorSourceTask(Task):
         if self._progress is not None:  # where partitions without a position start
             self._group_start = self._progress.start_offsets()
         syncs_topic, syncs_producer = self._syncs
+        # Where this epoch's added partitions will be published: its copy tasks read from here.
+        self._epoch, self._added = uuid.uuid4().hex[:16], {}
+        assignments_from = self._publish_additions(self._added)
         specs = [
             CopyTaskSpec(
                 flow=self._flow.name,
@@ -262,6 +266,9 @@ class MirrorSourceTask(Task):
                 syncs_topic=syncs_topic,
                 syncs_producer=syncs_producer,
                 offset_lag_max=self._flow.offset_lag_max,
+                epoch=self._epoch,
+                assignments_from=assignments_from,
+                offsets_consumer=dict(self._location.consumer_config),
             )
             for i, part in enumerate(dealt)
         ]
@@ -276,6 +283,39 @@ class MirrorSourceTask(Task):
                 cluster=location.source_alias,
             ),
         )
+
+    def _publish_additions(self, added: Mapping[int, list[Assignment]]) -> int:
+        publisher = self._publisher
+        if publisher is None:
+            publisher = AssignmentPublisher(
+                self._location.producer_config, self._location.topic, self._flow.name
+            )
+            self._publisher = publisher
+        return publisher.publish(self._epoch, added)
+
+    def _extend(self, added: dict[int, list[Placed]]) -> None:
+        """Give the running copy tasks the partitions that appeared, without a new epoch."""
+        if self._progress is not None:
+            self._group_start = self._progress.start_offsets()
+        grown = {task: list(self._added.get(task, [])) for task in range(len(self._dealt))}
+        for task, placed in added.items():
+            grown[task].extend(Assignment(t, p, target, self._next_offset(t, p))
+                               for t, p, target in placed)  # fmt: skip
+        # Published before anything changes here: a failure is tried again at the next poll.
+        self._publish_additions({task: rows for task, rows in grown.items() if rows})
+        self._added = {task: rows for task, rows in grown.items() if rows}
+        dealt = [list(part) for part in self._dealt]
+        for task, placed in added.items():
+            dealt[task].extend(placed)
+        self._dealt = dealt
+        owners = {(t, p): n for n, part in enumerate(dealt) for t, p, _ in part}
+        METRICS.set_owners(self._flow.source, self._flow.target, owners)
+        count = sum(len(placed) for placed in added.values())
+        log.info(
+            "%s: %d new partition(s) given to the running copy tasks (%s)",
+            self._flow.name, count,
+            ", ".join(f"task {task}: {len(placed)}" for task, placed in sorted(added.items())),
+        )  # fmt: skip
 
     def _transactional_id(self, task: int) -> str:
         """Connect's `<group.id>-<connector>-<task>`: Apache MM2's own tasks use the same ids,
@@ -316,9 +356,14 @@ class MirrorSourceTask(Task):
             return self._group_start.get((topic, partition), -1)
         return stored + 1
 
-    def _assignment_changed(self) -> bool:
+    def _assignment_change(self) -> dict[int, list[Placed]] | None:
+        """What the running epoch's copy tasks must take on ({}: nothing), or None when the
+        assignment changed in a way that needs a new epoch."""
         slots = free_slots(self._sc, self._job) if self._job is not None else 0
-        return _deal(self._routes, min(self._flow.tasks_max, max(1, slots))) != self._dealt
+        tasks = task_count(self._routes, min(self._flow.tasks_max, max(1, slots)))
+        if tasks != len(self._dealt):
+            return None
+        return extend_deal(self._dealt, self._routes)
 
     def _check_failure(self, job: CopyJob) -> None:
         failure = job.take_failure()
@@ -361,7 +406,10 @@ class MirrorSourceTask(Task):
             self._progress.maybe_commit(self._positions.offsets, self._routes.keys(), now)
         if self._paused:
             return 0.5
-        if job.running and self._assignment_changed():
+        change = self._assignment_change() if job.running else {}
+        if change:
+            self._step("giving copy tasks new partitions", functools.partial(self._extend, change))
+        elif change is None:
             log.info("%s: assignment changed; new copy epoch", self._flow.name)
             began = time.monotonic()
             job.cancel()
@@ -405,6 +453,9 @@ class MirrorSourceTask(Task):
         tail = getattr(self, "_tail", None)
         if tail is not None:
             tail.close()
+        publisher: AssignmentPublisher | None = getattr(self, "_publisher", None)
+        if publisher is not None:
+            publisher.close()
 
 
 class MirrorSourceConnector(Connector):

@@ -26,6 +26,7 @@ from mm2.errors import (
     KafkaClientError,
     RecordTooLargeError,
 )
+from mm2.kafka.copy_assignment import Assignment, AssignmentFeed
 from mm2.kafka.copy_result import CopyResult, WorkUnit
 from mm2.kafka.failure import ClientLog, classify, client_error, cluster_label
 from mm2.kafka.offset_store import PARTITIONER, PositionStats, offset_record
@@ -58,16 +59,6 @@ class _AbortableError(KafkaClientError):
 
 
 @dataclass(frozen=True)
-class Assignment:
-    """A source partition, its remote topic, and the next offset to copy (-1: none stored)."""
-
-    topic: str
-    partition: int
-    target_topic: str
-    next_offset: int = -1
-
-
-@dataclass(frozen=True)
 class CopyTaskSpec:
     """Everything one copy task needs, as JSON a Spark task can be handed."""
 
@@ -87,6 +78,11 @@ class CopyTaskSpec:
     syncs_topic: str = ""
     syncs_producer: dict[str, str] | None = None
     offset_lag_max: int = 100
+    # Partitions the planner adds while the epoch runs (mm2.kafka.copy_assignment): the epoch's
+    # id, where its records start in the offsets topic, and how to read it (None: never).
+    epoch: str = ""
+    assignments_from: int = -1
+    offsets_consumer: dict[str, str] | None = None
 
     def to_json(self) -> str:
         # Not dataclasses.asdict: it rebuilds dict subclasses (mm2's ClientConfig) by type.
@@ -173,6 +169,14 @@ class StreamCopier:
         self._producer = Producer(producer)
         self._syncs = OffsetSyncEmitter(spec.syncs_topic, spec.syncs_producer, spec.offset_lag_max)
         self._txn: _Txn | None = None
+        self._feed: AssignmentFeed | None = None
+        if spec.offsets_consumer is not None and spec.assignments_from >= 0:
+            self._feed = AssignmentFeed(
+                spec.offsets_consumer, spec.offsets_topic, flow=spec.flow, epoch=spec.epoch,
+                task=spec.task, start=spec.assignments_from,
+            )  # fmt: skip
+        self._feed_due = 0.0
+        self._running = False
         if spec.transactional_id:
             self._call(lambda: self._producer.init_transactions(30), "initialising transactions")
 
@@ -192,6 +196,32 @@ class StreamCopier:
                 self._next[tp] = last + 1
                 moved.append(f"{tp[0]}-{tp[1]}@{last + 1}")
         return moved
+
+    def catch_up_assignment(self, timeout: float = 30.0) -> list[str]:
+        """Take every partition the planner has added to this task so far (a task Spark runs
+        again finds them before it reads the committed positions); returns them."""
+        if self._feed is None:
+            return []
+        return self._take(self._feed.catch_up(timeout))
+
+    def _take(self, added: list[Assignment]) -> list[str]:
+        fresh = [a for a in added if (a.topic, a.partition) not in self._routes]
+        for a in fresh:
+            self._routes[(a.topic, a.partition)] = a.target_topic
+            self._next[(a.topic, a.partition)] = a.next_offset
+        if fresh and self._running:
+            self._consumer.incremental_assign(
+                [
+                    TopicPartition(a.topic, a.partition, a.next_offset)
+                    if a.next_offset >= 0
+                    else TopicPartition(a.topic, a.partition)
+                    for a in fresh
+                ]
+            )
+        names = [f"{a.topic}-{a.partition}" for a in fresh]
+        if names:
+            log.info("%s task %d: takes %s", self.spec.flow, self.spec.task, ", ".join(names))
+        return names
 
     # -- errors --
     def _client_error(self, err: KafkaError) -> None:
@@ -250,6 +280,7 @@ class StreamCopier:
     def run(self, keep_going: Callable[[], bool] = lambda: True) -> None:
         """Copy until keep_going() turns false (in Spark: until the epoch is cancelled)."""
         self._assign()
+        self._running = True
         gc.disable()  # messages make no reference cycles; the collector only burns CPU here
         try:
             while keep_going():
@@ -274,9 +305,13 @@ class StreamCopier:
             self._copy(messages)
         self._producer.poll(0)
         self._check_clients()
+        now = time.monotonic()
+        if self._feed is not None and now >= self._feed_due:
+            self._feed_due = now + 0.1
+            self._take(self._feed.poll())
         txn = self._txn
         if txn is not None:
-            age_ms = (time.monotonic() - txn.opened) * 1000
+            age_ms = (now - txn.opened) * 1000
             if age_ms >= self.spec.boundary_ms or (not messages and age_ms >= _IDLE_COMMIT_MS):
                 self._end_transaction()
 
@@ -472,6 +507,8 @@ class StreamCopier:
         self._syncs.close(timeout)
         self._producer.flush(timeout)
         self._consumer.close()
+        if self._feed is not None:
+            self._feed.close()
 
 
 def fence_transactional_ids(

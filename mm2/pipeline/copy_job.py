@@ -84,6 +84,11 @@ def _run_tasks(specs: list[str], positions: PositionsTopic | None) -> object:
         attempt = 0 if context is None else context.attemptNumber()
         began = time.monotonic()
         copier = StreamCopier(spec)  # its producer has now fenced every earlier holder of its id
+        if attempt > 0:  # the partitions the planner added while the first attempt ran
+            taken = copier.catch_up_assignment()
+            if taken:
+                log.info("%s task %d (attempt %d): also takes %d partition(s) added since the "
+                         "epoch began", spec.flow, spec.task, attempt, len(taken))  # fmt: skip
         if positions is not None and spec.transactional_id:
             moved = copier.resume_from(positions.read())
             if moved:

@@ -1,12 +1,12 @@
 """Positions in Connect's offsets topic: record bytes, what a reader keeps, and the planner's
-pure decisions (deal, exactly-once keys, a copy task's error)."""
+pure decisions (exactly-once keys, a copy task's error)."""
 
 from __future__ import annotations
 
 import pytest
 
 from mm2.config import load_properties, parse_properties
-from mm2.connectors.source import _deal, exactly_once
+from mm2.connectors.source import exactly_once
 from mm2.errors import ConfigError
 from mm2.kafka.copy_result import CopyResult, WorkUnit
 from mm2.kafka.offset_store import (
@@ -19,7 +19,6 @@ from mm2.kafka.offset_store import (
 )
 from mm2.kafka.stream_copier import Assignment, CopyTaskSpec
 from mm2.pipeline.copy_job import python_error
-from mm2.pipeline.routes import Route
 
 
 def test_position_record_is_apaches_key_and_value_with_our_headers() -> None:
@@ -55,22 +54,6 @@ def test_source_positions_keep_the_latest_and_name_foreign_clusters() -> None:
     )
     assert positions.offsets == {("t", 0): 9, ("t", 1): 3, ("u", 0): 7}
     assert positions.foreign("ours") == {("u", 0): "theirs"}
-
-
-def test_deal_is_apaches_round_robin_over_sorted_partitions() -> None:
-    routes = {
-        "t0": Route("t0", "p.t0", 8),
-        "t1": Route("t1", "p.t1", 2),
-        "t2": Route("t2", "p.t2", 2),
-    }
-    dealt = _deal(routes, 3)
-    assert [[f"{t}-{p}" for t, p, _ in task] for task in dealt] == [
-        ["t0-0", "t0-3", "t0-6", "t1-1"],
-        ["t0-1", "t0-4", "t0-7", "t2-0"],
-        ["t0-2", "t0-5", "t1-0", "t2-1"],
-    ]
-    assert _deal(routes, 50) and len(_deal(routes, 50)) == 12
-    assert _deal({}, 4) == []
 
 
 def _flow(extra: str = "") -> object:
