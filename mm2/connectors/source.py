@@ -12,6 +12,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from mm2.client.positions import PositionsLocation, positions_location
@@ -135,6 +136,9 @@ class MirrorSourceTask(Task):
         # Earlier copy tasks fenced and positions read since the last epoch began: the next
         # epoch starts on that settle instead of fencing again.
         self._settled = False
+        # The first fencing, started before the topic sync so that the two overlap: on a
+        # target where no transaction ran yet, the coordinator's first load takes seconds.
+        self._fencing: Future[None] | None = None
         self._announced = False
         self._cluster_id = ""
         self._syncs: tuple[str, dict[str, str] | None] = ("", None)
@@ -146,18 +150,31 @@ class MirrorSourceTask(Task):
     def _prepare(self) -> CopyJob:
         if self._job is not None:
             return self._job
-        self._refresh_routes()  # remote topics are created while Spark starts
+        if self._eos and not self._settled and self._fencing is None:
+            pool = ThreadPoolExecutor(1, thread_name_prefix=f"{self._flow.name}|fence")
+            self._fencing = pool.submit(self._fence, 30.0)
+            pool.shutdown(wait=False)  # the thread ends with the fencing (30 s at most)
+        began = time.monotonic()
+        # The offsets topic before the remote topics: a broker creating thousands of remote
+        # partitions shows a topic created after them seconds later (W3: 10 s of retries).
         self._location.ensure_topic()
         self._cluster_id = self._location.source_cluster_id()
         self._syncs = offset_syncs_target(self._flow)
         # Not read yet: a killed copy task's open transaction holds the topic's end back
         # until the first epoch fences it (mm2.kafka.offset_store reads committed records).
         self._tail = self._tail or self._location.tail()
+        ready = time.monotonic()
+        self._refresh_routes()  # remote topics are created while Spark starts
+        routed = time.monotonic()
         if not self._settled:
             # Fencing and reading the positions need no Spark: done while it starts (in the
             # background since the process started), not after.
             self._settle(timeout=30.0)
             self._settled = True
+        log.debug(
+            "%s: prepared: internal topics in %.2f s, topics synced in %.2f s, settled in %.2f s",
+            self._flow.name, ready - began, routed - ready, time.monotonic() - routed,
+        )  # fmt: skip
         sc = spark_context(spark_conf(self._config))
         self._job = CopyJob(sc, self._flow.name)
         self._sc = sc
@@ -329,15 +346,12 @@ class MirrorSourceTask(Task):
         exactly-once reads its offsets topic uncommitted, and would otherwise resume after a
         position that an aborted transaction (a killed copy task's) wrote.
         """
-        # Every id a planner of this flow may have used, this one's or another process's.
-        fence_count = max(self._fence_count, self._flow.tasks_max)
         began = time.monotonic()
-        if self._eos:
-            fence_transactional_ids(
-                self._flow.target_producer_config(),
-                [self._transactional_id(i) for i in range(fence_count)],
-                timeout=timeout,
-            )
+        fencing, self._fencing = self._fencing, None
+        if fencing is not None:  # started by _prepare: wait for it (raises its failure)
+            fencing.result()  # bounded: each id's fencing times out by itself
+        elif self._eos:
+            self._fence(timeout)
         fenced = time.monotonic()
         assert self._tail is not None
         self._apply(self._tail.read_to_end(timeout))
@@ -346,9 +360,20 @@ class MirrorSourceTask(Task):
             self._location.write(dict(self._positions.offsets), cluster_id=self._cluster_id)
         log.debug(
             "%s: settled: %d id(s) fenced in %.2f s, positions read in %.2f s, written in %.2f s",
-            self._flow.name, fence_count if self._eos else 0, fenced - began, read - fenced,
+            self._flow.name, self._fence_ids() if self._eos else 0, fenced - began, read - fenced,
             time.monotonic() - read,
         )  # fmt: skip
+
+    def _fence_ids(self) -> int:
+        # Every id a planner of this flow may have used, this one's or another process's.
+        return max(self._fence_count, self._flow.tasks_max)
+
+    def _fence(self, timeout: float) -> None:
+        fence_transactional_ids(
+            self._flow.target_producer_config(),
+            [self._transactional_id(i) for i in range(self._fence_ids())],
+            timeout=timeout,
+        )
 
     def _next_offset(self, topic: str, partition: int) -> int:
         stored = self._positions.offsets.get((topic, partition))
@@ -390,6 +415,8 @@ class MirrorSourceTask(Task):
 
     def poll(self) -> float:
         job = self._prepare()
+        if not self._paused:  # first: the first epoch waits for no periodic sync
+            self._run_epochs(job)
         now = time.monotonic()
         # Each step apart: one cluster being away must not hold up the others' work.
         if self._refresh.due(now):
@@ -404,8 +431,11 @@ class MirrorSourceTask(Task):
         self._step("reading positions", lambda: self._apply(tail.poll(0)))
         if self._progress is not None:
             self._progress.maybe_commit(self._positions.offsets, self._routes.keys(), now)
-        if self._paused:
-            return 0.5
+        return 0.5 if self._paused else 0.2
+
+    def _run_epochs(self, job: CopyJob) -> None:
+        """Give the running copy tasks new partitions, or start a new epoch when the
+        assignment changed otherwise, when the epoch failed, or when none runs yet."""
         change = self._assignment_change() if job.running else {}
         if change:
             self._step("giving copy tasks new partitions", functools.partial(self._extend, change))
@@ -423,7 +453,6 @@ class MirrorSourceTask(Task):
         if not job.running:
             self._check_failure(job)
             self._start_epoch(job)
-        return 0.2
 
     def pause(self) -> None:
         self._paused = True
