@@ -19,7 +19,17 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    OFFSET_INVALID,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
 
 from mm2.errors import (
     AuthenticationError,
@@ -47,6 +57,16 @@ TP = tuple[str, int]
 _CONSUME_BATCH = 10_000
 # A transaction with nothing more to read right now commits once it is this old.
 _IDLE_COMMIT_MS = 10
+# Where a partition without a position starts, by auto.offset.reset: given to the consumer
+# directly, it asks the source for no committed offsets (the copier's group never commits).
+_RESET = {
+    "earliest": OFFSET_BEGINNING,
+    "smallest": OFFSET_BEGINNING,
+    "beginning": OFFSET_BEGINNING,
+    "latest": OFFSET_END,
+    "largest": OFFSET_END,
+    "end": OFFSET_END,
+}
 
 
 class ProducerFencedError(KafkaClientError):
@@ -139,6 +159,8 @@ class StreamCopier:
         source, _, target = spec.flow.partition("->")
         source_label = cluster_label(spec.source_consumer, source)
         target_label = cluster_label(spec.target_producer, target)
+        reset = spec.source_consumer.get("auto.offset.reset", "earliest")
+        self._unpositioned = _RESET.get(str(reset).strip().lower(), OFFSET_INVALID)
         self._consumer = Consumer(
             {
                 "group.id": f"mm2-copier-{spec.flow}",
@@ -211,12 +233,7 @@ class StreamCopier:
             self._next[(a.topic, a.partition)] = a.next_offset
         if fresh and self._running:
             self._consumer.incremental_assign(
-                [
-                    TopicPartition(a.topic, a.partition, a.next_offset)
-                    if a.next_offset >= 0
-                    else TopicPartition(a.topic, a.partition)
-                    for a in fresh
-                ]
+                [self._start(a.topic, a.partition, a.next_offset) for a in fresh]
             )
         names = [f"{a.topic}-{a.partition}" for a in fresh]
         if names:
@@ -290,11 +307,11 @@ class StreamCopier:
             gc.enable()
 
     def _assign(self) -> None:
-        self._consumer.assign(
-            [
-                TopicPartition(t, p, n) if n >= 0 else TopicPartition(t, p)
-                for (t, p), n in sorted(self._next.items())
-            ]
+        self._consumer.assign([self._start(t, p, n) for (t, p), n in sorted(self._next.items())])
+
+    def _start(self, topic: str, partition: int, next_offset: int) -> TopicPartition:
+        return TopicPartition(
+            topic, partition, next_offset if next_offset >= 0 else self._unpositioned
         )
 
     def _round(self) -> None:
