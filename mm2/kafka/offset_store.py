@@ -255,7 +255,10 @@ class OffsetTail:
                     f"{p} at {self._read_up_to.get(p, 0)} of {ends[p]}" for p in behind
                 )
                 raise KafkaClientError(
-                    f"reading {self.topic} to its end timed out (at {late})", retriable=True
+                    f"reading {self.topic} to its end timed out (at {late}); if this lasts, "
+                    "a transaction that never ends may hold those partitions back "
+                    "(kafka-transactions.sh find-hanging, docs/operations.md)",
+                    retriable=True,
                 )
             out.extend(self._consume(0.2))
 

@@ -172,7 +172,14 @@ class LocalCluster:
 
     def halt(self, *, grace: float = 15.0) -> None:
         """Stop the JVM (SIGTERM, SIGKILL after `grace` s; 0 for a crash) but keep its directory,
-        data and ports, so that resume() brings the same cluster back: an outage, for tests."""
+        data and ports, so that resume() brings the same cluster back: an outage, for tests.
+
+        A crash while a transaction commits can leave it hanging (seen with Kafka 4.4, one
+        node): at restart the transaction coordinator finishes the PREPARE_COMMIT before the
+        broker is unfenced, finds no leader for the transaction's partitions, skips their
+        markers as if the partitions were deleted ("Couldn't find leader endpoint ... likely
+        deleted already"), and read_committed readers stop at that transaction for good. Tests
+        that stop a target while copy tasks commit therefore use a clean stop (grace > 0)."""
         if self._process is not None:
             process.terminate([self._process], grace=grace)
             self._process = None

@@ -124,7 +124,7 @@ def test_tasks_heal_after_the_target_was_down_at_start_and_during_the_run(
         eventually(lambda: heartbeats_since(outage.bootstrap_servers, back) > 0, 30,
                    "heartbeats on the target after it came back")  # fmt: skip
 
-        outage.halt(grace=0)  # down again while the tasks run
+        outage.halt()  # down again while the tasks run (clean: see LocalCluster.halt)
         time.sleep(20)
         assert not any("FAILED" in s for s in states(herder).values()), states(herder)
         outage.resume()
