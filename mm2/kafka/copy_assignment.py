@@ -23,7 +23,14 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
 
 from mm2.errors import KafkaClientError
 from mm2.kafka.failure import ClientLog, cluster_label
@@ -105,8 +112,8 @@ class AssignmentPublisher:
         """Write the epoch's additions so far; returns the record's offset."""
         delivered: list[tuple[KafkaError | None, int]] = []
 
-        def on_delivery(err: KafkaError | None, msg: object) -> None:
-            offset = getattr(msg, "offset", lambda: -1)()
+        def on_delivery(err: KafkaError | None, msg: Message) -> None:
+            offset = msg.offset()
             delivered.append((err, -1 if offset is None else offset))
 
         self._producer.produce(
