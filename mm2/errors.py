@@ -1,53 +1,66 @@
 """The one error tree of mm2; every layer raises these, only the API layer maps them to HTTP.
 
-MM2Error
-├── OperatorError                     only a person can fix it: a task stays FAILED with it
-│   ├── ConfigError (also ValueError) a broken mm2.properties or option; exit code 2
-│   ├── AuthenticationError           (also a KafkaClientError) wrong credentials or TLS
-│   ├── AuthorizationError            (also a KafkaClientError) an ACL refused the request
-│   └── RecordTooLargeError           (also a KafkaClientError) a record the target refuses
-├── ClusterError                      a local Kafka cluster could not be set up or started
+MM2Error                                  class attributes: kind, retriable, operator
+├── ConfigError (also ValueError)         a broken mm2.properties or option (exit 2)  [operator]
+├── ClusterError                          a local Kafka cluster could not be set up or started
 │   └── JavaNotFoundError / JarResolutionError / BrokerStartError
-├── KafkaClientError                  a call to a Kafka cluster failed (has `retriable`)
-│   └── AuthenticationError / AuthorizationError / RecordTooLargeError  (never retriable)
-└── RecordFormatError (also ValueError)  bytes that are not an MM2 internal record
+├── KafkaClientError                      a call to a Kafka cluster failed (`retriable` per call)
+│   ├── AuthenticationError               wrong credentials or TLS                   [operator]
+│   ├── AuthorizationError                an ACL refused the request                 [operator]
+│   ├── RecordTooLargeError               a record the target refuses as too large   [operator]
+│   ├── ProducerFencedError               a newer holder of a transactional id took over
+│   └── AbortableTransactionError         a transaction that must be aborted and copied again
+├── RecordFormatError (also ValueError)   bytes that are not an MM2 internal record
+├── NotFoundError (also LookupError)      unknown flow, connector, task or plugin          -> 404
+├── ConflictError                         exists already, wrong state, ambiguous name      -> 409
+└── BadRequestError (also ValueError)     a request body or config that cannot mean anything -> 400
 
-Anything else a task raises (a retriable KafkaClientError, or an error nobody expected) is
-retried by its runner with capped exponential backoff; mm2.kafka.failure decides which Kafka
-errors are retriable and which are an operator's.
+`operator` marks what only a person can fix: a task stays FAILED with it until restarted over
+REST. Anything else a task raises (a retriable KafkaClientError, or an error nobody expected)
+is retried by its runner with capped exponential backoff; mm2.kafka.failure decides which Kafka
+errors are retriable and which are an operator's. `kind` names the class as data, so that an
+error can cross a process boundary (a Spark task: mm2.copy.failure) and be raised again as
+itself (`error_class`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 __all__ = [
+    "AbortableTransactionError",
     "AuthenticationError",
     "AuthorizationError",
+    "BadRequestError",
     "BrokerStartError",
     "ClusterError",
     "ConfigError",
+    "ConflictError",
     "JarResolutionError",
     "JavaNotFoundError",
     "KafkaClientError",
     "MM2Error",
-    "OperatorError",
+    "NotFoundError",
+    "ProducerFencedError",
     "RecordFormatError",
     "RecordTooLargeError",
+    "error_class",
 ]
 
 
 class MM2Error(Exception):
     """Base of every error mm2 raises on purpose."""
 
+    kind: str = "error"
     retriable: bool = False
+    operator: bool = False
 
 
-class OperatorError(MM2Error):
-    """An error only a person can fix (credentials, ACLs, configuration, an oversized record):
-    retrying cannot help, so the task stays FAILED with it until restarted over REST."""
-
-
-class ConfigError(OperatorError, ValueError):
+class ConfigError(MM2Error, ValueError):
     """A configuration that cannot mean anything: names the file, line, key and what is accepted."""
+
+    kind = "config"
+    operator = True
 
     def __init__(
         self,
@@ -72,48 +85,117 @@ class ConfigError(OperatorError, ValueError):
 class ClusterError(MM2Error):
     """A local Kafka cluster could not be prepared, started or stopped."""
 
+    kind = "cluster"
+
 
 class JavaNotFoundError(ClusterError):
     """No usable `java` (17+) on PATH or in JAVA_HOME."""
+
+    kind = "java-not-found"
 
 
 class JarResolutionError(ClusterError):
     """Maven could not resolve the Kafka jars from Maven Central."""
 
+    kind = "jar-resolution"
+
 
 class BrokerStartError(ClusterError):
     """A broker process exited or never answered during start."""
+
+    kind = "broker-start"
 
 
 class KafkaClientError(MM2Error):
     """A request to a Kafka cluster failed; `retriable` tells whether trying again may help."""
 
-    def __init__(self, message: str, *, retriable: bool = False) -> None:
+    kind = "kafka"
+
+    def __init__(self, message: str, *, retriable: bool | None = None) -> None:
         super().__init__(message)
-        self.retriable = retriable
+        if retriable is not None:
+            self.retriable = retriable
+
+
+class AuthenticationError(KafkaClientError):
+    """A cluster refused our credentials (SASL) or the TLS handshake failed; names the cluster's
+    alias and bootstrap servers."""
+
+    kind = "authentication"
+    operator = True
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=False)
+
+
+class AuthorizationError(KafkaClientError):
+    """A cluster's ACLs refuse a request mm2 needs; names the cluster and the request."""
+
+    kind = "authorization"
+    operator = True
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=False)
+
+
+class RecordTooLargeError(KafkaClientError):
+    """A source record is larger than the target topic accepts; names topic, partition, offset."""
+
+    kind = "record-too-large"
+    operator = True
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=False)
+
+
+class ProducerFencedError(KafkaClientError):
+    """Another holder of the transactional id took over: this copy task must end (a zombie)."""
+
+    kind = "fenced"
+
+
+class AbortableTransactionError(KafkaClientError):
+    """The transaction cannot commit (a record failed delivery in an outage): abort it and
+    copy its records again."""
+
+    kind = "abortable"
+    retriable = True
 
 
 class RecordFormatError(MM2Error, ValueError):
     """Bytes that do not decode as an MM2 internal record (offset sync, checkpoint, heartbeat)."""
 
-
-class RecordTooLargeError(KafkaClientError, OperatorError):
-    """A source record is larger than the target topic accepts; names topic, partition, offset."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, retriable=False)
+    kind = "record-format"
 
 
-class AuthenticationError(KafkaClientError, OperatorError):
-    """A cluster refused our credentials (SASL) or the TLS handshake failed; names the cluster's
-    alias and bootstrap servers."""
+class NotFoundError(MM2Error, LookupError):
+    """No flow, connector, task or plugin of that name."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, retriable=False)
+    kind = "not-found"
 
 
-class AuthorizationError(KafkaClientError, OperatorError):
-    """A cluster's ACLs refuse a request mm2 needs; names the cluster and the request."""
+class ConflictError(MM2Error):
+    """The request does not fit the current state (exists, not stopped, ambiguous name)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, retriable=False)
+    kind = "conflict"
+
+
+class BadRequestError(MM2Error, ValueError):
+    """Invalid input; `errors` maps each offending key to what is wrong with it."""
+
+    kind = "bad-request"
+
+    def __init__(self, message: str, errors: Mapping[str, list[str]] | None = None) -> None:
+        super().__init__(message)
+        self.errors: dict[str, list[str]] = {k: list(v) for k, v in (errors or {}).items()}
+
+
+def error_class(kind: str) -> type[MM2Error]:
+    """The class of the tree whose `kind` is `kind` (MM2Error for a kind nobody knows)."""
+    pending: list[type[MM2Error]] = [MM2Error]
+    while pending:
+        cls = pending.pop()
+        if cls.kind == kind:
+            return cls
+        pending.extend(cls.__subclasses__())
+    return MM2Error

@@ -23,7 +23,7 @@ from mm2.api.schemas import (
     TaskStateBody,
     mask,
 )
-from mm2.runtime.errors import ConflictError, NotFoundError
+from mm2.errors import ConflictError, NotFoundError
 from mm2.runtime.offsets import ConnectorOffset
 
 __all__ = ["router"]

@@ -14,8 +14,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from mm2.config.providers import redact
-from mm2.errors import ConfigError, MM2Error
-from mm2.runtime.errors import BadRequestError, ConflictError, NotFoundError
+from mm2.errors import BadRequestError, ConfigError, ConflictError, MM2Error, NotFoundError
 
 __all__ = ["install_error_handlers", "status_of"]
 

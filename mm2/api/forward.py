@@ -20,7 +20,7 @@ from typing import cast
 import httpx
 from fastapi import Request, Response
 
-from mm2.runtime.errors import ConflictError, NotFoundError
+from mm2.errors import ConflictError, NotFoundError
 from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.naming import flow_name
 from mm2.runtime.standby import Leader

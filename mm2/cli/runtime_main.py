@@ -17,13 +17,13 @@ from mm2.cli.coordination import build_coordinator, secret_box
 from mm2.cli.shutdown import StopGuard
 from mm2.cli.version import version_text
 from mm2.client.lag import LagReader
-from mm2.client.positions import PositionsLocation, positions_location
 from mm2.config.model import CHECKPOINT, Flow, MirrorMakerConfig
 from mm2.config.providers import Providers
 from mm2.connect.spi import Connector
 from mm2.connectors.checkpoint import MirrorCheckpointConnector, load_snapshot, snapshot_path
 from mm2.connectors.heartbeat import MirrorHeartbeatConnector
 from mm2.connectors.source import MirrorSourceConnector, spark_conf
+from mm2.copy.positions import PositionsTopic
 from mm2.errors import ConfigError
 from mm2.pipeline.session import spark_context, stop_spark
 from mm2.runtime.changes import ChangeStore
@@ -43,8 +43,8 @@ PLUGINS: dict[str, type[Connector]] = {
 }
 
 
-def _positions(config: Mapping[str, str]) -> PositionsLocation:
-    return positions_location(Flow.for_connector(config))
+def _positions(config: Mapping[str, str]) -> PositionsTopic:
+    return PositionsTopic.of(Flow.for_connector(config))
 
 
 def change_store(config: MirrorMakerConfig) -> ChangeStore:

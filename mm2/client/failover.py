@@ -31,8 +31,8 @@ from mm2.client.syncs import (
 from mm2.config import Flow
 from mm2.errors import KafkaClientError
 from mm2.kafka.groups import GroupAdmin
-from mm2.offsets.reverse import ReverseTranslator
-from mm2.offsets.translator import OffsetTranslator
+from mm2.offset_syncs.reverse import ReverseTranslator
+from mm2.offset_syncs.translator import OffsetTranslator
 from mm2.records import OffsetAndMetadata, TopicPartition
 
 __all__ = [

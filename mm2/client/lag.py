@@ -13,11 +13,11 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from mm2.client.positions import positions_location
 from mm2.config import Flow
+from mm2.copy.positions import PositionsTopic, StoredPositions
+from mm2.copy.positions_reader import PositionsReader
 from mm2.errors import KafkaClientError
 from mm2.kafka.log_reader import TimestampProbe
-from mm2.kafka.offset_store import OffsetTail, SourcePositions
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
 from mm2.policies.filter import should_replicate_topic
@@ -65,7 +65,7 @@ class LagReport:
 @dataclass
 class _State:
     topics: dict[str, int] = field(default_factory=dict)
-    positions: SourcePositions = field(default_factory=SourcePositions)
+    positions: StoredPositions = field(default_factory=StoredPositions)
     positions_at_ms: int = 0
     ages: dict[tuple[str, int], tuple[int, float]] = field(default_factory=dict)
 
@@ -84,8 +84,8 @@ class LagReader:
         self._heartbeats = flow.get_bool("heartbeats.replication.enabled", True)
         self._admin = TopicAdmin(flow.source_admin_config(label="lag-admin"), timeout=timeout)
         self._lister = OffsetLister(flow.source_admin_config(label="lag-admin"), timeout=timeout)
-        self._location = positions_location(flow)
-        self._tail: OffsetTail | None = None
+        self._location = PositionsTopic.of(flow)
+        self._tail: PositionsReader | None = None
         self._stamps: TimestampProbe | None = None
         self._state = _State()
 
@@ -108,7 +108,7 @@ class LagReader:
             problems.append(f"source {self.flow.source}: {exc}")
         try:
             if self._tail is None:
-                self._tail = self._location.tail()
+                self._tail = self._location.reader()
             state.positions.apply(self._tail.read_to_end(self._timeout))
             state.positions_at_ms = int(time.time() * 1000)
         except KafkaClientError as exc:

@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from mm2.errors import MM2Error
-from mm2.offsets.checkpoint_rules import rename_topic_partition
-from mm2.offsets.reverse import ReverseTranslator
-from mm2.offsets.translator import OffsetTranslator
+from mm2.offset_syncs.checkpoint_rules import rename_topic_partition
+from mm2.offset_syncs.reverse import ReverseTranslator
+from mm2.offset_syncs.translator import OffsetTranslator
 from mm2.policies.replication import ReplicationPolicy
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
 

@@ -10,9 +10,9 @@ from mm2.config.model import SOURCE
 from mm2.errors import KafkaClientError, RecordFormatError
 from mm2.kafka.log_reader import LogReader, LogRecord
 from mm2.kafka.topics import TopicAdmin
-from mm2.offsets.exact_index import PREV_SYNC_HEADER, PrevSync, decode_prev_sync
-from mm2.offsets.reverse import ReverseTranslator
-from mm2.offsets.translator import OffsetTranslator
+from mm2.offset_syncs.exact_index import PREV_SYNC_HEADER, PrevSync, decode_prev_sync
+from mm2.offset_syncs.reverse import ReverseTranslator
+from mm2.offset_syncs.translator import OffsetTranslator
 from mm2.records import OffsetSync
 
 __all__ = [

@@ -24,8 +24,8 @@ from mm2.kafka.groups import GroupAdmin
 from mm2.kafka.log_reader import LogReader
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
-from mm2.offsets import checkpoints_for_group, rename_topic_partition, sync_group_offsets
-from mm2.offsets.translator import OffsetTranslator
+from mm2.offset_syncs import checkpoints_for_group, rename_topic_partition, sync_group_offsets
+from mm2.offset_syncs.translator import OffsetTranslator
 from mm2.records import Checkpoint, TopicPartition
 from mm2.runtime.liveness import LIVENESS
 from mm2.runtime.metrics import METRICS

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from mm2.pipeline.routes import Route
+from mm2.copy.routes import Route
 
 __all__ = ["Placed", "deal", "extend_deal", "task_count"]
 

@@ -7,6 +7,7 @@ epoch, and reads their committed positions back from Connect's offsets topic on 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import time
@@ -15,7 +16,6 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from mm2.client.positions import PositionsLocation, positions_location
 from mm2.config.model import Flow
 from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.connectors.deal import Placed, deal, extend_deal, task_count
@@ -23,22 +23,17 @@ from mm2.connectors.every import Every
 from mm2.connectors.offset_syncs import offset_syncs_target
 from mm2.connectors.progress_group import ProgressGroup
 from mm2.connectors.topic_sync import TopicSync
-from mm2.errors import (
-    AuthenticationError,
-    AuthorizationError,
-    ConfigError,
-    KafkaClientError,
-    OperatorError,
-    RecordTooLargeError,
-)
-from mm2.kafka.copy_assignment import AssignmentPublisher
-from mm2.kafka.copy_result import CopyResult, WorkUnit
-from mm2.kafka.offset_store import OffsetRecord, OffsetTail, SourcePositions
+from mm2.copy.assignment import AssignmentPublisher
+from mm2.copy.positions import PositionRecord, PositionsTopic, StoredPositions
+from mm2.copy.positions_reader import PositionsReader
+from mm2.copy.routes import Route
+from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.copy.stats import CopyStats
+from mm2.copy.transaction import fence_transactional_ids
+from mm2.errors import ConfigError, KafkaClientError
 from mm2.kafka.offsets import OffsetLister
-from mm2.kafka.stream_copier import Assignment, CopyTaskSpec, fence_transactional_ids
 from mm2.kafka.topics import TopicAdmin
-from mm2.pipeline.copy_job import CopyJob, PositionsTopic, free_slots, python_error
-from mm2.pipeline.routes import Route
+from mm2.pipeline.copy_job import CopyJob, free_slots
 from mm2.pipeline.session import spark_context
 from mm2.runtime.metrics import METRICS
 
@@ -51,15 +46,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-# Failures a person must fix, by the name a copy task's traceback gives them: the task stays
-# FAILED with the cause (anything else starts the copy tasks again).
-_OPERATOR_ERRORS: dict[str, Callable[[str], OperatorError]] = {
-    "RecordTooLargeError": RecordTooLargeError,
-    "AuthenticationError": AuthenticationError,
-    "AuthorizationError": AuthorizationError,
-    "ConfigError": ConfigError,
-}
 
 
 def spark_conf(config: Mapping[str, str]) -> dict[str, str]:
@@ -118,12 +104,12 @@ class MirrorSourceTask(Task):
         self._read_committed = self._consumer["isolation.level"] == "read_committed"
         self._eos = exactly_once(flow, self._read_committed)
         self._ends = OffsetLister(source_admin)
-        self._location: PositionsLocation = positions_location(flow)
-        self._positions = SourcePositions()
+        self._location = PositionsTopic.of(flow)
+        self._positions = StoredPositions()
         self._progress = ProgressGroup.for_flow(flow)
         self._group_start: dict[tuple[str, int], int] = {}
         self._routes: dict[str, Route] = {}
-        self._tail: OffsetTail | None = None
+        self._tail: PositionsReader | None = None
         self._job: CopyJob | None = None
         self._dealt: list[list[Placed]] = []
         # The running epoch's id and the partitions dealt to its copy tasks since it began
@@ -157,12 +143,12 @@ class MirrorSourceTask(Task):
         began = time.monotonic()
         # The offsets topic before the remote topics: a broker creating thousands of remote
         # partitions shows a topic created after them seconds later (W3: 10 s of retries).
-        self._location.ensure_topic()
+        self._location.ensure()
         self._cluster_id = self._location.source_cluster_id()
         self._syncs = offset_syncs_target(self._flow)
         # Not read yet: a killed copy task's open transaction holds the topic's end back
-        # until the first epoch fences it (mm2.kafka.offset_store reads committed records).
-        self._tail = self._tail or self._location.tail()
+        # until the first epoch fences it (mm2.copy.positions_reader reads committed records).
+        self._tail = self._tail or self._location.reader()
         ready = time.monotonic()
         self._refresh_routes()  # remote topics are created while Spark starts
         routed = time.monotonic()
@@ -196,16 +182,17 @@ class MirrorSourceTask(Task):
         METRICS.update_end_offsets(self._flow.source, self._flow.target, ends)
 
     # -- positions and metrics, from the offsets topic --
-    def _apply(self, records: list[OffsetRecord]) -> None:
+    def _apply(self, records: list[PositionRecord]) -> None:
         self._positions.apply(records)
         results = []
         for r in records:
             route = self._routes.get(r.topic)
             if r.offset is None or route is None:
                 continue
-            unit = WorkUnit(r.topic, r.partition, r.offset + 1, r.offset + 1, route.target_topic)
             s = r.stats
-            res = CopyResult(unit) if s is None else s.result(unit)
+            res = CopyStats(r.topic, r.partition, route.target_topic, position=r.offset)
+            if s is not None:
+                res = dataclasses.replace(s, target_topic=route.target_topic, position=r.offset)
             if s is not None and s.skipped:
                 log.warning(
                     "%s: skipped %d record(s) of %s-%d larger than %s accepts",
@@ -289,17 +276,7 @@ class MirrorSourceTask(Task):
             )
             for i, part in enumerate(dealt)
         ]
-        location = self._location
-        job.start(
-            specs,
-            PositionsTopic(
-                consumer=dict(location.consumer_config),
-                admin=dict(location.admin_config),
-                topic=location.topic,
-                connector=location.connector,
-                cluster=location.source_alias,
-            ),
-        )
+        job.start(specs, self._location)
 
     def _publish_additions(self, added: Mapping[int, list[Assignment]]) -> int:
         publisher = self._publisher
@@ -394,15 +371,13 @@ class MirrorSourceTask(Task):
         failure = job.take_failure()
         if failure is None:
             return
-        error = python_error(failure)
-        cls, message = error if error is not None else ("", failure.splitlines()[0])
-        operator = _OPERATOR_ERRORS.get(cls)
-        if operator is not None:
-            raise operator(message)
+        error = failure.error()
+        if error.operator:  # a person must fix it: the task stays FAILED with the cause
+            raise error
         # Not retriable: the runner restarts the whole task with backoff and shows it as
         # RESTARTING, so a flow whose copy tasks are down is never reported RUNNING.
         raise KafkaClientError(
-            f"{self._flow.name}: copy tasks failed ({cls or 'Spark'}: {message})"
+            f"{self._flow.name}: copy tasks failed ({failure.kind}: {failure.message})"
         )
 
     def _step(self, what: str, action: Callable[[], object]) -> None:

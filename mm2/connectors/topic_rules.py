@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from mm2.copy.routes import Route
 from mm2.kafka.acls import AclBinding
 from mm2.kafka.topics import ConfigOp, TopicConfigEntry
-from mm2.pipeline.routes import Route
 from mm2.policies.filter import ConfigPropertyFilter, should_replicate_topic
 
 __all__ = [

@@ -22,10 +22,10 @@ from mm2.connectors.topic_rules import (
     plan_topics,
     should_replicate_topic,
 )
+from mm2.copy.routes import Route
 from mm2.errors import AuthenticationError, KafkaClientError
 from mm2.kafka.acls import AclBinding
 from mm2.kafka.topics import ConfigOp, NewTopicSpec, TopicAdmin
-from mm2.pipeline.routes import Route
 
 __all__ = ["TopicSync"]
 

@@ -36,6 +36,7 @@ from mm2.log.collapse import CAUSE_ATTRIBUTE, blank_numbers
 
 __all__ = [
     "LIBRDKAFKA_LOG",
+    "AuthAlarm",
     "ClientLog",
     "ClientWatch",
     "Failure",
@@ -198,6 +199,27 @@ class ClientLog:
             )  # fmt: skip
         else:
             self._logger.log(level, "%s: " + fmt, self.cluster, *args)
+
+
+class AuthAlarm:
+    """An `error_cb` that remembers an authentication failure: librdkafka reports those only
+    there, and a client that streams (a copy task's consumer and producer) checks it each round.
+
+    >>> alarm = AuthAlarm("primary (b:9092)")
+    >>> alarm(KafkaError(KafkaError._TRANSPORT)); alarm.check()
+    """
+
+    def __init__(self, cluster: str) -> None:
+        self.cluster = cluster
+        self.failure: str | None = None
+
+    def __call__(self, err: KafkaError) -> None:
+        if err.code() in (KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED):
+            self.failure = err.str()
+
+    def check(self) -> None:
+        if self.failure is not None:
+            raise AuthenticationError(f"authentication failed for {self.cluster}: {self.failure}")
 
 
 class ClientWatch:

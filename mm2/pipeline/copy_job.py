@@ -1,80 +1,33 @@
 """A flow's copy tasks as one long-running Spark job per epoch (see docs/architecture.md).
 
-The driver starts an epoch with one Spark task per copy task; each runs mm2.kafka.stream_copier
-inside its Python worker until the driver cancels the job's group (assignment changed, pause,
-stop) or it fails. Record bytes never enter the JVM, and nothing but a line per task comes back.
-
-Every copy task, once its producer has fenced the earlier holders of its transactional id,
-reads the committed positions and starts after them: whatever an earlier attempt (Spark runs a
-task again when its executor is lost), a zombie, or a deposed leader's planner committed since
-the driver read the positions is never copied twice.
+The driver starts an epoch with one Spark task per copy task; each runs mm2.copy.task inside its
+Python worker until the driver cancels the job's group (assignment changed, pause, stop) or it
+fails. Record bytes never enter the JVM, and nothing but a line per task comes back; a failure
+comes back typed (mm2.copy.failure).
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import re
 import threading
-import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from py4j.protocol import Py4JError
 from pyspark import SparkContext, TaskContext
 
-from mm2.kafka.offset_store import OffsetTail, SourcePositions
-from mm2.kafka.stream_copier import CopyTaskSpec, StreamCopier
+from mm2.copy.failure import CopyFailure
+from mm2.copy.positions import PositionsTopic
+from mm2.copy.spec import CopyTaskSpec
+from mm2.copy.task import run_copy_task
 
-__all__ = ["CopyJob", "PositionsTopic", "free_slots", "python_error", "task_slots"]
+__all__ = ["CopyJob", "free_slots", "task_slots"]
 
 log = logging.getLogger(__name__)
 
 _epochs = itertools.count(1)
 _jobs: set[CopyJob] = set()
 _jobs_lock = threading.Lock()
-_ERROR_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$")
-
-
-def python_error(text: str) -> tuple[str, str] | None:
-    """(class name, message) of the last Python exception a failed Spark job reports."""
-    found = None
-    for line in text.splitlines():
-        match = _ERROR_LINE.match(line.strip())
-        if match and match.group(1) not in ("Py4JJavaError", "SparkException"):
-            found = (match.group(1), match.group(2))
-    return found
-
-
-@dataclass(frozen=True)
-class PositionsTopic:
-    """Where a flow's positions are committed (Connect's offsets topic on the target), in plain
-    values an executor can unpickle with nothing but mm2.kafka."""
-
-    consumer: dict[str, str]
-    admin: dict[str, str]
-    topic: str
-    connector: str
-    cluster: str
-
-    def read(self, timeout: float = 60.0) -> dict[tuple[str, int], int]:
-        """The last offset copied of each source partition, as committed now."""
-        tail = OffsetTail(
-            self.consumer, self.admin, self.topic, connector=self.connector, cluster=self.cluster
-        )
-        try:
-            positions = SourcePositions()
-            positions.apply(tail.read_to_end(timeout))
-            return positions.offsets
-        finally:
-            tail.close()
-
-
-def _partitions(spec: CopyTaskSpec, shown: int = 6) -> str:
-    names = [f"{a.topic}-{a.partition}" for a in spec.partitions]
-    if len(names) <= shown:
-        return ", ".join(names)
-    return f"{', '.join(names[:shown])} and {len(names) - shown} more partitions"
 
 
 def _run_tasks(specs: list[str], positions: PositionsTopic | None) -> object:
@@ -82,29 +35,7 @@ def _run_tasks(specs: list[str], positions: PositionsTopic | None) -> object:
         spec = CopyTaskSpec.from_json(specs[index])
         context = TaskContext.get()
         attempt = 0 if context is None else context.attemptNumber()
-        began = time.monotonic()
-        copier = StreamCopier(spec)  # its producer has now fenced every earlier holder of its id
-        if attempt > 0:  # the partitions the planner added while the first attempt ran
-            taken = copier.catch_up_assignment()
-            if taken:
-                log.info("%s task %d (attempt %d): also takes %d partition(s) added since the "
-                         "epoch began", spec.flow, spec.task, attempt, len(taken))  # fmt: skip
-        if positions is not None and spec.transactional_id:
-            moved = copier.resume_from(positions.read())
-            if moved:
-                log.warning(
-                    "%s task %d (attempt %d): positions committed since the epoch began; "
-                    "resumes from the committed positions (%s)",
-                    spec.flow, spec.task, attempt, ", ".join(moved),
-                )  # fmt: skip
-        log.info(
-            "%s task %d: copying %s (ready in %.1f s)",
-            spec.flow, spec.task, _partitions(spec), time.monotonic() - began,
-        )  # fmt: skip
-        try:
-            copier.run()
-        finally:
-            copier.close()
+        run_copy_task(spec, attempt=attempt, positions=positions)
         yield f"{spec.flow} task {spec.task} ended"
 
     return run
@@ -119,14 +50,14 @@ class CopyJob:
         self._thread: threading.Thread | None = None
         self._group = ""
         self._cancelled = False
-        self._failure: str | None = None
+        self._failure: CopyFailure | None = None
         self.tasks = 0
 
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def take_failure(self) -> str | None:
+    def take_failure(self) -> CopyFailure | None:
         """Why the last epoch ended by itself (it never should), once; None while it runs."""
         if self.running:
             return None
@@ -151,10 +82,14 @@ class CopyJob:
                 rdd = self._sc.parallelize(range(len(payload)), len(payload))
                 tasks = _run_tasks(payload, positions)
                 rdd.mapPartitionsWithIndex(tasks).collect()  # type: ignore[arg-type]
-                self._failure = "the copy tasks ended"
-            except Exception as exc:  # noqa: BLE001 - Py4J errors carry the task's traceback
+                self._failure = CopyFailure("error", False, "the copy tasks ended")
+            except Exception as exc:  # noqa: BLE001 - Py4J errors carry the task's failure
                 if not self._cancelled:
-                    self._failure = str(exc)
+                    text = str(exc)
+                    lines = text.strip().splitlines() or ["(no message)"]
+                    self._failure = CopyFailure.find(text) or CopyFailure(
+                        "spark", False, f"{type(exc).__name__}: {lines[0]}"
+                    )
 
         self._thread = threading.Thread(target=body, name=f"{self._flow}|copy-epoch-{epoch}")
         self._thread.daemon = True

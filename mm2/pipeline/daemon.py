@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pyspark.daemon import manager
 
-import mm2.kafka.stream_copier  # noqa: F401  (imported once, shared by every forked worker)
+import mm2.copy.task  # noqa: F401  (imported once, shared by every forked worker)
 from mm2.log.wire import configure_child
 
 # Started by connect-mirror-maker in local mode: log wire lines, which it logs as its own.

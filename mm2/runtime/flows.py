@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from mm2.config.model import Flow
 from mm2.config.names import CLIENT_CONFIG_NAMES, CONNECTOR_CONFIG_NAMES
+from mm2.errors import BadRequestError, ConflictError
 from mm2.runtime.changes import Changes
-from mm2.runtime.errors import BadRequestError, ConflictError
 from mm2.runtime.herder import Herder
 from mm2.runtime.metrics import METRICS
 from mm2.runtime.naming import connector_name, flow_name

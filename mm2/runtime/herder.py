@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from mm2.config.providers import has_reference
 from mm2.connect.spi import Connector
-from mm2.runtime.errors import ConflictError, NotFoundError
+from mm2.errors import ConflictError, NotFoundError
 from mm2.runtime.status import ConnectorStatus, State, TargetState
 from mm2.runtime.task_runner import STOP_TIMEOUT_S, Backoff, TaskRunner
 

@@ -8,8 +8,8 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from mm2.kafka.copy_result import CopyResult
-from mm2.pipeline.routes import Route
+from mm2.copy.routes import Route
+from mm2.copy.stats import CopyStats
 
 __all__ = ["METRICS", "CheckpointSnapshot", "MetricsRegistry", "PartitionSnapshot"]
 
@@ -108,12 +108,11 @@ class MetricsRegistry:
                 for p in range(route.partitions):
                     self._get(source, target, topic, p, route.target_topic)
 
-    def record_batch(self, source: str, target: str, results: Iterable[CopyResult]) -> None:
+    def record_batch(self, source: str, target: str, results: Iterable[CopyStats]) -> None:
         with self._lock:
             for r in results:
-                unit = r.unit
-                s = self._get(source, target, unit.topic, unit.partition, unit.target_topic)
-                s.position = max(s.position, unit.until)
+                s = self._get(source, target, r.topic, r.partition, r.target_topic)
+                s.position = max(s.position, r.position + 1)
                 if r.records == 0:
                     continue
                 s.record_count += r.records

@@ -21,9 +21,8 @@ from mm2.client.lag import LagReport
 from mm2.config import MirrorMakerConfig, PropertiesFile, load_properties
 from mm2.config.model import HIDDEN, Flow, is_password
 from mm2.config.providers import ProviderProblem, Providers
-from mm2.errors import ConfigError, MM2Error
+from mm2.errors import BadRequestError, ConfigError, ConflictError, MM2Error, NotFoundError
 from mm2.runtime.changes import Changes, ChangeStore
-from mm2.runtime.errors import BadRequestError, ConflictError, NotFoundError
 from mm2.runtime.flow_state import flow_state
 from mm2.runtime.flows import (
     FlowView,

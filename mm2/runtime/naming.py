@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mm2.runtime.errors import ConflictError, NotFoundError
+from mm2.errors import ConflictError, NotFoundError
 
 __all__ = ["connector_name", "find_connector", "flow_name", "split_flow"]
 

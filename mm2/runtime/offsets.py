@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from mm2.config.model import Flow
-from mm2.kafka.offset_store import SourcePositions
+from mm2.copy.positions import StoredPositions
+from mm2.errors import BadRequestError
 from mm2.policies.filter import should_replicate_topic
 from mm2.records.connect_offsets import MirrorSourcePartition
-from mm2.runtime.errors import BadRequestError
 
 __all__ = ["ConnectorOffset", "MirrorSourceOffsets", "OffsetStore", "Positions"]
 
@@ -116,12 +116,12 @@ def _check_partitions(
 
 
 class Positions(Protocol):
-    """A flow's stored source positions (mm2.client.positions.PositionsLocation)."""
+    """A flow's stored source positions (mm2.copy.positions.PositionsTopic)."""
 
     @property
     def source_alias(self) -> str: ...
 
-    def read(self) -> SourcePositions: ...
+    def read(self) -> StoredPositions: ...
 
     def write(self, positions: Mapping[tuple[str, int], int | None]) -> None: ...
 

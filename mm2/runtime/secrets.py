@@ -20,9 +20,8 @@ from typing import Any
 from cryptography.fernet import Fernet, InvalidToken
 
 from mm2.config.model import HIDDEN, is_password
-from mm2.errors import ConfigError
+from mm2.errors import BadRequestError, ConfigError
 from mm2.runtime.changes import Changes, changes_from_json
-from mm2.runtime.errors import BadRequestError
 
 __all__ = ["SECRETS_KEY", "SealedChanges", "SecretBox", "open_changes", "seal_changes"]
 

@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mm2.config.model import Flow
-from mm2.errors import KafkaClientError
+from mm2.errors import ConflictError, KafkaClientError
 from mm2.runtime.changes import Changes
-from mm2.runtime.errors import ConflictError
 from mm2.runtime.secrets import SecretBox, open_changes, seal_changes
 
 __all__ = ["Coordinator", "Leader"]

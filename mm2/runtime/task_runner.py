@@ -2,7 +2,7 @@
 
 A task heals itself: a poll that fails with a retriable error is polled again after a capped
 exponential backoff; a start that fails, or a poll that fails with anything else, stops the
-task and starts a fresh instance after another capped backoff. Only an OperatorError (bad
+task and starts a fresh instance after another capped backoff. Only an operator's error (bad
 credentials, an ACL, a configuration, a record too large) leaves the task FAILED until a
 person restarts it.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from mm2.connect.spi import Task
-from mm2.errors import MM2Error, OperatorError
+from mm2.errors import MM2Error
 from mm2.runtime.status import State, TaskStatus
 
 __all__ = ["STOP_TIMEOUT_S", "Backoff", "TaskRunner"]
@@ -165,7 +165,7 @@ class TaskRunner:
             failure = self._run_once()
             if failure is None or self._stopping.is_set():
                 return
-            if isinstance(failure, OperatorError):
+            if isinstance(failure, MM2Error) and failure.operator:
                 self._fail(failure)
                 return
             if time.monotonic() - began >= self._backoff.restart_maximum_s:

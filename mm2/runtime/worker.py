@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from mm2.runtime.errors import ConflictError, NotFoundError
+from mm2.errors import ConflictError, NotFoundError
 from mm2.runtime.herder import Herder, Plugins, Transform
 from mm2.runtime.status import TargetState
 from mm2.runtime.task_runner import STOP_TIMEOUT_S, Backoff

@@ -19,7 +19,7 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KTP
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from mm2.offsets.exact_index import PREV_SYNC_HEADER, RUN, PrevSync, encode_prev_sync
+from mm2.offset_syncs.exact_index import PREV_SYNC_HEADER, RUN, PrevSync, encode_prev_sync
 from mm2.records import OffsetSync
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

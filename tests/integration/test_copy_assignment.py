@@ -1,4 +1,4 @@
-"""Running copy tasks take new topics without a new epoch (mm2.kafka.copy_assignment), on the
+"""Running copy tasks take new topics without a new epoch (mm2.copy.assignment), on the
 session's brokers and, for the whole flow, real Spark."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from mirror_support import (
     write_properties,
 )
 
-from mm2.kafka.copy_assignment import Assignment, AssignmentFeed, AssignmentPublisher
+from mm2.copy.assignment import AssignmentFeed, AssignmentPublisher
+from mm2.copy.spec import Assignment
 from tests.conftest import KafkaCluster
 
 pytestmark = pytest.mark.integration

@@ -15,9 +15,9 @@ from confluent_kafka.admin import AdminClient
 
 from mm2.config import load
 from mm2.connectors.topic_sync import TopicSync
+from mm2.copy.routes import Route
 from mm2.errors import KafkaClientError
 from mm2.kafka.topics import ConfigOp, NewTopicSpec, TopicAdmin
-from mm2.pipeline.routes import Route
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from mm2.config import load_properties, parse_properties
 from mm2.connect.spi import Connector, Task, TaskContext
-from mm2.kafka.offset_store import SourcePositions
+from mm2.copy.positions import StoredPositions
 from mm2.runtime.changes import ChangeStore
 from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.offsets import MirrorSourceOffsets
@@ -97,8 +97,8 @@ class MemoryPositions:
     def source_topics(self) -> dict[str, int]:
         return dict(self.topics)
 
-    def read(self) -> SourcePositions:
-        positions = SourcePositions()
+    def read(self) -> StoredPositions:
+        positions = StoredPositions()
         positions.offsets.update(self.offsets)
         return positions
 

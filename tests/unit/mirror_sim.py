@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from mm2.offsets.exact_index import PrevSync, decode_prev_sync, encode_prev_sync
-from mm2.offsets.sync_trail import SyncTrail, offset_runs
+from mm2.offset_syncs.exact_index import PrevSync, decode_prev_sync, encode_prev_sync
+from mm2.offset_syncs.sync_trail import SyncTrail, offset_runs
 from mm2.records import OffsetSync, TopicPartition
 
 TP = TopicPartition("orders", 0)

@@ -6,9 +6,9 @@ import json
 
 from mm2.cli.offset_tools import render_plan
 from mm2.client.plan import FailoverPlan, PartitionMove, commits_for, plan_partitions
-from mm2.offsets.exact_index import RUN, PrevSync
-from mm2.offsets.reverse import ReverseTranslator
-from mm2.offsets.translator import OffsetTranslator
+from mm2.offset_syncs.exact_index import RUN, PrevSync
+from mm2.offset_syncs.reverse import ReverseTranslator
+from mm2.offset_syncs.translator import OffsetTranslator
 from mm2.policies.replication import DefaultReplicationPolicy
 from mm2.records import OffsetAndMetadata, OffsetSync, TopicPartition
 

@@ -1,20 +1,15 @@
 """The deal of source partitions to copy tasks, and how a running epoch grows without a restart
-(mm2.connectors.deal, mm2.kafka.copy_assignment)."""
+(mm2.connectors.deal, mm2.copy.assignment)."""
 
 from __future__ import annotations
 
 import pytest
 
 from mm2.connectors.deal import deal, extend_deal, task_count
+from mm2.copy.assignment import assignment_key, decode_additions, encode_additions
+from mm2.copy.routes import Route
+from mm2.copy.spec import Assignment, CopyTaskSpec
 from mm2.errors import RecordFormatError
-from mm2.kafka.copy_assignment import (
-    Assignment,
-    assignment_key,
-    decode_additions,
-    encode_additions,
-)
-from mm2.kafka.stream_copier import CopyTaskSpec
-from mm2.pipeline.routes import Route
 from mm2.records.connect_offsets import ConnectOffsetKey
 
 

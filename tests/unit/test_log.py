@@ -155,8 +155,8 @@ def test_wire_lines_of_a_child_are_logged_again_with_their_name_level_time_and_t
     try:
         raise ValueError("broken")
     except ValueError:
-        record = logging.getLogger("mm2.kafka.stream_copier").makeRecord(
-            "mm2.kafka.stream_copier", logging.ERROR, "f", 1, "task %d failed", (3,),
+        record = logging.getLogger("mm2.copy.loop").makeRecord(
+            "mm2.copy.loop", logging.ERROR, "f", 1, "task %d failed", (3,),
             __import__("sys").exc_info(),
         )  # fmt: skip
     record.created = 1_700_000_000.25
@@ -165,7 +165,7 @@ def test_wire_lines_of_a_child_are_logged_again_with_their_name_level_time_and_t
     caplog.set_level(logging.DEBUG)
     relog(line + "\n")
     (got,) = caplog.records
-    assert (got.name, got.levelno, got.created) == ("mm2.kafka.stream_copier", 40, 1700000000.25)
+    assert (got.name, got.levelno, got.created) == ("mm2.copy.loop", 40, 1700000000.25)
     assert got.getMessage().startswith("task 3 failed\nTraceback")
     assert "ValueError: broken" in got.getMessage()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mm2.offsets import (
+from mm2.offset_syncs import (
     OffsetSyncStore,
     checkpoint_for,
     checkpoint_is_more_recent,

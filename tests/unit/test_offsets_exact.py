@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mirror_sim import EVENTS, TP, source_offsets
 from mirror_sim import Mirror as SimMirror
 
-from mm2.offsets.exact_index import (
+from mm2.offset_syncs.exact_index import (
     HOP,
     RUN,
     ExactIndex,
@@ -22,7 +22,7 @@ from mm2.offsets.exact_index import (
     decode_prev_sync,
     encode_prev_sync,
 )
-from mm2.offsets.translator import OffsetTranslator
+from mm2.offset_syncs.translator import OffsetTranslator
 from mm2.records import OffsetSync
 
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from mirror_sim import EVENTS, TP, source_offsets
 from mirror_sim import Mirror as SimMirror
 
-from mm2.offsets.exact_index import HOP, RUN, PrevSync
-from mm2.offsets.reverse import ReverseTranslator
+from mm2.offset_syncs.exact_index import HOP, RUN, PrevSync
+from mm2.offset_syncs.reverse import ReverseTranslator
 from mm2.records import OffsetSync, TopicPartition
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mm2.offsets.sync_trail import offset_runs
+from mm2.offset_syncs.sync_trail import offset_runs
 
 
 def expand(runs: list[tuple[int, int, int]]) -> list[tuple[int, int]]:

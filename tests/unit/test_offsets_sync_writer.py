@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mm2.offsets import MAX_OUTSTANDING_OFFSET_SYNCS, OffsetSyncWriter, PartitionState
+from mm2.offset_syncs import MAX_OUTSTANDING_OFFSET_SYNCS, OffsetSyncWriter, PartitionState
 from mm2.records import OffsetSync, TopicPartition
 
 TP = TopicPartition("topic", 0)

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from mm2.kafka.stream_copier import Assignment, CopyTaskSpec, StreamCopier
+from mm2.copy.loop import CopyLoop
+from mm2.copy.spec import Assignment, CopyTaskSpec
 from mm2.pipeline.session import _python_environment
 
 
@@ -59,7 +60,7 @@ def test_a_copy_task_starts_after_what_was_committed() -> None:
         ],
     )
     # Partition 0 moved on since the epoch began; 1 got its first position; 2 none since.
-    copier = StreamCopier(spec)
+    copier = CopyLoop.open(spec)
     try:
         moved = copier.resume_from({("orders", 0): 499, ("orders", 1): 41, ("other", 0): 5})
     finally:

@@ -7,23 +7,31 @@ import pytest
 
 from mm2.config import load_properties, parse_properties
 from mm2.connectors.source import exactly_once
-from mm2.errors import ConfigError
-from mm2.kafka.copy_result import CopyResult, WorkUnit
-from mm2.kafka.offset_store import (
+from mm2.copy.failure import CopyFailure, CopyTaskFailed
+from mm2.copy.positions import (
     CLUSTER_ID_HEADER,
     STATS_HEADER,
-    OffsetRecord,
-    PositionStats,
-    SourcePositions,
-    offset_record,
+    PositionRecord,
+    StoredPositions,
+    decode_position,
+    position_record,
 )
-from mm2.kafka.stream_copier import Assignment, CopyTaskSpec
-from mm2.pipeline.copy_job import python_error
+from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.copy.stats import CopyStats
+from mm2.errors import ConfigError, KafkaClientError, MM2Error, RecordTooLargeError
+
+
+def _stats(target_topic: str = "", position: int = 41) -> CopyStats:
+    return CopyStats(
+        "orders", 2, target_topic, position=position, records=3, bytes=30, skipped=0,
+        min_timestamp=1, max_timestamp=3, sum_timestamp=6, finished_ms=100, age_min_ms=5,
+        age_max_ms=9, age_sum_ms=21,
+    )  # fmt: skip
 
 
 def test_position_record_is_apaches_key_and_value_with_our_headers() -> None:
-    stats = PositionStats(3, 30, 0, 1, 3, 6, 5, 9, 21, 100)
-    key, value, headers = offset_record(
+    stats = _stats()
+    key, value, headers = position_record(
         "MirrorSourceConnector", "primary", "orders", 2, 41, cluster_id="abc", stats=stats
     )
     assert key == b'["MirrorSourceConnector",{"cluster":"primary","partition":2,"topic":"orders"}]'
@@ -31,25 +39,38 @@ def test_position_record_is_apaches_key_and_value_with_our_headers() -> None:
     found = dict(headers)
     assert found[CLUSTER_ID_HEADER] == b"abc"
     raw = found[STATS_HEADER]
-    assert isinstance(raw, bytes) and PositionStats.decode(raw) == stats
-    assert PositionStats.decode(b"not json") is None
+    # the header's wire format: ten integers in a fixed order, unchanged since mm2 wrote it first
+    assert raw == b"[3,30,0,1,3,6,5,9,21,100]"
+    decoded = decode_position(
+        key, value, headers, connector="MirrorSourceConnector", cluster="primary"
+    )
+    assert decoded == PositionRecord("orders", 2, 41, "abc", stats)
+    assert decode_position(
+        key, value, headers, connector="MirrorSourceConnector", cluster="other"
+    ) is None  # fmt: skip
+    bad = CopyStats.from_header(b"not json", topic="t", partition=0, target_topic="", position=1)
+    assert bad is None
+    short = CopyStats.from_header(b"[1,1,0]", topic="t", partition=0, target_topic="", position=1)
+    assert short is None
 
 
 def test_tombstone_has_no_value_and_apache_records_no_headers() -> None:
-    key, value, headers = offset_record("MirrorSourceConnector", "a", "t", 0, None, cluster_id=None)
+    key, value, headers = position_record(
+        "MirrorSourceConnector", "a", "t", 0, None, cluster_id=None
+    )
     assert value is None and headers == [] and key.startswith(b'["MirrorSourceConnector"')
 
 
-def test_source_positions_keep_the_latest_and_name_foreign_clusters() -> None:
-    positions = SourcePositions()
+def test_stored_positions_keep_the_latest_and_name_foreign_clusters() -> None:
+    positions = StoredPositions()
     positions.apply(
         [
-            OffsetRecord("t", 0, 5, "ours", None),
-            OffsetRecord("t", 0, 9, "ours", None),
-            OffsetRecord("t", 1, 3, None, None),  # written by Apache MM2: accepted
-            OffsetRecord("u", 0, 7, "theirs", None),
-            OffsetRecord("v", 0, 1, "theirs", None),
-            OffsetRecord("v", 0, None, None, None),  # deleted over REST
+            PositionRecord("t", 0, 5, "ours", None),
+            PositionRecord("t", 0, 9, "ours", None),
+            PositionRecord("t", 1, 3, None, None),  # written by Apache MM2: accepted
+            PositionRecord("u", 0, 7, "theirs", None),
+            PositionRecord("v", 0, 1, "theirs", None),
+            PositionRecord("v", 0, None, None, None),  # deleted over REST
         ]
     )
     assert positions.offsets == {("t", 0): 9, ("t", 1): 3, ("u", 0): 7}
@@ -96,32 +117,36 @@ def test_copy_task_spec_survives_json() -> None:
     assert CopyTaskSpec.from_json(spec.to_json()) == spec
 
 
-def test_python_error_finds_the_copy_tasks_exception_in_a_spark_failure() -> None:
-    text = """An error occurred while calling o1.collect.
+def test_a_copy_tasks_error_crosses_spark_typed() -> None:
+    raised = CopyTaskFailed(CopyFailure.of(RecordTooLargeError("record t-0@5 is too large")))
+    text = f"""An error occurred while calling o1.collect.
 : org.apache.spark.SparkException: Job aborted due to stage failure: ...
 Traceback (most recent call last):
   File "x.py", line 1, in run
-mm2.errors.RecordTooLargeError: record t-0@5 is larger than a.t on the target accepts
+mm2.copy.failure.CopyTaskFailed: {raised}
 \tat org.apache.spark.api.python.BasePythonRunner...
 """
-    assert python_error(text) == (
-        "RecordTooLargeError",
-        "record t-0@5 is larger than a.t on the target accepts",
+    failure = CopyFailure.find(text)
+    assert failure == CopyFailure("record-too-large", False, "record t-0@5 is too large", True)
+    error = failure.error()
+    assert type(error) is RecordTooLargeError and error.operator and not error.retriable
+    assert CopyFailure.find("org.apache.spark.SparkException: Job 3 cancelled") is None
+
+
+def test_a_retriable_kafka_error_and_a_foreign_one_keep_their_meaning() -> None:
+    failure = CopyFailure.of(KafkaClientError("broker down", retriable=True))
+    back = CopyFailure.find(str(CopyTaskFailed(failure)))
+    assert back is not None
+    error = back.error()
+    assert type(error) is KafkaClientError and error.retriable and not error.operator
+    foreign = CopyFailure.of(ZeroDivisionError("division by zero"))
+    assert foreign.kind == "error" and "ZeroDivisionError" in foreign.message
+    assert type(foreign.error()) is MM2Error and not foreign.error().operator
+
+
+def test_copy_stats_travel_through_the_header() -> None:
+    stats = _stats("a.t", position=7)
+    raw = CopyStats.from_header(
+        stats.header(), topic="orders", partition=2, target_topic="a.t", position=7
     )
-    assert python_error("org.apache.spark.SparkException: Job 3 cancelled") is None
-
-
-def test_position_stats_carry_a_copy_result_through_the_header() -> None:
-    unit = WorkUnit("t", 0, 5, 8, "a.t")
-    res = CopyResult(
-        unit, records=3, bytes=30, skipped=1, min_timestamp=1, max_timestamp=3,
-        sum_timestamp=6, age_min_ms=5, age_max_ms=9, age_sum_ms=21,
-    )  # fmt: skip
-    stats = PositionStats.of(res, 100)
-    raw = PositionStats.decode(stats.encode())
-    assert raw is not None
-    back = raw.result(unit)
-    assert back == CopyResult(
-        unit, records=3, bytes=30, skipped=1, min_timestamp=1, max_timestamp=3,
-        sum_timestamp=6, finished_ms=100, age_min_ms=5, age_max_ms=9, age_sum_ms=21,
-    )  # fmt: skip
+    assert raw == stats

@@ -11,9 +11,8 @@ from typing import ClassVar
 import pytest
 
 from mm2.connect.spi import Connector, Task, TaskContext
-from mm2.errors import KafkaClientError
+from mm2.errors import ConflictError, KafkaClientError, NotFoundError
 from mm2.runtime.changes import ChangeStore
-from mm2.runtime.errors import ConflictError, NotFoundError
 from mm2.runtime.herder import ConnectorNotFoundError, Herder
 from mm2.runtime.naming import find_connector
 from mm2.runtime.task_runner import Backoff

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from mm2.kafka.copy_result import CopyResult, WorkUnit
-from mm2.pipeline.routes import Route
+from mm2.copy.routes import Route
+from mm2.copy.stats import CopyStats
 from mm2.runtime.metrics import MetricsRegistry, PartitionSnapshot
 
 
@@ -13,11 +13,14 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def result(start: int, until: int, *, stamps: list[int], read_at: int, done: int) -> CopyResult:
-    unit = WorkUnit("orders", 0, start, until, "primary.orders")
+def result(start: int, until: int, *, stamps: list[int], read_at: int, done: int) -> CopyStats:
     ages = [read_at - ts for ts in stamps]
-    return CopyResult(
-        unit,
+    return CopyStats(
+        "orders",
+        0,
+        "primary.orders",
+        position=until - 1,
+        first=start,
         records=len(stamps),
         bytes=100 * len(stamps),
         runs=[(start, start, len(stamps))],
@@ -85,7 +88,7 @@ def test_lag_is_end_offset_minus_mirrored_position_in_records_and_seconds() -> N
 
 def test_empty_units_move_the_position_without_counting() -> None:
     reg = MetricsRegistry()
-    empty = CopyResult(WorkUnit("orders", 0, 0, 9, "primary.orders"))
+    empty = CopyStats("orders", 0, "primary.orders", position=8)
     reg.record_batch("primary", "backup", [empty])
     reg.update_end_offsets("primary", "backup", {("orders", 0): 9})
     s = only(reg)

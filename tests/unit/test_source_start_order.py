@@ -20,13 +20,13 @@ class FakeLocation:
     def __init__(self, calls: list[str]) -> None:
         self._calls = calls
 
-    def ensure_topic(self) -> None:
+    def ensure(self) -> None:
         self._calls.append("offsets topic")
 
     def source_cluster_id(self) -> str:
         return "c1"
 
-    def tail(self) -> object:
+    def reader(self) -> object:
         return object()
 
 

@@ -19,9 +19,8 @@ from api_support import PLUGINS, eventually
 from mm2.api.forward import route
 from mm2.config import load_properties, parse_properties
 from mm2.config.model import Flow
-from mm2.errors import ConfigError
+from mm2.errors import BadRequestError, ConfigError, ConflictError
 from mm2.runtime.changes import Changes, ChangeStore
-from mm2.runtime.errors import BadRequestError, ConflictError
 from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.secrets import SealedChanges, SecretBox
 from mm2.runtime.standby import Coordinator

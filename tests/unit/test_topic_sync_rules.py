@@ -20,6 +20,7 @@ from mm2.connectors.topic_rules import (
     target_config,
 )
 from mm2.connectors.topic_sync import TopicSync
+from mm2.copy.routes import Route
 from mm2.errors import KafkaClientError
 from mm2.kafka.acls import AclBinding, AclOperationName, AclPermission
 from mm2.kafka.topics import (
@@ -29,7 +30,6 @@ from mm2.kafka.topics import (
     TopicAdmin,
     TopicConfigEntry,
 )
-from mm2.pipeline.routes import Route
 from mm2.policies.filter import DefaultConfigPropertyFilter, DefaultTopicFilter, TopicFilter
 from mm2.policies.replication import (
     DefaultReplicationPolicy,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mm2.offsets.exact_index import HOP, RUN, PrevSync
-from mm2.offsets.sync_writer import PartitionState
+from mm2.offset_syncs.exact_index import HOP, RUN, PrevSync
+from mm2.offset_syncs.sync_writer import PartitionState
 
 __all__ = ["SyncPoint", "SyncTrail", "offset_runs"]
 
@@ -42,7 +42,7 @@ class SyncTrail:
     go at Apache's rule points (offset.lag.max, skipped upstream records, truncation), at the
     last record of every run, and at the first record of every run that does not continue the
     previous one. Each carries the previous sync and whether the two are joined by one run
-    (RUN) or by a hop between runs (HOP), for mm2.offsets.exact_index.
+    (RUN) or by a hop between runs (HOP), for mm2.offset_syncs.exact_index.
     """
 
     def __init__(self, max_offset_lag: int) -> None:

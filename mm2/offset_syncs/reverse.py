@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from mm2.offsets.exact_index import ExactIndex, PrevSync, Segment
+from mm2.offset_syncs.exact_index import ExactIndex, PrevSync, Segment
 from mm2.records import OffsetSync, TopicPartition
 
 __all__ = ["ReverseTranslation", "ReverseTranslator"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mm2.offsets.exact_index import ExactIndex, PrevSync
-from mm2.offsets.sync_store import OffsetSyncStore, lookup_sync
+from mm2.offset_syncs.exact_index import ExactIndex, PrevSync
+from mm2.offset_syncs.sync_store import OffsetSyncStore, lookup_sync
 from mm2.records import OffsetSync, TopicPartition
 
 __all__ = ["OffsetTranslator", "Translation"]

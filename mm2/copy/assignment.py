@@ -1,4 +1,4 @@
-"""New partitions for copy tasks that are running, sent through the flow's offsets topic.
+"""The assignment feed: new partitions for running copy tasks, sent through the offsets topic.
 
 A new source topic used to restart the flow's copy epoch: cancel the Spark job, fence, read the
 positions, and launch every copy task again in fresh Python workers (seconds). Instead the planner
@@ -21,7 +21,6 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from confluent_kafka import (
     Consumer,
@@ -32,13 +31,13 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from mm2.copy.spec import Assignment
 from mm2.errors import KafkaClientError
 from mm2.kafka.failure import ClientLog, cluster_label
 
 __all__ = [
     "ASSIGNMENT_CONNECTOR",
     "ASSIGNMENT_PARTITION",
-    "Assignment",
     "AssignmentFeed",
     "AssignmentPublisher",
     "assignment_key",
@@ -50,16 +49,6 @@ log = logging.getLogger(__name__)
 
 ASSIGNMENT_CONNECTOR = "mm2-copy-assignment"
 ASSIGNMENT_PARTITION = 0
-
-
-@dataclass(frozen=True)
-class Assignment:
-    """A source partition, its remote topic, and the next offset to copy (-1: none stored)."""
-
-    topic: str
-    partition: int
-    target_topic: str
-    next_offset: int = -1
 
 
 def assignment_key(flow: str) -> bytes:

@@ -1,5 +1,6 @@
 """How a copy task ends a transaction: the order of its records, its positions, the flush and
-the commit, on fake clients (mm2.kafka.stream_copier)."""
+the commit, on fake clients injected into the loop and its sink (mm2.copy.loop,
+mm2.copy.transaction)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError
 
-import mm2.kafka.stream_copier as sc
-from mm2.kafka.stream_copier import Assignment, CopyTaskSpec, StreamCopier
+from mm2.copy.loop import CopyLoop
+from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.copy.transaction import TransactionSink, producer_settings
+from mm2.kafka.failure import AuthAlarm
+from mm2.offset_syncs.emitter import OffsetSyncEmitter
 
 OFFSETS = "mm2-offsets.primary.internal"
 
@@ -116,13 +120,7 @@ class FakeDelivered:
         return self._key
 
 
-@pytest.fixture(autouse=True)
-def fake_clients(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sc, "Consumer", FakeConsumer)
-    monkeypatch.setattr(sc, "Producer", FakeProducer)
-
-
-def _copier(transactional: bool, skip_oversized: bool = False) -> StreamCopier:
+def _copier(transactional: bool, skip_oversized: bool = False) -> CopyLoop:
     spec = CopyTaskSpec(
         flow="primary->backup",
         task=0,
@@ -136,13 +134,21 @@ def _copier(transactional: bool, skip_oversized: bool = False) -> StreamCopier:
         transactional_id="primary-mm2-MirrorSourceConnector-0" if transactional else None,
         skip_oversized=skip_oversized,
     )
-    return StreamCopier(spec)
+    sink = TransactionSink(spec, FakeProducer(producer_settings(spec)), AuthAlarm("backup"))
+    return CopyLoop(
+        spec,
+        consumer=FakeConsumer({}),
+        alarm=AuthAlarm("primary"),
+        sink=sink,
+        syncs=OffsetSyncEmitter("", None, 100),
+        feed=None,
+    )
 
 
-def _copy(copier: StreamCopier, offsets: list[int]) -> FakeProducer:
+def _copy(copier: CopyLoop, offsets: list[int]) -> FakeProducer:
     messages: list[Any] = [FakeMessage("orders", 0, o, str(o).encode()) for o in offsets]
     copier._copy(messages)
-    producer = copier._producer
+    producer = copier._sink._producer
     assert isinstance(producer, FakeProducer)
     return producer
 

@@ -1,0 +1,406 @@
+"""The copy loop: a copy task that stays assigned and streams, one transaction at a time.
+
+It runs inside a Spark task (mm2.pipeline.copy_job) for as long as its epoch lasts. Each record
+goes to the same partition of the remote topic as soon as it arrives; a transaction ends when it
+is `boundary_ms` old or the source has nothing more for now, carrying one position per partition
+it touched (mm2.copy.positions). The transaction itself, and what a producer's failure means,
+belong to mm2.copy.transaction. After the commit the task writes the offset syncs of what it
+committed. With no transactional id the copy is idempotent and at-least-once: positions follow
+the acknowledged records.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    OFFSET_INVALID,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    TopicPartition,
+)
+
+from mm2.copy.assignment import AssignmentFeed
+from mm2.copy.spec import TP, Assignment, CopyTaskSpec
+from mm2.copy.stats import CopyStats
+from mm2.copy.transaction import AbortableTransactionError, TransactionSink
+from mm2.errors import KafkaClientError, RecordTooLargeError
+from mm2.kafka.failure import AuthAlarm, ClientLog, classify, client_error, cluster_label
+from mm2.offset_syncs.emitter import OffsetSyncEmitter
+from mm2.offset_syncs.sync_trail import offset_runs
+
+__all__ = ["CopyLoop", "source_consumer"]
+
+log = logging.getLogger(__name__)
+
+_CONSUME_BATCH = 10_000
+# A transaction with nothing more to read right now commits once it is this old.
+_IDLE_COMMIT_MS = 10
+# Where a partition without a position starts, by auto.offset.reset: given to the consumer
+# directly, it asks the source for no committed offsets (the copier's group never commits).
+_RESET = {
+    "earliest": OFFSET_BEGINNING,
+    "smallest": OFFSET_BEGINNING,
+    "beginning": OFFSET_BEGINNING,
+    "latest": OFFSET_END,
+    "largest": OFFSET_END,
+    "end": OFFSET_END,
+}
+
+
+def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm) -> Consumer:
+    """A copy task's consumer on the source: assigned, never committing."""
+    return Consumer(
+        {
+            "group.id": f"mm2-copier-{spec.flow}",
+            "auto.offset.reset": "earliest",
+            **spec.source_consumer,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "enable.partition.eof": False,
+            "error_cb": alarm,
+            "logger": ClientLog(alarm.cluster),
+        }
+    )
+
+
+class _Pending:
+    """One partition's records in the open transaction."""
+
+    __slots__ = ("deliver", "downstream", "failures", "stats", "upstream")
+
+    def __init__(self, stats: CopyStats) -> None:
+        self.stats = stats
+        self.upstream: list[int] = []
+        self.downstream: list[int] = []
+        # (upstream offset, error, key + value bytes) of each record the target refused.
+        self.failures: list[tuple[int, KafkaError, int]] = []
+        self.deliver = self.on_delivery
+
+    def on_delivery(self, err: KafkaError | None, msg: Message) -> None:
+        if err is None:
+            offset = msg.offset()
+            self.downstream.append(-1 if offset is None else offset)
+        else:
+            index = len(self.downstream) + len(self.failures)
+            size = len(msg.value() or b"") + len(msg.key() or b"")
+            self.failures.append((self.upstream[index], err, size))
+
+
+@dataclass
+class _Txn:
+    opened: float = 0.0
+    parts: dict[TP, _Pending] = field(default_factory=dict)
+
+
+class CopyLoop:
+    """Consumer on the source, the sink on the target, for one copy task's partitions."""
+
+    def __init__(
+        self,
+        spec: CopyTaskSpec,
+        *,
+        consumer: Consumer,
+        alarm: AuthAlarm,
+        sink: TransactionSink,
+        syncs: OffsetSyncEmitter,
+        feed: AssignmentFeed | None,
+    ) -> None:
+        """Collaborators injected; open() builds the real ones."""
+        self.spec = spec
+        self._routes = {(a.topic, a.partition): a.target_topic for a in spec.partitions}
+        self._next = {(a.topic, a.partition): a.next_offset for a in spec.partitions}
+        self._skip: set[tuple[str, int, int]] = set()
+        reset = spec.source_consumer.get("auto.offset.reset", "earliest")
+        self._unpositioned = _RESET.get(str(reset).strip().lower(), OFFSET_INVALID)
+        self._consumer = consumer
+        self._alarm = alarm
+        self._sink = sink
+        self._syncs = syncs
+        self._feed = feed
+        self._feed_due = 0.0
+        self._txn: _Txn | None = None
+        self._running = False
+
+    @classmethod
+    def open(cls, spec: CopyTaskSpec) -> CopyLoop:
+        """A copy task with real clients; its producer has fenced every earlier holder of its
+        transactional id when this returns."""
+        alarm = AuthAlarm(cluster_label(spec.source_consumer, spec.source_alias))
+        feed = None
+        if spec.offsets_consumer is not None and spec.assignments_from >= 0:
+            feed = AssignmentFeed(
+                spec.offsets_consumer, spec.offsets_topic, flow=spec.flow, epoch=spec.epoch,
+                task=spec.task, start=spec.assignments_from,
+            )  # fmt: skip
+        return cls(
+            spec,
+            consumer=source_consumer(spec, alarm),
+            alarm=alarm,
+            sink=TransactionSink.open(spec),
+            syncs=OffsetSyncEmitter(spec.syncs_topic, spec.syncs_producer, spec.offset_lag_max),
+            feed=feed,
+        )
+
+    @property
+    def next_offsets(self) -> dict[tuple[str, int], int]:
+        """Where each partition is read next (-1: by auto.offset.reset)."""
+        return dict(self._next)
+
+    def resume_from(self, committed: Mapping[tuple[str, int], int]) -> list[str]:
+        """Start each partition after its committed position (the last offset copied), read
+        after this copier's producer fenced every earlier holder of its transactional id:
+        whatever such a holder committed after the planner read the positions is not copied
+        again. Returns the partitions moved, as `topic-partition@next`."""
+        moved = []
+        for tp, last in committed.items():
+            if tp in self._next and self._next[tp] != last + 1:
+                self._next[tp] = last + 1
+                moved.append(f"{tp[0]}-{tp[1]}@{last + 1}")
+        return moved
+
+    def catch_up_assignment(self, timeout: float = 30.0) -> list[str]:
+        """Take every partition the planner has added to this task so far (a task Spark runs
+        again finds them before it reads the committed positions); returns them."""
+        if self._feed is None:
+            return []
+        return self._take(self._feed.catch_up(timeout))
+
+    def _take(self, added: list[Assignment]) -> list[str]:
+        fresh = [a for a in added if (a.topic, a.partition) not in self._routes]
+        for a in fresh:
+            self._routes[(a.topic, a.partition)] = a.target_topic
+            self._next[(a.topic, a.partition)] = a.next_offset
+        if fresh and self._running:
+            self._consumer.incremental_assign(
+                [self._start(a.topic, a.partition, a.next_offset) for a in fresh]
+            )
+        names = [f"{a.topic}-{a.partition}" for a in fresh]
+        if names:
+            log.info("%s task %d: takes %s", self.spec.flow, self.spec.task, ", ".join(names))
+        return names
+
+    def _check_clients(self) -> None:
+        self._alarm.check()
+        self._sink.check()
+
+    # -- the loop --
+    def run(self, keep_going: Callable[[], bool] = lambda: True) -> None:
+        """Copy until keep_going() turns false (in Spark: until the epoch is cancelled)."""
+        self._assign()
+        self._running = True
+        gc.disable()  # messages make no reference cycles; the collector only burns CPU here
+        try:
+            while keep_going():
+                self._round()
+            self._end_transaction()
+        finally:
+            gc.enable()
+
+    def _assign(self) -> None:
+        self._consumer.assign([self._start(t, p, n) for (t, p), n in sorted(self._next.items())])
+
+    def _start(self, topic: str, partition: int, next_offset: int) -> TopicPartition:
+        return TopicPartition(
+            topic, partition, next_offset if next_offset >= 0 else self._unpositioned
+        )
+
+    def _round(self) -> None:
+        txn = self._txn
+        wait = 0.1 if txn is None else 0.005
+        messages = self._consumer.consume(_CONSUME_BATCH, 0) or self._consumer.consume(1, wait)
+        if messages:
+            self._copy(messages)
+        self._sink.poll(0)
+        self._check_clients()
+        now = time.monotonic()
+        if self._feed is not None and now >= self._feed_due:
+            self._feed_due = now + 0.1
+            self._take(self._feed.poll())
+        txn = self._txn
+        if txn is not None:
+            age_ms = (now - txn.opened) * 1000
+            if age_ms >= self.spec.boundary_ms or (not messages and age_ms >= _IDLE_COMMIT_MS):
+                self._end_transaction()
+
+    def _copy(self, messages: list[Message]) -> None:
+        produce = self._sink.produce
+        now_ms = int(time.time() * 1000)
+        for msg in messages:
+            err = msg.error()
+            if err is not None:
+                self._on_consume_error(msg, err)
+                continue
+            topic, partition = msg.topic() or "", msg.partition() or 0
+            tp = (topic, partition)
+            offset = msg.offset() or 0
+            txn = self._txn
+            if txn is None:
+                txn = self._begin()
+            pending = txn.parts.get(tp)
+            if pending is None:
+                stats = CopyStats(topic, partition, self._routes[tp], first=offset)
+                pending = txn.parts[tp] = _Pending(stats)
+            res = pending.stats
+            res.position = offset
+            if (topic, partition, offset) in self._skip:
+                res.skipped += 1
+                continue
+            value = msg.value()
+            kind, ts = msg.timestamp()
+            while True:
+                try:
+                    produce(
+                        res.target_topic,
+                        value,
+                        msg.key(),
+                        partition,
+                        pending.deliver,
+                        timestamp=ts if kind else 0,
+                        headers=msg.headers(),
+                    )
+                    break
+                except BufferError:
+                    self._sink.poll(0.05)
+            pending.upstream.append(offset)
+            if value is not None:
+                res.bytes += len(value)
+            if kind:
+                if res.min_timestamp < 0 or ts < res.min_timestamp:
+                    res.min_timestamp = ts
+                res.max_timestamp = max(res.max_timestamp, ts)
+                res.sum_timestamp += ts
+                age = now_ms - ts
+                if res.age_min_ms < 0 or age < res.age_min_ms:
+                    res.age_min_ms = age
+                res.age_max_ms = max(res.age_max_ms, age)
+                res.age_sum_ms += age
+
+    def _on_consume_error(self, msg: Message, err: KafkaError) -> None:
+        """Credentials and ACLs end the task (mm2.kafka.failure decides); a fatal error too;
+        anything else passes, librdkafka retries it."""
+        where = f"{msg.topic()}-{msg.partition()}"
+        if classify(err).kind in ("authentication", "authorization") or err.fatal():
+            raise client_error(f"consuming {where}", err, cluster=self._alarm.cluster)
+        log.debug("%s: %s: %s (librdkafka retries)", self.spec.flow, where, err)
+
+    def _begin(self) -> _Txn:
+        self._sink.begin()
+        self._txn = _Txn(time.monotonic())
+        return self._txn
+
+    def _end_transaction(self) -> None:
+        """Write positions, flush, commit; on a failed record, abort and copy again.
+
+        In a transaction the positions go out right behind the last records, before the flush:
+        the commit makes them visible only with every record acknowledged, and a failure aborts
+        them with the records. Without one, they are written once the records are acknowledged.
+        """
+        txn, self._txn = self._txn, None
+        if txn is None:
+            return
+        sink = self._sink
+        unwritten: KafkaException | None = None
+        if sink.transactional:
+            self._finish(txn)
+            try:
+                self._write_positions(txn)
+            except KafkaException as exc:  # e.g. the transaction failed already: abort it
+                unwritten = exc
+        remaining = sink.flush(60)
+        failures = [f for p in txn.parts.values() for f in p.failures]
+        if remaining or failures or unwritten is not None:
+            if unwritten is not None and not (remaining or failures):
+                log.warning(
+                    "%s: writing positions failed (%s); copying again", self.spec.flow, unwritten
+                )
+            self._give_back(txn, remaining)
+            return
+        if sink.transactional:
+            try:
+                sink.commit()
+            except AbortableTransactionError as exc:
+                log.warning("%s; aborting and copying again from the last commit", exc)
+                sink.abort()
+                self._assign()
+                return
+        else:
+            self._finish(txn)
+            self._write_positions(txn)
+            left = sink.flush(60)
+            if left:
+                raise KafkaClientError(
+                    f"{self.spec.flow}: {left} positions not acknowledged", retriable=True
+                )
+        copied = []
+        for (topic, partition), pending in txn.parts.items():
+            self._next[(topic, partition)] = pending.stats.position + 1
+            # every record acknowledged: (upstream, downstream, length) runs for offset syncs
+            pending.stats.runs = offset_runs(pending.upstream, pending.downstream)
+            copied.append(pending.stats)
+        self._syncs.emit(copied, wait=False)
+
+    def _finish(self, txn: _Txn) -> None:
+        finished = int(time.time() * 1000)
+        for pending in txn.parts.values():
+            pending.stats.records = len(pending.upstream)
+            pending.stats.finished_ms = finished
+
+    def _write_positions(self, txn: _Txn) -> None:
+        """One position per partition the transaction touched, with what it copied."""
+        for pending in txn.parts.values():
+            self._sink.write_position(pending.stats)
+
+    def _give_back(self, txn: _Txn, remaining: int) -> None:
+        """Abort what the target refused (or did not acknowledge) and read it again."""
+        too_large = [
+            (p.stats, up, size)
+            for p in txn.parts.values()
+            for up, e, size in p.failures
+            if e.code() == KafkaError.MSG_SIZE_TOO_LARGE
+        ]
+        others = [
+            (p.stats, up, e)
+            for p in txn.parts.values()
+            for up, e, _ in p.failures
+            if e.code() != KafkaError.MSG_SIZE_TOO_LARGE
+        ]
+        if too_large and not self.spec.skip_oversized:
+            # The broker refuses a whole batch for its largest record: name that one.
+            stats, up, size = max(too_large, key=lambda f: f[2])
+            raise RecordTooLargeError(
+                f"record {stats.topic}-{stats.partition}@{up} ({size} bytes) is larger than "
+                f"{stats.target_topic} on the target accepts; raise the target topic's "
+                "max.message.bytes, or set skip.oversized.records=true to skip such records "
+                "(they are counted and logged)"
+            )
+        self._skip.update((s.topic, s.partition, up) for s, up, _ in too_large)
+        self._sink.abort()
+        if others:
+            stats, up, err = others[0]
+            log.warning(
+                "%s: producing %s-%d@%d to %s failed (%s); copying again from the last commit",
+                self.spec.flow, stats.topic, stats.partition, up, stats.target_topic, err.str(),
+            )  # fmt: skip
+        elif remaining:
+            log.warning("%s: %d records unacknowledged; copying again", self.spec.flow, remaining)
+        self._assign()  # back to the committed positions
+
+    def positions(self) -> Mapping[TP, int]:
+        """The next offset to copy of each partition, as of the last commit."""
+        return dict(self._next)
+
+    def close(self, timeout: float = 5.0) -> None:
+        self._syncs.close(timeout)
+        self._sink.close(timeout)
+        self._consumer.close()
+        if self._feed is not None:
+            self._feed.close()

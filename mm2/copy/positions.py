@@ -1,0 +1,295 @@
+"""A flow's positions: where each copy task resumes, kept in Connect's offsets topic on the target.
+
+Apache MM2's dedicated mode keeps MirrorSourceConnector's positions in
+`mm2-offsets.<source>.internal`, keyed `["MirrorSourceConnector",{"cluster":..,"partition":..,
+"topic":..}]` with value `{"offset":N}` (the last upstream offset copied). Keys are placed by
+Java's default partitioner (murmur2 of the key bytes), which librdkafka's `murmur2_random`
+reproduces for non-null keys, so the newest value of a key is the last one in its partition
+whichever of the two mirrors wrote it.
+
+mm2 adds headers Apache ignores: the source cluster's id (positions of another cluster are
+refused, never applied) and what the write copied (`mm2.stats`, mm2.copy.stats).
+
+`PositionsTopic` is the one handle to that topic: the planner, the copy tasks (Spark pickles
+it), REST and the command-line tools all use it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from confluent_kafka import KafkaError, Producer
+
+from mm2.config import Flow
+from mm2.config.model import SOURCE
+from mm2.copy.positions_reader import PositionsReader
+from mm2.copy.spec import TP
+from mm2.copy.stats import CopyStats
+from mm2.errors import KafkaClientError, RecordFormatError
+from mm2.kafka.admin import describe_cluster
+from mm2.kafka.failure import ClientLog, cluster_label
+from mm2.kafka.topics import TopicAdmin
+from mm2.records.connect_offsets import (
+    ConnectOffsetKey,
+    MirrorSourcePartition,
+    decode_offset_value,
+    encode_offset_value,
+)
+
+__all__ = [
+    "CLUSTER_ID_HEADER",
+    "CONNECTOR",
+    "PARTITIONER",
+    "STATS_HEADER",
+    "PositionRecord",
+    "PositionsTopic",
+    "StoredPositions",
+    "decode_position",
+    "position_record",
+]
+
+CONNECTOR = "MirrorSourceConnector"
+CLUSTER_ID_HEADER = "mm2.source.cluster.id"
+STATS_HEADER = "mm2.stats"
+# Java's default partitioner for keyed records; Connect's offset writer relies on it.
+PARTITIONER = {"partitioner": "murmur2_random"}
+
+Headers = list[tuple[str, str | bytes | None]]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PositionRecord:
+    """One decoded record of the offsets topic that belongs to a source connector and alias."""
+
+    topic: str
+    partition: int
+    offset: int | None  # None: a tombstone (the position was deleted)
+    cluster_id: str | None  # None: written by Apache MM2 (or before mm2 tagged it)
+    stats: CopyStats | None  # its target_topic is unknown here: ""
+
+
+def position_record(
+    connector: str,
+    cluster: str,
+    topic: str,
+    partition: int,
+    offset: int | None,
+    *,
+    cluster_id: str | None,
+    stats: CopyStats | None = None,
+) -> tuple[bytes, bytes | None, Headers]:
+    """(key, value, headers) of a position; offset None makes a tombstone."""
+    key = ConnectOffsetKey(connector, MirrorSourcePartition(cluster, topic, partition)).to_bytes()
+    value = None if offset is None else encode_offset_value(offset)
+    headers: Headers = []
+    if cluster_id:
+        headers.append((CLUSTER_ID_HEADER, cluster_id.encode()))
+    if stats is not None:
+        headers.append((STATS_HEADER, stats.header()))
+    return key, value, headers
+
+
+def decode_position(
+    key: bytes | None, value: bytes | None, headers: object, *, connector: str, cluster: str
+) -> PositionRecord | None:
+    """The position a record of the offsets topic holds, if it is one of `connector`'s for
+    source alias `cluster` (other connectors' and foreign records: None)."""
+    if key is None:
+        return None
+    try:
+        decoded = ConnectOffsetKey.from_bytes(key)
+        offset = None if value is None else decode_offset_value(value)
+    except RecordFormatError:
+        return None
+    part = decoded.partition
+    if (
+        decoded.connector != connector
+        or not isinstance(part, MirrorSourcePartition)
+        or part.cluster != cluster
+    ):
+        return None
+    found: dict[str, bytes] = {}
+    if isinstance(headers, list):
+        for name, raw in headers:
+            if isinstance(raw, bytes):
+                found[str(name)] = raw
+    raw_id, raw_stats = found.get(CLUSTER_ID_HEADER), found.get(STATS_HEADER)
+    stats = None
+    if raw_stats is not None:
+        stats = CopyStats.from_header(
+            raw_stats, topic=part.topic, partition=part.partition, target_topic="",
+            position=-1 if offset is None else offset,
+        )  # fmt: skip
+    return PositionRecord(
+        part.topic,
+        part.partition,
+        offset,
+        None if raw_id is None else raw_id.decode(errors="replace"),
+        stats,
+    )
+
+
+class StoredPositions:
+    """The latest position of each source partition, as the offsets topic says."""
+
+    def __init__(self) -> None:
+        self.offsets: dict[TP, int] = {}
+        self.cluster_ids: dict[TP, str | None] = {}
+
+    def apply(self, records: Iterable[PositionRecord]) -> None:
+        for r in records:
+            tp = (r.topic, r.partition)
+            if r.offset is None:
+                self.offsets.pop(tp, None)
+                self.cluster_ids.pop(tp, None)
+            else:
+                self.offsets[tp] = r.offset
+                self.cluster_ids[tp] = r.cluster_id
+
+    def foreign(self, cluster_id: str) -> dict[TP, str]:
+        """Partitions whose position was written for another source cluster, with its id."""
+        return {
+            tp: cid
+            for tp, cid in self.cluster_ids.items()
+            if cid is not None and cid != cluster_id and tp in self.offsets
+        }
+
+
+@dataclass(frozen=True)
+class PositionsTopic:
+    """A flow's offsets topic, the clients that reach it and the keys it uses: plain values, so
+    that Spark can hand it to a copy task."""
+
+    flow: str
+    topic: str
+    connector: str
+    source_alias: str
+    partitions: int
+    replication_factor: int  # 0: not configured
+    admin_config: dict[str, str]
+    consumer_config: dict[str, str]
+    producer_config: dict[str, str]
+    source_admin_config: dict[str, str]
+
+    @classmethod
+    def of(cls, flow: Flow) -> PositionsTopic:
+        """`offset.storage.topic` (default `mm2-offsets.<source>.internal`) on the target."""
+        config = flow.connector_config()
+        topic = config.get("offset.storage.topic") or f"mm2-offsets.{flow.source}.internal"
+        return cls(
+            flow=flow.name,
+            topic=topic,
+            connector=config.get("name") or CONNECTOR,
+            source_alias=flow.source,
+            partitions=flow.get_int("offset.storage.partitions", 25),
+            replication_factor=flow.get_int("offset.storage.replication.factor", 0),
+            admin_config=flow.target_admin_config(label="offsets-admin"),
+            consumer_config=flow.target_consumer_config(SOURCE, "offsets-consumer"),
+            producer_config=flow.target_producer_config(label="offsets-producer"),
+            source_admin_config=flow.source_admin_config(),
+        )
+
+    def ensure(self) -> None:
+        """Create the topic as Connect does (compacted) unless it exists. Without
+        offset.storage.replication.factor, a cluster of fewer than 3 brokers gets its own
+        default.replication.factor (Connect would fail to start there), with a warning."""
+        admin = TopicAdmin(self.admin_config)
+        try:
+            admin.create_compacted_topic(
+                self.topic,
+                replication_factor=self.replication_factor or 3,
+                partitions=self.partitions,
+            )
+        except KafkaClientError as exc:
+            if self.replication_factor or "INVALID_REPLICATION_FACTOR" not in str(exc):
+                raise
+            log.warning(
+                "%s: %s created with the target's default.replication.factor: it has fewer "
+                "than 3 brokers (set offset.storage.replication.factor to choose)",
+                self.flow, self.topic,
+            )  # fmt: skip
+            admin.create_compacted_topic(
+                self.topic, replication_factor=-1, partitions=self.partitions
+            )
+
+    def source_cluster_id(self) -> str:
+        try:
+            return describe_cluster(self.source_admin_config).cluster_id
+        except KafkaClientError as exc:
+            bootstrap = self.source_admin_config.get("bootstrap.servers", "?")
+            raise KafkaClientError(
+                f"source cluster {self.source_alias!r} ({bootstrap}) did not answer: {exc}",
+                retriable=True,
+            ) from exc
+
+    def source_topics(self) -> dict[str, int]:
+        """The partition count of every topic on the source cluster."""
+        return TopicAdmin(self.source_admin_config).list_topics()
+
+    def reader(self) -> PositionsReader:
+        """A reader of the topic from its start (close it when done)."""
+        return PositionsReader(
+            self.consumer_config,
+            self.admin_config,
+            self.topic,
+            decode=lambda key, value, headers: decode_position(
+                key, value, headers, connector=self.connector, cluster=self.source_alias
+            ),
+        )
+
+    def read(self, timeout: float = 15.0, *, ensure: bool = True) -> StoredPositions:
+        """Every position the topic holds now, committed records only (with `ensure`, the
+        topic is created first if it is missing)."""
+        if ensure:
+            self.ensure()
+        reader = self.reader()
+        try:
+            positions = StoredPositions()
+            positions.apply(reader.read_to_end(timeout))
+            return positions
+        finally:
+            reader.close()
+
+    def write(
+        self,
+        positions: Mapping[TP, int | None],
+        *,
+        cluster_id: str | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        """Set (or with None delete) positions outside any copy task (REST, a settle), tagged
+        with the source cluster's id (asked for when not given, left out if the source does
+        not answer)."""
+        self.ensure()
+        if cluster_id is None:
+            try:
+                cluster_id = self.source_cluster_id()
+            except KafkaClientError:
+                cluster_id = None
+        failures: list[str] = []
+
+        def delivered(err: KafkaError | None, _msg: object) -> None:
+            if err is not None:
+                failures.append(err.str())
+
+        settings = {"acks": "all", "enable.idempotence": True, **self.producer_config}
+        producer = Producer(
+            {**settings, **PARTITIONER, "logger": ClientLog(cluster_label(self.producer_config))}
+        )
+        for (t, p), offset in sorted(positions.items()):
+            key, value, headers = position_record(
+                self.connector, self.source_alias, t, p, offset, cluster_id=cluster_id
+            )
+            producer.produce(
+                self.topic, value=value, key=key, headers=headers, on_delivery=delivered
+            )
+        remaining = producer.flush(timeout)
+        if remaining or failures:
+            what = failures[0] if failures else f"{remaining} not acknowledged in {timeout:.0f} s"
+            raise KafkaClientError(
+                f"writing positions to {self.topic} failed: {what}", retriable=True
+            )

@@ -1,0 +1,153 @@
+"""Reads a flow's offsets topic to its end and then tails it (read_committed).
+
+The planner reads it before each copy epoch (after fencing, so nothing uncommitted holds it
+back) and follows it for the metrics; a copy task that Spark runs again reads it to resume
+where the lost attempt committed. What a record means is mm2.copy.positions' business: the
+reader is handed a decoder.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from mm2.errors import KafkaClientError
+from mm2.kafka.failure import ClientLog, classify, client_error, cluster_label
+from mm2.kafka.offsets import OffsetLister
+
+if TYPE_CHECKING:
+    from mm2.copy.positions import PositionRecord
+
+__all__ = ["Decode", "PositionsReader"]
+
+# (key, value, headers) -> the position it holds, or None when the record is not ours.
+Decode = Callable[[bytes | None, bytes | None, object], "PositionRecord | None"]
+
+
+class PositionsReader:
+    """Reads every partition of the offsets topic (read_committed), from the start, and then
+    whatever arrives; keeps what `decode` makes of a record (None: not ours)."""
+
+    def __init__(
+        self,
+        consumer_config: Mapping[str, str],
+        admin_config: Mapping[str, str],
+        topic: str,
+        *,
+        decode: Decode,
+    ) -> None:
+        self.topic = topic
+        self._admin_config = dict(admin_config)
+        self._lister: OffsetLister | None = None
+        self._decode = decode
+        self._consumer = Consumer(
+            {
+                "group.id": f"mm2-offsets-reader-{topic}",
+                **consumer_config,
+                "enable.auto.commit": False,
+                "enable.partition.eof": True,
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+                # The end of a partition is known from a fetch's answer: at the broker's default
+                # 500 ms wait, reading to the end before each copy epoch took 0.7 s.
+                "fetch.wait.max.ms": 50,
+                "logger": ClientLog(cluster_label(consumer_config)),
+            }
+        )
+        self._assigned: set[int] = set()
+        # How far each partition has been read: past the last record, or to where the
+        # consumer said end-of-partition (a partition of only markers or aborted records
+        # returns no record, and the consumer's position stays unset).
+        self._read_up_to: dict[int, int] = {}
+        self._backlog: list[PositionRecord] = []
+
+    def _assign_new_partitions(self, timeout: float) -> list[int]:
+        try:
+            meta = self._consumer.list_topics(self.topic, timeout=timeout)
+        except Exception as exc:
+            raise KafkaClientError(
+                f"reading the partitions of {self.topic} failed: {exc}", retriable=True
+            ) from exc
+        info = meta.topics.get(self.topic)
+        if info is None or info.error is not None:
+            raise KafkaClientError(
+                f"{self.topic} is not readable: {None if info is None else info.error}",
+                retriable=True,
+            )
+        partitions = sorted(info.partitions)
+        new = [p for p in partitions if p not in self._assigned]
+        if new:
+            self._consumer.incremental_assign(
+                [TopicPartition(self.topic, p, -2) for p in new]  # OFFSET_BEGINNING
+            )
+            self._assigned.update(new)
+        return partitions
+
+    def _ends(self, partitions: Iterable[int], timeout: float) -> dict[int, int]:
+        """Every partition's end offset, in one request (not one round trip per partition)."""
+        lister = self._lister or OffsetLister(self._admin_config, timeout=timeout)
+        self._lister = lister
+        ends = lister.offsets(
+            [(self.topic, p) for p in partitions], latest=True, read_committed=False
+        )
+        return {p: end for (_, p), end in ends.items()}
+
+    def read_to_end(self, timeout: float = 15.0) -> list[PositionRecord]:
+        """Every new record up to the end offsets seen at the call (after fencing, the end).
+
+        Records read by a call that times out are kept and returned by the next call: they
+        have left the consumer, and a position dropped would be a position lost.
+        """
+        out = self._read_to_end(timeout)
+        self._backlog = []
+        return out
+
+    def _read_to_end(self, timeout: float) -> list[PositionRecord]:
+        partitions = self._assign_new_partitions(min(timeout, 10.0))
+        ends = self._ends(partitions, min(timeout, 10.0))
+        out = self._backlog
+        deadline = time.monotonic() + timeout
+        while True:
+            behind = [p for p in partitions if self._read_up_to.get(p, 0) < ends[p]]
+            if not behind:
+                return out
+            if time.monotonic() > deadline:
+                late = ", ".join(
+                    f"{p} at {self._read_up_to.get(p, 0)} of {ends[p]}" for p in behind
+                )
+                raise KafkaClientError(
+                    f"reading {self.topic} to its end timed out (at {late}); if this lasts, "
+                    "a transaction that never ends may hold those partitions back "
+                    "(kafka-transactions.sh find-hanging, docs/operations.md)",
+                    retriable=True,
+                )
+            out.extend(self._consume(0.2))
+
+    def poll(self, timeout: float = 0.0) -> list[PositionRecord]:
+        """The records that have arrived (waiting up to `timeout` for the first)."""
+        out = self._backlog + self._consume(timeout)
+        self._backlog = []
+        return out
+
+    def _consume(self, timeout: float) -> list[PositionRecord]:
+        out: list[PositionRecord] = []
+        for msg in self._consumer.consume(10_000, timeout):
+            err = msg.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:
+                    self._read_up_to[msg.partition() or 0] = msg.offset() or 0
+                    continue
+                if classify(err).kind in ("authentication", "authorization") or err.fatal():
+                    raise client_error(f"reading {self.topic}", err)
+                continue  # transient: librdkafka retries by itself
+            self._read_up_to[msg.partition() or 0] = (msg.offset() or 0) + 1
+            record = self._decode(msg.key(), msg.value(), msg.headers())
+            if record is not None:
+                out.append(record)
+        return out
+
+    def close(self) -> None:
+        self._consumer.close()

@@ -1,0 +1,71 @@
+"""What the planner hands each copy task: its partitions, clients and transaction settings.
+
+A spec crosses into a Spark task as JSON, so it holds plain values only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+
+__all__ = ["TP", "Assignment", "CopyTaskSpec"]
+
+TP = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A source partition, its remote topic, and the next offset to copy (-1: none stored)."""
+
+    topic: str
+    partition: int
+    target_topic: str
+    next_offset: int = -1
+
+
+@dataclass(frozen=True)
+class CopyTaskSpec:
+    """Everything one copy task needs, as JSON a Spark task can be handed."""
+
+    flow: str
+    task: int
+    connector: str
+    source_alias: str
+    source_cluster_id: str
+    source_consumer: dict[str, str]
+    target_producer: dict[str, str]
+    offsets_topic: str
+    partitions: list[Assignment]
+    transactional_id: str | None = None
+    boundary_ms: int = 100
+    transaction_timeout_ms: int = 60_000
+    skip_oversized: bool = False
+    syncs_topic: str = ""
+    syncs_producer: dict[str, str] | None = None
+    offset_lag_max: int = 100
+    # Partitions the planner adds while the epoch runs (mm2.copy.assignment): the epoch's id,
+    # where its records start in the offsets topic, and how to read it (None: never).
+    epoch: str = ""
+    assignments_from: int = -1
+    offsets_consumer: dict[str, str] | None = None
+
+    @property
+    def source(self) -> str:
+        return self.flow.partition("->")[0]
+
+    @property
+    def target(self) -> str:
+        return self.flow.partition("->")[2]
+
+    def to_json(self) -> str:
+        # Not dataclasses.asdict: it rebuilds dict subclasses (mm2's ClientConfig) by type.
+        raw = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        raw["partitions"] = [dataclasses.astuple(a) for a in self.partitions]
+        return json.dumps(raw, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> CopyTaskSpec:
+        raw = json.loads(text)
+        raw["partitions"] = [Assignment(*a) for a in raw["partitions"]]
+        return cls(**raw)

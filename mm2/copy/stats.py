@@ -1,0 +1,77 @@
+"""What one transaction copied of one source partition, and the `mm2.stats` header that carries it.
+
+A copy task fills one CopyStats per partition it touches in a transaction and writes it beside
+the partition's position in the offsets topic; the planner reads it back from there and feeds
+the metrics, so metrics count only what was committed, on every node.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from dataclasses import dataclass, field
+
+__all__ = ["CopyStats", "Run"]
+
+# (upstream offset, downstream offset, length): records copied one after the other on both sides.
+Run = tuple[int, int, int]
+
+# The header's wire format: these fields, in this order, as a JSON array of integers.
+_HEADER_FIELDS = (
+    "records",
+    "bytes",
+    "skipped",
+    "min_timestamp",
+    "max_timestamp",
+    "sum_timestamp",
+    "age_min_ms",
+    "age_max_ms",
+    "age_sum_ms",
+    "finished_ms",
+)
+
+
+@dataclass
+class CopyStats:
+    """Counts, timestamps and runs of records `first`..`last` of one source partition, copied to
+    the same partition of `target_topic`; `position` is the last upstream offset consumed."""
+
+    topic: str
+    partition: int
+    target_topic: str
+    position: int = -1
+    first: int = -1
+    records: int = 0
+    bytes: int = 0
+    skipped: int = 0
+    min_timestamp: int = -1
+    max_timestamp: int = -1
+    sum_timestamp: int = 0
+    finished_ms: int = 0
+    # record-age-ms: how old records were when the copy task read them (now - record timestamp).
+    age_min_ms: int = -1
+    age_max_ms: int = -1
+    age_sum_ms: int = 0
+    runs: list[Run] = field(default_factory=list)
+
+    def header(self) -> builtins.bytes:
+        """The `mm2.stats` header value."""
+        return json.dumps(
+            [getattr(self, name) for name in _HEADER_FIELDS], separators=(",", ":")
+        ).encode()
+
+    @classmethod
+    def from_header(
+        cls, data: builtins.bytes, *, topic: str, partition: int, target_topic: str, position: int
+    ) -> CopyStats | None:
+        """The stats a header carries (None when it is not one of ours)."""
+        try:
+            values = [int(v) for v in json.loads(data)]
+        except (ValueError, TypeError):
+            return None
+        if len(values) != len(_HEADER_FIELDS):
+            return None
+        stats = cls(topic, partition, target_topic, position=position)
+        for name, value in zip(_HEADER_FIELDS, values, strict=True):
+            setattr(stats, name, value)
+        return stats

@@ -1,0 +1,177 @@
+"""The target side of a copy task: its producer, its transactions, and what a failure means.
+
+`TransactionSink` owns begin, commit, abort and the fencing of earlier holders of the
+transactional id, and it is the one place that maps a producer's Kafka error to what the copy
+task does next: fenced (another holder took over; end), abortable (abort and copy again from
+the last commit), retriable (try again while librdkafka says it may work), or a failure that
+ends the task. Without a transactional id it is an idempotent producer and every transaction
+call is a no-op.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+
+from mm2.copy.positions import PARTITIONER, position_record
+from mm2.copy.spec import CopyTaskSpec
+from mm2.copy.stats import CopyStats
+from mm2.errors import AbortableTransactionError, KafkaClientError, ProducerFencedError
+from mm2.kafka.failure import AuthAlarm, ClientLog, cluster_label
+
+__all__ = [
+    "AbortableTransactionError",
+    "ProducerFencedError",
+    "TransactionSink",
+    "fence_transactional_ids",
+]
+
+log = logging.getLogger(__name__)
+
+Setting = str | int | bool | Callable[[KafkaError], None] | ClientLog
+
+
+def producer_settings(spec: CopyTaskSpec) -> dict[str, Setting]:
+    """The target producer's librdkafka settings for a copy task."""
+    settings: dict[str, Setting] = {
+        "enable.idempotence": True,
+        "acks": "all",
+        "linger.ms": 5,
+        "message.max.bytes": 1_000_000_000,  # the target broker judges record size
+        **spec.target_producer,
+        **PARTITIONER,
+        "logger": ClientLog(cluster_label(spec.target_producer, spec.target)),
+    }
+    if spec.skip_oversized:  # only the oversized record may fail, not its batch-mates
+        settings.update({"batch.num.messages": 1, "linger.ms": 0})
+    if spec.transactional_id:
+        settings["transactional.id"] = spec.transactional_id
+        settings["transaction.timeout.ms"] = spec.transaction_timeout_ms
+    return settings
+
+
+class TransactionSink:
+    """A copy task's producer on the target and its transactions."""
+
+    def __init__(self, spec: CopyTaskSpec, producer: Producer, alarm: AuthAlarm) -> None:
+        """`producer` is built from producer_settings(spec) with `alarm` as its error_cb
+        (open() does both); with a transactional id its transactions are initialised here,
+        which fences every earlier holder of the id."""
+        self.spec = spec
+        self.transactional = bool(spec.transactional_id)
+        self._producer = producer
+        self._alarm = alarm
+        self.check = alarm.check  # raises the authentication failure the producer reported
+        # The hot path calls the producer's own methods, not a wrapper per record.
+        self.produce = producer.produce
+        self.poll = producer.poll
+        if self.transactional:
+            self._call(lambda: producer.init_transactions(30), "initialising transactions")
+
+    @classmethod
+    def open(cls, spec: CopyTaskSpec) -> TransactionSink:
+        alarm = AuthAlarm(cluster_label(spec.target_producer, spec.target))
+        return cls(spec, Producer({**producer_settings(spec), "error_cb": alarm}), alarm)
+
+    def _call(self, action: Callable[[], object], what: str) -> None:
+        """A transactional call, retried while librdkafka says it may succeed later."""
+        deadline = time.monotonic() + 60
+        where = f"{self.spec.flow} task {self.spec.task}"
+        while True:
+            try:
+                action()
+                return
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                if not isinstance(err, KafkaError):
+                    raise
+                if err.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED) or (
+                    err.fatal() and "fenc" in err.str().lower()
+                ):
+                    raise ProducerFencedError(
+                        f"{where}: {what}: fenced by a newer holder of {self.spec.transactional_id}"
+                    ) from exc
+                if err.txn_requires_abort():
+                    raise AbortableTransactionError(
+                        f"{where}: {what}: {err.str()}", retriable=True
+                    ) from exc
+                if err.retriable() and time.monotonic() < deadline:
+                    self.check()
+                    time.sleep(0.1)
+                    continue
+                raise KafkaClientError(
+                    f"{where}: {what} failed: {err.str()}", retriable=not err.fatal()
+                ) from exc
+
+    # -- transactions --
+    def begin(self) -> None:
+        if self.transactional:
+            self._call(self._producer.begin_transaction, "beginning a transaction")
+
+    def commit(self) -> None:
+        """Commit; AbortableTransactionError when the transaction must be aborted instead."""
+        if self.transactional:
+            self._call(self._producer.commit_transaction, "committing a transaction")
+
+    def abort(self) -> None:
+        if self.transactional:
+            self._call(lambda: self._producer.abort_transaction(30), "aborting a transaction")
+
+    def flush(self, timeout: float) -> int:
+        """Wait for every record to be acknowledged; returns how many were not."""
+        return int(self._producer.flush(timeout))
+
+    def write_position(self, stats: CopyStats) -> None:
+        """The position of one partition (its last offset consumed) with what was copied."""
+        key, value, headers = position_record(
+            self.spec.connector, self.spec.source_alias, stats.topic, stats.partition,
+            stats.position, cluster_id=self.spec.source_cluster_id, stats=stats,
+        )  # fmt: skip
+        while True:
+            try:
+                self._producer.produce(self.spec.offsets_topic, value, key, headers=headers)
+                return
+            except BufferError:  # the queue is full of records: let some go first
+                self._producer.poll(0.05)
+
+    def close(self, timeout: float) -> None:
+        self._producer.flush(timeout)
+
+
+def fence_transactional_ids(
+    producer_config: Mapping[str, str], ids: list[str], *, timeout: float = 30.0
+) -> None:
+    """Fence every earlier holder of each id (Connect's fenceZombies): a zombie copy task of
+    an old assignment can then never commit again. The ids are fenced side by side: each
+    InitProducerId waits while the coordinator aborts the holder's open transaction, and one
+    after the other those waits added up to seconds at every new copy epoch."""
+    if not ids:
+        return
+    with ThreadPoolExecutor(max_workers=len(ids), thread_name_prefix="fence") as pool:
+        list(pool.map(lambda tid: _fence(producer_config, tid, timeout), ids))  # first failure
+
+
+def _fence(producer_config: Mapping[str, str], tid: str, timeout: float) -> None:
+    producer = Producer(
+        {
+            **producer_config,
+            "logger": ClientLog(cluster_label(producer_config)),
+            "transactional.id": tid,
+            "enable.idempotence": True,
+            "acks": "all",
+        }
+    )
+    try:
+        producer.init_transactions(timeout)
+    except KafkaException as exc:
+        err = exc.args[0] if exc.args else None
+        retriable = isinstance(err, KafkaError) and not err.fatal()
+        raise KafkaClientError(
+            f"fencing earlier copy tasks ({tid}) failed: {exc}", retriable=retriable
+        ) from exc
+    finally:
+        producer.flush(0)
