@@ -98,6 +98,10 @@ class CopyJob:
         self._thread.start()
         log.info("%s: copy epoch %d started with %d task(s)", self._flow, epoch, len(specs))
 
+    def free_slots(self) -> int:
+        """Task slots not held by the other flows' running copy tasks."""
+        return free_slots(self._sc, self)
+
     def cancel(self, timeout: float = 5.0) -> None:
         """End the running epoch now; open transactions are aborted by the next holder."""
         thread = self._thread

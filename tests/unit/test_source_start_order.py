@@ -1,24 +1,31 @@
-"""The planner's first steps (mm2.connectors.source): the earlier copy tasks are fenced and the
-positions read before it waits for Spark, and the first epoch starts on that settle."""
+"""The planner's first steps (mm2.connectors.epochs): the earlier copy tasks are fenced and the
+positions read before it waits for Spark, and the first epoch starts on that settle. Built from
+fakes handed to the planner, as the task's composition hands it the real parts."""
 
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
 
-import mm2.connectors.source as source
-from mm2.connectors.source import MirrorSourceTask
-from mm2.errors import KafkaClientError
+from mm2.connectors.epochs import EpochPlanner, EpochSettings
+from mm2.copy.failure import CopyFailure
+from mm2.copy.positions import StoredPositions
+from mm2.copy.routes import Route
+from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.errors import KafkaClientError, RecordTooLargeError
 
 
-class FakeLocation:
+class FakePositions:
     connector = "MirrorSourceConnector"
+    topic = "mm2-offsets.primary.internal"
 
     def __init__(self, calls: list[str]) -> None:
         self._calls = calls
+        self.consumer_config: dict[str, str] = {}
+        self.written: list[dict[tuple[str, int], int]] = []
 
     def ensure(self) -> None:
         self._calls.append("offsets topic")
@@ -26,116 +33,189 @@ class FakeLocation:
     def source_cluster_id(self) -> str:
         return "c1"
 
-    def reader(self) -> object:
-        return object()
+    def write(self, positions: Mapping[tuple[str, int], int], *, cluster_id: str) -> None:
+        self.written.append(dict(positions))
 
 
-@pytest.fixture
-def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
-    monkeypatch.setattr(source, "offset_syncs_target", lambda flow: ("", None))
-    monkeypatch.setattr(source, "spark_conf", lambda config: {})
+class FakeFeed:
+    def __init__(self, calls: list[str], stored: dict[tuple[str, int], int]) -> None:
+        self._calls = calls
+        self.stored = StoredPositions()
+        self.stored.offsets.update(stored)
+        self.stored.cluster_ids.update(dict.fromkeys(stored, "c1"))
 
-    def spark(conf: object) -> str:
-        seen.append("spark")
-        return "sc"
+    def open(self) -> None:
+        pass
 
-    monkeypatch.setattr(source, "spark_context", spark)
-    monkeypatch.setattr(source, "CopyJob", lambda sc, name: f"job on {sc}")
-    return seen
+    def read_to_end(self, routes: object, timeout: float) -> None:
+        self._calls.append("settle")
 
 
-def _task(calls: list[str], *, fail_spark: bool = False) -> MirrorSourceTask:
-    task = MirrorSourceTask.__new__(MirrorSourceTask)
-    t: Any = task
-    t._job = None
-    t._tail = None
-    t._settled = False
-    t._config = {}
-    t._flow = type("F", (), {"name": "primary->backup"})()
-    t._location = FakeLocation(calls)
-    t._eos = True
-    t._fencing = None
+class FakeSchedule:
+    def __init__(self, routes: Callable[[], None]) -> None:
+        self._refresh = routes
+        self.routes = {"orders": Route("orders", "primary.orders", 2)}
+
+    def refresh_routes(self) -> None:
+        self._refresh()
+
+
+class FakeRunner:
+    def __init__(self) -> None:
+        self.started: list[Sequence[CopyTaskSpec]] = []
+        self.failure: CopyFailure | None = None
+
+    @property
+    def running(self) -> bool:
+        return bool(self.started) and self.failure is None
+
+    def start(self, specs: Sequence[CopyTaskSpec], positions: object) -> None:
+        self.started.append(specs)
+
+    def cancel(self, timeout: float = 5.0) -> None:
+        pass
+
+    def take_failure(self) -> CopyFailure | None:
+        failure, self.failure = self.failure, None
+        return failure
+
+    def free_slots(self) -> int:
+        return 4
+
+
+class FakePublisher:
+    def publish(self, epoch: str, additions: Mapping[int, Sequence[Assignment]]) -> int:
+        return 7
+
+    def close(self) -> None:
+        pass
+
+
+class NoMetrics:
+    def set_owners(self, source: str, target: str, owners: Mapping[tuple[str, int], int]) -> None:
+        pass
+
+
+def _planner(
+    calls: list[str],
+    *,
+    runner: Callable[[], Any] | None = None,
+    fence: Callable[[list[str], float], None] | None = None,
+    stored: dict[tuple[str, int], int] | None = None,
+) -> tuple[EpochPlanner, FakePositions]:
     fencing = threading.Event()
 
-    def fence(timeout: float) -> None:
-        fencing.set()
+    def fence_ids(ids: list[str], timeout: float) -> None:
+        try:
+            if fence is None:
+                calls.append(f"fence {len(ids)}")
+            else:
+                fence(ids, timeout)
+        finally:
+            fencing.set()
 
     def routes() -> None:  # the fencing runs beside the topic sync, not after it
         calls.append("routes while fencing" if fencing.wait(10) else "routes")
 
-    t._fence = fence
-    t._refresh_routes = routes
-    t._settle = lambda timeout: calls.append("settle")
-    return task
+    def make_runner() -> Any:
+        calls.append("spark")
+        return FakeRunner()
+
+    positions = FakePositions(calls)
+    settings = EpochSettings(
+        flow="primary->backup", source="primary", target="backup", tasks_max=2,
+        exactly_once=True, source_consumer={}, target_producer={},
+    )  # fmt: skip
+    planner = EpochPlanner(
+        settings,
+        positions=positions,  # type: ignore[arg-type]
+        feed=FakeFeed(calls, stored or {}),  # type: ignore[arg-type]
+        schedule=FakeSchedule(routes),  # type: ignore[arg-type]
+        make_runner=runner or make_runner,
+        fence=fence_ids,
+        make_publisher=FakePublisher,
+        syncs_target=lambda: ("", None),
+        metrics=NoMetrics(),
+        start_offsets=None,
+    )
+    return planner, positions
 
 
-def test_the_first_settle_comes_before_waiting_for_spark(calls: list[str]) -> None:
-    task = _task(calls)
-    job: object = task._prepare()
-    assert job == "job on sc"
+def test_the_first_settle_comes_before_waiting_for_spark() -> None:
+    calls: list[str] = []
+    planner, positions = _planner(calls, stored={("orders", 0): 41})
+    planner.prepare()
+    # the fencing runs in the background from the start, beside the offsets topic and routes
+    assert calls.index("fence 2") < calls.index("settle")
+    calls.remove("fence 2")
     assert calls == ["offsets topic", "routes while fencing", "settle", "spark"]
-    assert task._settled is True  # the first epoch starts on it without fencing again
+    assert planner.settled is True  # the first epoch starts on it without fencing again
+    assert positions.written == [{("orders", 0): 41}]  # committed positions written again
 
 
-def test_a_retried_prepare_does_not_settle_twice(
-    calls: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    task = _task(calls)
+def test_a_retried_prepare_does_not_settle_twice() -> None:
+    calls: list[str] = []
+    attempts = iter([RuntimeError("JVM not up"), None])
 
-    def spark_away(conf: object) -> str:
+    def runner() -> Any:
         calls.append("spark")
-        raise RuntimeError("JVM not up")
+        failure = next(attempts)
+        if failure is not None:
+            raise failure
+        return FakeRunner()
 
-    monkeypatch.setattr(source, "spark_context", spark_away)
+    planner, _ = _planner(calls, runner=runner)
     with pytest.raises(RuntimeError):
-        task._prepare()
-
-    def spark_back(conf: object) -> str:
-        calls.append("spark")
-        return "sc"
-
-    monkeypatch.setattr(source, "spark_context", spark_back)
-    task._prepare()
-    assert calls.count("settle") == 1
+        planner.prepare()
+    planner.prepare()
+    assert calls.count("settle") == 1 and calls.count("fence 2") == 1
     assert calls[-1] == "spark"
 
 
-class FakeTail:
-    def read_to_end(self, timeout: float) -> list[object]:
-        return []
+def test_a_failed_early_fencing_fails_the_prepare_and_is_started_again_next_time() -> None:
+    calls: list[str] = []
+    outcomes = iter([KafkaClientError("fencing earlier copy tasks failed", retriable=True), None])
 
+    def fence(ids: list[str], timeout: float) -> None:
+        calls.append("fence")
+        failure = next(outcomes)
+        if failure is not None:
+            raise failure
 
-def _settling(fencing: Future[None] | None, fenced: list[float]) -> MirrorSourceTask:
-    task = MirrorSourceTask.__new__(MirrorSourceTask)
-    t: Any = task
-    t._eos = True
-    t._fencing = fencing
-    t._fence = fenced.append
-    t._fence_count = 2
-    t._flow = type("F", (), {"name": "primary->backup", "tasks_max": 2})()
-    t._tail = FakeTail()
-    t._apply = lambda records: None
-    t._positions = type("P", (), {"offsets": {}})()
-    return task
-
-
-def test_the_settle_waits_for_the_early_fencing_instead_of_fencing_again() -> None:
-    done: Future[None] = Future()
-    done.set_result(None)
-    fenced: list[float] = []
-    task = _settling(done, fenced)
-    task._settle(timeout=30.0)
-    assert fenced == [] and task._fencing is None
-    task._settle(timeout=30.0)  # the next settle (a later epoch) fences by itself
-    assert fenced == [30.0]
-
-
-def test_a_failed_early_fencing_fails_the_settle_and_is_started_again_next_time() -> None:
-    failed: Future[None] = Future()
-    failed.set_exception(KafkaClientError("fencing earlier copy tasks failed", retriable=True))
-    fenced: list[float] = []
-    task = _settling(failed, fenced)
+    planner, _ = _planner(calls, fence=fence)
     with pytest.raises(KafkaClientError, match="fencing earlier copy tasks"):
-        task._settle(timeout=30.0)
-    assert task._fencing is None  # so the retried _prepare starts a fresh one
+        planner.prepare()
+    planner.prepare()
+    assert calls.count("fence") == 2 and planner.settled
+
+
+def test_the_first_epoch_starts_on_the_first_settle_with_the_stored_positions() -> None:
+    calls: list[str] = []
+    planner, _ = _planner(calls, stored={("orders", 0): 41})
+    planner.run_epochs()
+    runner = planner.runner
+    assert isinstance(runner, FakeRunner) and len(runner.started) == 1
+    specs = runner.started[0]
+    assert [s.partitions for s in specs] == [
+        [Assignment("orders", 0, "primary.orders", 42)],
+        [Assignment("orders", 1, "primary.orders", -1)],
+    ]
+    assert [s.transactional_id for s in specs] == [
+        "primary-mm2-MirrorSourceConnector-0",
+        "primary-mm2-MirrorSourceConnector-1",
+    ]
+    assert specs[0].assignments_from == 7 and calls.count("settle") == 1
+
+
+def test_an_operators_failure_from_a_copy_task_fails_the_planner_with_its_class() -> None:
+    calls: list[str] = []
+    planner, _ = _planner(calls)
+    planner.run_epochs()
+    runner = planner.runner
+    assert isinstance(runner, FakeRunner)
+    runner.failure = CopyFailure("record-too-large", False, "record orders-0@5 is too large")
+    with pytest.raises(RecordTooLargeError, match="orders-0@5"):
+        planner.run_epochs()
+    runner.failure = CopyFailure("kafka", True, "broker down")
+    with pytest.raises(KafkaClientError, match=r"copy tasks failed \(kafka: broker down\)"):
+        planner.run_epochs()

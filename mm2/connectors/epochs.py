@@ -1,0 +1,362 @@
+"""The epoch planner: deals a flow's partitions to copy tasks and runs them, one epoch at a time.
+
+An epoch is one run of `n` copy tasks (docs/architecture.md, "The copy path"). Before one
+starts, every earlier holder of the copy tasks' transactional ids is fenced and the committed
+positions are read (the settle); new partitions join the running tasks through the assignment
+feed; anything else that changes the deal starts a new epoch. What runs the copy tasks is a
+CopyRunner (Spark's job, or threads in a test); everything else the planner uses is handed in.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Protocol
+
+from mm2.connectors.deal import Placed, deal, extend_deal, task_count
+from mm2.connectors.positions_feed import PositionsFeed
+from mm2.connectors.topic_schedule import TopicSchedule, step
+from mm2.copy.positions import PositionsTopic
+from mm2.copy.runner import CopyRunner
+from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.errors import ConfigError, KafkaClientError
+
+__all__ = ["EpochPlanner", "EpochSettings", "Publisher", "StartOffsets"]
+
+log = logging.getLogger(__name__)
+
+TP = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class EpochSettings:
+    """What every copy task of a flow is given, besides its partitions."""
+
+    flow: str
+    source: str
+    target: str
+    tasks_max: int
+    exactly_once: bool
+    source_consumer: dict[str, str]
+    target_producer: dict[str, str]
+    boundary_ms: int = 100
+    skip_oversized: bool = False
+    offset_lag_max: int = 100
+
+
+class Publisher(Protocol):
+    """mm2.copy.assignment.AssignmentPublisher."""
+
+    def publish(self, epoch: str, additions: Mapping[int, Sequence[Assignment]]) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class StartOffsets(Protocol):
+    """Where partitions without a position start (mm2.connectors.progress_group)."""
+
+    def start_offsets(self) -> dict[TP, int]: ...
+
+
+class Metrics(Protocol):
+    def set_owners(self, source: str, target: str, owners: Mapping[TP, int]) -> None: ...
+
+
+class EpochPlanner:
+    """Runs a flow's copy epochs over injected parts."""
+
+    def __init__(
+        self,
+        settings: EpochSettings,
+        *,
+        positions: PositionsTopic,
+        feed: PositionsFeed,
+        schedule: TopicSchedule,
+        make_runner: Callable[[], CopyRunner],
+        fence: Callable[[list[str], float], None],
+        make_publisher: Callable[[], Publisher],
+        syncs_target: Callable[[], tuple[str, dict[str, str] | None]],
+        metrics: Metrics,
+        start_offsets: StartOffsets | None,
+    ) -> None:
+        self.settings = settings
+        self._positions = positions
+        self.feed = feed
+        self._schedule = schedule
+        self._make_runner = make_runner
+        self._fence_ids_with = fence
+        self._make_publisher = make_publisher
+        self._syncs_target = syncs_target
+        self._metrics = metrics
+        self._start_offsets = start_offsets
+        self._group_start: dict[TP, int] = {}
+        self._runner: CopyRunner | None = None
+        self._dealt: list[list[Placed]] = []
+        # The running epoch's id and the partitions dealt to its copy tasks since it began
+        # (mm2.copy.assignment), and the producer that tells them.
+        self._epoch = ""
+        self._added: dict[int, list[Assignment]] = {}
+        self._publisher: Publisher | None = None
+        # Ids to fence before the first epoch: as many as either mirror may have run.
+        self._fence_count = settings.tasks_max
+        # Earlier copy tasks fenced and positions read since the last epoch began: the next
+        # epoch starts on that settle instead of fencing again.
+        self.settled = False
+        # The first fencing, started before the topic sync so that the two overlap: on a
+        # target where no transaction ran yet, the coordinator's first load takes seconds.
+        self._fencing: Future[None] | None = None
+        self._announced = False
+        self._cluster_id = ""
+        self._syncs: tuple[str, dict[str, str] | None] = ("", None)
+
+    @property
+    def runner(self) -> CopyRunner | None:
+        return self._runner
+
+    # -- getting ready (network: retried by the task's runner while a cluster is away) --
+    def prepare(self) -> CopyRunner:
+        if self._runner is not None:
+            return self._runner
+        name = self.settings.flow
+        if self.settings.exactly_once and not self.settled and self._fencing is None:
+            pool = ThreadPoolExecutor(1, thread_name_prefix=f"{name}|fence")
+            self._fencing = pool.submit(self._fence, 30.0)
+            pool.shutdown(wait=False)  # the thread ends with the fencing (30 s at most)
+        began = time.monotonic()
+        # The offsets topic before the remote topics: a broker creating thousands of remote
+        # partitions shows a topic created after them seconds later (W3: 10 s of retries).
+        self._positions.ensure()
+        self._cluster_id = self._positions.source_cluster_id()
+        self._syncs = self._syncs_target()
+        self.feed.open()
+        ready = time.monotonic()
+        self._schedule.refresh_routes()  # remote topics are created while Spark starts
+        routed = time.monotonic()
+        if not self.settled:
+            # Fencing and reading the positions need no Spark: done while it starts (in the
+            # background since the process started), not after.
+            self._settle(timeout=30.0)
+            self.settled = True
+        log.debug(
+            "%s: prepared: internal topics in %.2f s, topics synced in %.2f s, settled in %.2f s",
+            name, ready - began, routed - ready, time.monotonic() - routed,
+        )  # fmt: skip
+        self._runner = self._make_runner()
+        return self._runner
+
+    # -- epochs --
+    def run_epochs(self) -> None:
+        """Give the running copy tasks new partitions, or start a new epoch when the
+        assignment changed otherwise, when the epoch failed, or when none runs yet."""
+        runner = self.prepare()
+        change = self._assignment_change(runner) if runner.running else {}
+        if change:
+            step(
+                self.settings.flow, "giving copy tasks new partitions", lambda: self._extend(change)
+            )
+        elif change is None:
+            log.info("%s: assignment changed; new copy epoch", self.settings.flow)
+            began = time.monotonic()
+            runner.cancel()
+            log.debug(
+                "%s: copy epoch ended in %.2f s", self.settings.flow, time.monotonic() - began
+            )
+            # Fenced before the next epoch starts. Between two epochs of a running flow the
+            # positions are not written again: that rewrite is for a mirror that reads them
+            # uncommitted after a stop (which settles with it), and it cost up to a second of
+            # every new topic's wait.
+            self._settle(timeout=30.0, rewrite=False)
+            self.settled = True
+        if not runner.running:
+            self._check_failure(runner)
+            self._start_epoch(runner)
+
+    def _start_epoch(self, runner: CopyRunner) -> None:
+        s = self.settings
+        slots = runner.free_slots()
+        routes = self._schedule.routes
+        dealt = deal(routes, min(s.tasks_max, max(1, slots)))
+        if slots < s.tasks_max and len(dealt) < min(s.tasks_max, sum(len(d) for d in dealt)):
+            log.warning(
+                "%s: %d copy task(s) instead of tasks.max=%d: Spark has %d free slot(s)",
+                s.flow, len(dealt), s.tasks_max, slots,
+            )  # fmt: skip
+        self._dealt = dealt
+        self._publish_owners()
+        if not dealt:
+            return
+        ids = [self._transactional_id(i) for i in range(len(dealt))]
+        if not self.settled:  # else by prepare or a reassignment, no copy task run since
+            self._settle(timeout=30.0)
+        self.settled = False
+        self._fence_count = len(dealt)
+        stored = self.feed.stored
+        if not self._announced:
+            self._announced = True
+            log.info(
+                "%s: positions in %s on %s (%d stored), exactly-once %s",
+                s.flow, self._positions.topic, s.target, len(stored.offsets),
+                "on" if s.exactly_once else "off",
+            )  # fmt: skip
+        foreign = stored.foreign(self._cluster_id)
+        if foreign:
+            (topic, partition), other = sorted(foreign.items())[0]
+            raise ConfigError(
+                f"{self._positions.topic} on {s.target} holds positions of source "
+                f"cluster {other} (e.g. {topic}-{partition}), but {s.source} is "
+                f"cluster {self._cluster_id}: refusing to apply them. If {s.source} "
+                "really was replaced, stop the connector and DELETE its offsets over REST",
+                key="source.cluster.alias",
+            )
+        if self._start_offsets is not None:  # where partitions without a position start
+            self._group_start = self._start_offsets.start_offsets()
+        syncs_topic, syncs_producer = self._syncs
+        # Where this epoch's added partitions will be published: its copy tasks read from here.
+        self._epoch, self._added = uuid.uuid4().hex[:16], {}
+        assignments_from = self._publish_additions(self._added)
+        specs = [
+            CopyTaskSpec(
+                flow=s.flow,
+                task=i,
+                connector=self._positions.connector,
+                source_alias=s.source,
+                source_cluster_id=self._cluster_id,
+                source_consumer=s.source_consumer,
+                target_producer=s.target_producer,
+                offsets_topic=self._positions.topic,
+                partitions=[
+                    Assignment(t, p, target, self._next_offset(t, p)) for t, p, target in part
+                ],
+                transactional_id=ids[i] if s.exactly_once else None,
+                boundary_ms=s.boundary_ms,
+                skip_oversized=s.skip_oversized,
+                syncs_topic=syncs_topic,
+                syncs_producer=syncs_producer,
+                offset_lag_max=s.offset_lag_max,
+                epoch=self._epoch,
+                assignments_from=assignments_from,
+                offsets_consumer=dict(self._positions.consumer_config),
+            )
+            for i, part in enumerate(dealt)
+        ]
+        runner.start(specs, self._positions)
+
+    def _publish_owners(self) -> None:
+        owners = {(t, p): n for n, part in enumerate(self._dealt) for t, p, _ in part}
+        self._metrics.set_owners(self.settings.source, self.settings.target, owners)
+
+    def _publish_additions(self, added: Mapping[int, list[Assignment]]) -> int:
+        if self._publisher is None:
+            self._publisher = self._make_publisher()
+        return self._publisher.publish(self._epoch, added)
+
+    def _extend(self, added: dict[int, list[Placed]]) -> None:
+        """Give the running copy tasks the partitions that appeared, without a new epoch."""
+        if self._start_offsets is not None:
+            self._group_start = self._start_offsets.start_offsets()
+        grown = {task: list(self._added.get(task, [])) for task in range(len(self._dealt))}
+        for task, placed in added.items():
+            grown[task].extend(Assignment(t, p, target, self._next_offset(t, p))
+                               for t, p, target in placed)  # fmt: skip
+        # Published before anything changes here: a failure is tried again at the next poll.
+        self._publish_additions({task: rows for task, rows in grown.items() if rows})
+        self._added = {task: rows for task, rows in grown.items() if rows}
+        dealt = [list(part) for part in self._dealt]
+        for task, placed in added.items():
+            dealt[task].extend(placed)
+        self._dealt = dealt
+        self._publish_owners()
+        count = sum(len(placed) for placed in added.values())
+        log.info(
+            "%s: %d new partition(s) given to the running copy tasks (%s)",
+            self.settings.flow, count,
+            ", ".join(f"task {task}: {len(placed)}" for task, placed in sorted(added.items())),
+        )  # fmt: skip
+
+    def _assignment_change(self, runner: CopyRunner) -> dict[int, list[Placed]] | None:
+        """What the running epoch's copy tasks must take on ({}: nothing), or None when the
+        assignment changed in a way that needs a new epoch."""
+        routes = self._schedule.routes
+        tasks = task_count(routes, min(self.settings.tasks_max, max(1, runner.free_slots())))
+        if tasks != len(self._dealt):
+            return None
+        return extend_deal(self._dealt, routes)
+
+    def _check_failure(self, runner: CopyRunner) -> None:
+        failure = runner.take_failure()
+        if failure is None:
+            return
+        error = failure.error()
+        if error.operator:  # a person must fix it: the task stays FAILED with the cause
+            raise error
+        # Not retriable: the runner restarts the whole task with backoff and shows it as
+        # RESTARTING, so a flow whose copy tasks are down is never reported RUNNING.
+        raise KafkaClientError(
+            f"{self.settings.flow}: copy tasks failed ({failure.kind}: {failure.message})"
+        )
+
+    # -- fencing and positions --
+    def _transactional_id(self, task: int) -> str:
+        """Connect's `<group.id>-<connector>-<task>`: Apache MM2's own tasks use the same ids,
+        so either mirror fences the other's zombies."""
+        return f"{self.settings.source}-mm2-{self._positions.connector}-{task}"
+
+    def _fence_ids(self) -> int:
+        # Every id a planner of this flow may have used, this one's or another process's.
+        return max(self._fence_count, self.settings.tasks_max)
+
+    def _fence(self, timeout: float) -> None:
+        ids = [self._transactional_id(i) for i in range(self._fence_ids())]
+        self._fence_ids_with(ids, timeout)
+
+    def _settle(self, timeout: float, *, rewrite: bool = True) -> None:
+        """Fence every earlier copy task, read the committed positions, and write them again.
+
+        The rewrite makes the newest record of each key a committed one: Apache MM2 without
+        exactly-once reads its offsets topic uncommitted, and would otherwise resume after a
+        position that an aborted transaction (a killed copy task's) wrote.
+        """
+        began = time.monotonic()
+        eos = self.settings.exactly_once
+        fencing, self._fencing = self._fencing, None
+        if fencing is not None:  # started by prepare: wait for it (raises its failure)
+            fencing.result()  # bounded: each id's fencing times out by itself
+        elif eos:
+            self._fence(timeout)
+        fenced = time.monotonic()
+        self.feed.read_to_end(self._schedule.routes, timeout)
+        read = time.monotonic()
+        offsets = self.feed.stored.offsets
+        if rewrite and eos and offsets:
+            self._positions.write(dict(offsets), cluster_id=self._cluster_id)
+        log.debug(
+            "%s: settled: %d id(s) fenced in %.2f s, positions read in %.2f s, written in %.2f s",
+            self.settings.flow, self._fence_ids() if eos else 0, fenced - began, read - fenced,
+            time.monotonic() - read,
+        )  # fmt: skip
+
+    def _next_offset(self, topic: str, partition: int) -> int:
+        stored = self.feed.stored.offsets.get((topic, partition))
+        if stored is None:
+            return self._group_start.get((topic, partition), -1)
+        return stored + 1
+
+    def end_epoch(self, settle_timeout: float = 5.0) -> None:
+        """Cancel the copy tasks and fence them at once: a Python worker that Spark has not
+        killed yet can then commit nothing more."""
+        runner = self._runner
+        if runner is None or not runner.running:
+            return
+        runner.cancel(timeout=2.0)
+        try:
+            self._settle(timeout=settle_timeout)
+        except KafkaClientError as exc:  # a cluster is away: the next epoch fences first
+            log.warning("%s: copy tasks not fenced yet: %s", self.settings.flow, exc)
+
+    def close(self) -> None:
+        if self._publisher is not None:
+            self._publisher.close()
