@@ -1,12 +1,10 @@
 """The copy loop: a copy task that stays assigned and streams, one transaction at a time.
 
-It runs inside a Spark task (mm2.pipeline.copy_job) for as long as its epoch lasts. Each record
-goes to the same partition of the remote topic as soon as it arrives; a transaction ends when it
-is `boundary_ms` old or the source has nothing more for now, carrying one position per partition
-it touched (mm2.copy.positions). The transaction itself, and what a producer's failure means,
-belong to mm2.copy.transaction. After the commit the task writes the offset syncs of what it
-committed. With no transactional id the copy is idempotent and at-least-once: positions follow
-the acknowledged records.
+It runs inside a Spark task (mm2.copy.task) for as long as its epoch lasts. Each record goes to
+the same partition of the remote topic as soon as it arrives; a transaction ends when it is
+`boundary_ms` old or the source has nothing more for now, carrying one position per partition
+it touched. The transaction and what a producer's failure means belong to the sink
+(mm2.copy.transaction); after the commit the loop writes the offset syncs of what it committed.
 """
 
 from __future__ import annotations
@@ -149,11 +147,6 @@ class CopyLoop:
             syncs=OffsetSyncEmitter(spec.syncs_topic, spec.syncs_producer, spec.offset_lag_max),
             feed=feed,
         )
-
-    @property
-    def next_offsets(self) -> dict[tuple[str, int], int]:
-        """Where each partition is read next (-1: by auto.offset.reset)."""
-        return dict(self._next)
 
     def resume_from(self, committed: Mapping[tuple[str, int], int]) -> list[str]:
         """Start each partition after its committed position (the last offset copied), read

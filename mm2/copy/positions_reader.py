@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from mm2.errors import KafkaClientError
 from mm2.kafka.failure import ClientLog, classify, client_error, cluster_label
@@ -43,6 +43,7 @@ class PositionsReader:
         self._admin_config = dict(admin_config)
         self._lister: OffsetLister | None = None
         self._decode = decode
+        self._cluster = cluster_label(consumer_config)
         self._consumer = Consumer(
             {
                 "group.id": f"mm2-offsets-reader-{topic}",
@@ -67,9 +68,9 @@ class PositionsReader:
     def _assign_new_partitions(self, timeout: float) -> list[int]:
         try:
             meta = self._consumer.list_topics(self.topic, timeout=timeout)
-        except Exception as exc:
-            raise KafkaClientError(
-                f"reading the partitions of {self.topic} failed: {exc}", retriable=True
+        except KafkaException as exc:  # judged like every Kafka error: credentials end it
+            raise client_error(
+                f"reading the partitions of {self.topic}", exc, cluster=self._cluster
             ) from exc
         info = meta.topics.get(self.topic)
         if info is None or info.error is not None:

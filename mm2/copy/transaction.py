@@ -21,7 +21,7 @@ from mm2.copy.positions import PARTITIONER, position_record
 from mm2.copy.spec import CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.errors import AbortableTransactionError, KafkaClientError, ProducerFencedError
-from mm2.kafka.failure import AuthAlarm, ClientLog, cluster_label
+from mm2.kafka.failure import AuthAlarm, ClientLog, cluster_label, transaction_outcome
 
 __all__ = [
     "AbortableTransactionError",
@@ -89,17 +89,16 @@ class TransactionSink:
                 err = exc.args[0] if exc.args else None
                 if not isinstance(err, KafkaError):
                     raise
-                if err.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED) or (
-                    err.fatal() and "fenc" in err.str().lower()
-                ):
+                outcome = transaction_outcome(err)
+                if outcome == "fenced":
                     raise ProducerFencedError(
                         f"{where}: {what}: fenced by a newer holder of {self.spec.transactional_id}"
                     ) from exc
-                if err.txn_requires_abort():
+                if outcome == "abortable":
                     raise AbortableTransactionError(
                         f"{where}: {what}: {err.str()}", retriable=True
                     ) from exc
-                if err.retriable() and time.monotonic() < deadline:
+                if outcome == "retriable" and time.monotonic() < deadline:
                     self.check()
                     time.sleep(0.1)
                     continue

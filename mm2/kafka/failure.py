@@ -44,6 +44,7 @@ __all__ = [
     "classify",
     "client_error",
     "cluster_label",
+    "transaction_outcome",
 ]
 
 log = logging.getLogger(__name__)
@@ -135,6 +136,24 @@ def classify(exc: BaseException | KafkaError) -> Failure:
     if code in _OUTAGE or error.retriable():
         return Failure("outage", True, detail)
     return Failure("other", False, detail)
+
+
+TransactionOutcome = Literal["fenced", "abortable", "retriable", "fatal"]
+
+
+def transaction_outcome(error: KafkaError) -> TransactionOutcome:
+    """What a failed transactional call means for the producer that made it: fenced (a newer
+    holder of its transactional id took over: end), abortable (abort the transaction, then go
+    on), retriable (the same call may work later), or fatal (only a new producer helps)."""
+    if error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED) or (
+        error.fatal() and "fenc" in error.str().lower()
+    ):
+        return "fenced"
+    if error.txn_requires_abort():
+        return "abortable"
+    if error.retriable():
+        return "retriable"
+    return "fatal"
 
 
 def cluster_label(config: Mapping[str, object], alias: str | None = None) -> str:

@@ -14,7 +14,13 @@ from mm2.errors import (
     KafkaClientError,
     RecordTooLargeError,
 )
-from mm2.kafka.failure import ClientWatch, classify, client_error, cluster_label
+from mm2.kafka.failure import (
+    ClientWatch,
+    classify,
+    client_error,
+    cluster_label,
+    transaction_outcome,
+)
 
 
 def raised(code: int, text: str | None = None) -> KafkaException:
@@ -130,3 +136,19 @@ def test_watch_forgets_old_authentication_failures() -> None:
     watch = ClientWatch({"bootstrap.servers": "b:1"}, window_s=0.0)
     watch._on_error(KafkaError(KafkaError._AUTHENTICATION, "bad"))
     assert watch.error("listing topics", raised(KafkaError._TIMED_OUT)).retriable
+
+
+@pytest.mark.parametrize(
+    ("error", "outcome"),
+    [
+        (KafkaError(KafkaError._FENCED, fatal=True), "fenced"),
+        (KafkaError(KafkaError.PRODUCER_FENCED), "fenced"),
+        (KafkaError(KafkaError._STATE, txn_requires_abort=True), "abortable"),
+        (KafkaError(KafkaError._TIMED_OUT, retriable=True), "retriable"),
+        (KafkaError(KafkaError.INVALID_TXN_STATE, fatal=True), "fatal"),
+    ],
+)
+def test_a_transactional_calls_failure_says_what_the_copy_task_does(
+    error: KafkaError, outcome: str
+) -> None:
+    assert transaction_outcome(error) == outcome

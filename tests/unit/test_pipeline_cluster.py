@@ -65,5 +65,5 @@ def test_a_copy_task_starts_after_what_was_committed() -> None:
         moved = copier.resume_from({("orders", 0): 499, ("orders", 1): 41, ("other", 0): 5})
     finally:
         copier.close()
-    assert copier.next_offsets == {("orders", 0): 500, ("orders", 1): 42, ("orders", 2): 7}
+    assert copier.positions() == {("orders", 0): 500, ("orders", 1): 42, ("orders", 2): 7}
     assert moved == ["orders-0@500", "orders-1@42"]
