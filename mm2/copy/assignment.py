@@ -33,7 +33,7 @@ from confluent_kafka import (
 
 from mm2.copy.spec import Assignment
 from mm2.errors import KafkaClientError
-from mm2.kafka.failure import ClientLog, cluster_label
+from mm2.kafka.failure import ClientLog, client_error, cluster_label
 
 __all__ = [
     "ASSIGNMENT_CONNECTOR",
@@ -121,10 +121,7 @@ class AssignmentPublisher:
             )
         err, offset = delivered[0]
         if err is not None:
-            raise KafkaClientError(
-                f"publishing the copy assignment to {self._topic} failed: {err.str()}",
-                retriable=not err.fatal(),
-            )
+            raise client_error(f"publishing the copy assignment to {self._topic}", err)
         return offset
 
     def close(self) -> None:

@@ -16,8 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from confluent_kafka import (
-    OFFSET_BEGINNING,
-    OFFSET_END,
     OFFSET_INVALID,
     Consumer,
     KafkaError,
@@ -27,47 +25,28 @@ from confluent_kafka import (
 )
 
 from mm2.copy.assignment import AssignmentFeed
+from mm2.copy.consumer import RESET, source_consumer
 from mm2.copy.spec import TP, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.copy.transaction import AbortableTransactionError, TransactionSink
 from mm2.errors import KafkaClientError, RecordTooLargeError
-from mm2.kafka.failure import AuthAlarm, ClientLog, classify, client_error, cluster_label
+from mm2.kafka.failure import (
+    AuthAlarm,
+    classify,
+    client_error,
+    cluster_label,
+    ends_a_consumer,
+)
 from mm2.offset_syncs.emitter import OffsetSyncEmitter
 from mm2.offset_syncs.sync_trail import offset_runs
 
-__all__ = ["CopyLoop", "source_consumer"]
+__all__ = ["CopyLoop"]
 
 log = logging.getLogger(__name__)
 
 _CONSUME_BATCH = 10_000
 # A transaction with nothing more to read right now commits once it is this old.
 _IDLE_COMMIT_MS = 10
-# Where a partition without a position starts, by auto.offset.reset: given to the consumer
-# directly, it asks the source for no committed offsets (the copier's group never commits).
-_RESET = {
-    "earliest": OFFSET_BEGINNING,
-    "smallest": OFFSET_BEGINNING,
-    "beginning": OFFSET_BEGINNING,
-    "latest": OFFSET_END,
-    "largest": OFFSET_END,
-    "end": OFFSET_END,
-}
-
-
-def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm) -> Consumer:
-    """A copy task's consumer on the source: assigned, never committing."""
-    return Consumer(
-        {
-            "group.id": f"mm2-copier-{spec.flow}",
-            "auto.offset.reset": "earliest",
-            **spec.source_consumer,
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "enable.partition.eof": False,
-            "error_cb": alarm,
-            "logger": ClientLog(alarm.cluster),
-        }
-    )
 
 
 class _Pending:
@@ -118,7 +97,7 @@ class CopyLoop:
         self._next = {(a.topic, a.partition): a.next_offset for a in spec.partitions}
         self._skip: set[tuple[str, int, int]] = set()
         reset = spec.source_consumer.get("auto.offset.reset", "earliest")
-        self._unpositioned = _RESET.get(str(reset).strip().lower(), OFFSET_INVALID)
+        self._unpositioned = RESET.get(str(reset).strip().lower(), OFFSET_INVALID)
         self._consumer = consumer
         self._alarm = alarm
         self._sink = sink
@@ -281,7 +260,7 @@ class CopyLoop:
         """Credentials and ACLs end the task (mm2.kafka.failure decides); a fatal error too;
         anything else passes, librdkafka retries it."""
         where = f"{msg.topic()}-{msg.partition()}"
-        if classify(err).kind in ("authentication", "authorization") or err.fatal():
+        if ends_a_consumer(err):
             raise client_error(f"consuming {where}", err, cluster=self._alarm.cluster)
         log.debug("%s: %s: %s (librdkafka retries)", self.spec.flow, where, err)
 
@@ -358,13 +337,13 @@ class CopyLoop:
             (p.stats, up, size)
             for p in txn.parts.values()
             for up, e, size in p.failures
-            if e.code() == KafkaError.MSG_SIZE_TOO_LARGE
+            if classify(e).kind == "record-too-large"
         ]
         others = [
             (p.stats, up, e)
             for p in txn.parts.values()
             for up, e, _ in p.failures
-            if e.code() != KafkaError.MSG_SIZE_TOO_LARGE
+            if classify(e).kind != "record-too-large"
         ]
         if too_large and not self.spec.skip_oversized:
             # The broker refuses a whole batch for its largest record: name that one.

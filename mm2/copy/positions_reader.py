@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from mm2.errors import KafkaClientError
-from mm2.kafka.failure import ClientLog, classify, client_error, cluster_label
+from mm2.kafka.failure import ClientLog, client_error, cluster_label, ends_a_consumer
 from mm2.kafka.offsets import OffsetLister
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ class PositionsReader:
                 if err.code() == KafkaError._PARTITION_EOF:
                     self._read_up_to[msg.partition() or 0] = msg.offset() or 0
                     continue
-                if classify(err).kind in ("authentication", "authorization") or err.fatal():
+                if ends_a_consumer(err):
                     raise client_error(f"reading {self.topic}", err)
                 continue  # transient: librdkafka retries by itself
             self._read_up_to[msg.partition() or 0] = (msg.offset() or 0) + 1

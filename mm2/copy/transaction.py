@@ -21,7 +21,13 @@ from mm2.copy.positions import PARTITIONER, position_record
 from mm2.copy.spec import CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.errors import AbortableTransactionError, KafkaClientError, ProducerFencedError
-from mm2.kafka.failure import AuthAlarm, ClientLog, cluster_label, transaction_outcome
+from mm2.kafka.failure import (
+    AuthAlarm,
+    ClientLog,
+    client_error,
+    cluster_label,
+    transaction_outcome,
+)
 
 __all__ = [
     "AbortableTransactionError",
@@ -167,10 +173,8 @@ def _fence(producer_config: Mapping[str, str], tid: str, timeout: float) -> None
     try:
         producer.init_transactions(timeout)
     except KafkaException as exc:
-        err = exc.args[0] if exc.args else None
-        retriable = isinstance(err, KafkaError) and not err.fatal()
-        raise KafkaClientError(
-            f"fencing earlier copy tasks ({tid}) failed: {exc}", retriable=retriable
+        raise client_error(
+            f"fencing earlier copy tasks ({tid})", exc, cluster=cluster_label(producer_config)
         ) from exc
     finally:
         producer.flush(0)

@@ -44,6 +44,7 @@ __all__ = [
     "classify",
     "client_error",
     "cluster_label",
+    "ends_a_consumer",
     "transaction_outcome",
 ]
 
@@ -136,6 +137,12 @@ def classify(exc: BaseException | KafkaError) -> Failure:
     if code in _OUTAGE or error.retriable():
         return Failure("outage", True, detail)
     return Failure("other", False, detail)
+
+
+def ends_a_consumer(error: KafkaError) -> bool:
+    """Whether an error a consumer returns in place of a record is a person's to fix, or
+    fatal; anything else librdkafka retries by itself."""
+    return classify(error).kind in ("authentication", "authorization") or bool(error.fatal())
 
 
 TransactionOutcome = Literal["fenced", "abortable", "retriable", "fatal"]

@@ -2,6 +2,9 @@
 
 A picked port that another process grabs before the JVM binds it is retried with fresh ports
 (up to three attempts); a port the caller named that is taken is a BrokerStartError at once.
+
+Longer than most modules (about 430 lines): formatting, starting, probing and stopping N
+clusters with their port retries is one lifecycle, and split it would be read back and forth.
 """
 
 from __future__ import annotations

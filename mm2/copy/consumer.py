@@ -1,0 +1,37 @@
+"""The source side of a copy task: its consumer, assigned to its partitions, never committing."""
+
+from __future__ import annotations
+
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer
+
+from mm2.copy.spec import CopyTaskSpec
+from mm2.kafka.failure import AuthAlarm, ClientLog
+
+__all__ = ["RESET", "source_consumer"]
+
+# Where a partition without a position starts, by auto.offset.reset: given to the consumer
+# directly, it asks the source for no committed offsets (the copier's group never commits).
+RESET = {
+    "earliest": OFFSET_BEGINNING,
+    "smallest": OFFSET_BEGINNING,
+    "beginning": OFFSET_BEGINNING,
+    "latest": OFFSET_END,
+    "largest": OFFSET_END,
+    "end": OFFSET_END,
+}
+
+
+def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm) -> Consumer:
+    """A copy task's consumer on the source: assigned, never committing."""
+    return Consumer(
+        {
+            "group.id": f"mm2-copier-{spec.flow}",
+            "auto.offset.reset": "earliest",
+            **spec.source_consumer,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "enable.partition.eof": False,
+            "error_cb": alarm,
+            "logger": ClientLog(alarm.cluster),
+        }
+    )
