@@ -11,7 +11,13 @@ from mm2.config.model import CHECKPOINT, HEARTBEAT, SOURCE, Flow, MirrorMakerCon
 from mm2.config.names import DEPRECATED_NAMES, MM1_NAMES
 from mm2.config.properties import PropertiesFile, read_properties
 from mm2.config.providers import ProviderProblem, Providers
-from mm2.config.resolve import cluster_pairs, connector_base_config, flow_key, parse_clusters
+from mm2.config.resolve import (
+    cluster_pairs,
+    connector_base_config,
+    flow_key,
+    parse_clusters,
+    worker_config,
+)
 from mm2.config.values import ValueProblem, did_you_mean, parse_bool
 from mm2.errors import ConfigError
 
@@ -211,7 +217,7 @@ def _build_flow(
         for name in (SOURCE, CHECKPOINT, HEARTBEAT)
     }
     enabled = parse_bool(connectors[SOURCE]["enabled"])
-    flow = Flow(source, target, enabled, connectors, providers)
+    flow = Flow(source, target, enabled, connectors, providers, worker_config(raw, source, target))
     if plugins := flow.plugin_problems():
         raise check.error(check.origin(flow, plugins[0].key), plugins[0].detail)
     if enabled:
