@@ -220,6 +220,10 @@ def _build_flow(
     flow = Flow(source, target, enabled, connectors, providers, worker_config(raw, source, target))
     if plugins := flow.plugin_problems():
         raise check.error(check.origin(flow, plugins[0].key), plugins[0].detail)
+    try:
+        flow.settings  # noqa: B018 - typed once, here, so that a bad value names its line
+    except ConfigError as exc:
+        raise check.error(check.origin(flow, exc.key or ""), exc.detail) from None
     if enabled:
         _client_checks(check, flow, read_stores=False)
     return flow

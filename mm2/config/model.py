@@ -310,7 +310,10 @@ class MirrorMakerConfig:
         """The process's own top-level keys, typed (built once)."""
         providers = Providers.from_settings(self.raw)
         own = {k: v for k, v in self.raw.items() if k.startswith("mm2.")}
-        return mirror_maker_settings({k: providers.resolve(v) for k, v in own.items()})
+        try:
+            return mirror_maker_settings({k: providers.resolve(v) for k, v in own.items()})
+        except ConfigError as exc:
+            raise self.error(exc) from None
 
     def flow(self, source: str, target: str) -> Flow:
         for f in self.flows:

@@ -27,6 +27,7 @@ __all__ = [
     "WorkerSettings",
     "flow_settings",
     "mirror_maker_settings",
+    "tasks_max",
 ]
 
 OffsetSyncsTopicLocation = Literal["source", "target"]
@@ -245,3 +246,8 @@ def mirror_maker_settings(raw: Mapping[str, str]) -> MirrorMakerSettings:
         mm2_configs_cluster=r.stripped("mm2.configs.cluster", ""),
         mm2_leader_session_timeout_ms=r.whole("mm2.leader.session.timeout.ms", 10_000),
     )
+
+
+def tasks_max(config: Mapping[str, str]) -> int:
+    """Connect's `tasks.max` of any connector's resolved config (ConnectorConfig: 1)."""
+    return _Reader(config).whole("tasks.max", 1)

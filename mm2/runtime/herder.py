@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from mm2.config.providers import has_reference
+from mm2.config.settings import tasks_max
 from mm2.connect.spi import Connector
 from mm2.runtime.errors import ConflictError, NotFoundError
 from mm2.runtime.status import ConnectorStatus, State, TargetState
@@ -178,7 +179,7 @@ class Herder:
             instance = run.plugin()
             instance.start(config)
             run.instance = instance
-            configs = instance.task_configs(int(config.get("tasks.max", "1")))
+            configs = instance.task_configs(tasks_max(config))
         except Exception as exc:  # noqa: BLE001 - reported as the connector's FAILED state
             run.trace = "".join(traceback.format_exception(exc))
             log.error("%s|%s failed to start: %s", self.flow, run.name, exc)
