@@ -198,7 +198,7 @@ MM2_NAMES = frozenset(
 )
 # MirrorMakerConfig.allConfigNames() (plus ours): top-level keys outside it never reach a connector.
 CONNECTOR_CONFIG_NAMES = frozenset(
-    MM2_NAMES
+    (MM2_NAMES - WORKER_NAMES)
     | _CONNECT_CONNECTOR_NAMES
     | _MIRROR_BASE_NAMES
     | SSL_CLIENT_NAMES
