@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mm2.config.keys import check_key, rest_problem, suggestion
+from mm2.config.leniency import kinder_readings
 from mm2.config.model import CHECKPOINT, HEARTBEAT, SOURCE, Flow, MirrorMakerConfig
 from mm2.config.names import DEPRECATED_NAMES, MM1_NAMES
 from mm2.config.properties import PropertiesFile, read_properties
@@ -101,6 +102,8 @@ def load_properties(
             warnings.append(
                 f"{props.path}:{line}: {key} is not a known setting; did you mean {known}?"
             )
+    where = {key: f"{props.path}:{props.line_of(key)}" for key in raw}
+    warnings += kinder_readings(raw, resolved, aliases, where)
     if (listener := rest_problem(raw)) is not None:
         raise check.error(*listener)
     home = raw.get("mm2.configs.cluster", "").strip()
