@@ -21,8 +21,6 @@ from mm2.runtime.standby import Coordinator, Election
 
 __all__ = ["build_coordinator", "secret_box"]
 
-DEFAULT_TOPIC = "mm2-configs.internal"
-
 
 def secret_box(config: MirrorMakerConfig) -> SecretBox:
     """The box for `mm2.rest.secrets.key`, given as it is or through a config provider."""
@@ -35,7 +33,7 @@ def secret_box(config: MirrorMakerConfig) -> SecretBox:
 
 
 def _home(config: MirrorMakerConfig) -> str | None:
-    chosen = config.raw.get("mm2.configs.cluster", "").strip()
+    chosen = config.settings.mm2_configs_cluster
     if chosen:
         if chosen not in config.clusters:
             raise ConfigError(
@@ -51,14 +49,8 @@ def build_coordinator(config: MirrorMakerConfig, worker_id: str) -> Coordinator 
     home = _home(config)
     if home is None:
         return None
-    topic = config.raw.get("mm2.configs.topic", DEFAULT_TOPIC).strip() or DEFAULT_TOPIC
-    try:
-        session_ms = int(config.raw.get("mm2.leader.session.timeout.ms", "10000"))
-    except ValueError:
-        raise ConfigError(
-            "must be a whole number of milliseconds", file=config.path,
-            key="mm2.leader.session.timeout.ms",
-        ) from None  # fmt: skip
+    topic = config.settings.mm2_configs_topic
+    session_ms = config.settings.mm2_leader_session_timeout_ms
     logs: dict[str, ConfigTopic] = {}
 
     def config_log(flow: Flow) -> ConfigTopic:
@@ -68,7 +60,7 @@ def build_coordinator(config: MirrorMakerConfig, worker_id: str) -> Coordinator 
             admin_config=flow.target_admin_config(label="configs-admin"),
             consumer_config=flow.target_consumer_config(SOURCE, "configs-consumer"),
             producer_config=flow.target_producer_config(label="configs-producer"),
-            replication_factor=flow.get_int("config.storage.replication.factor", 3),
+            replication_factor=flow.settings.worker.config_storage_replication_factor,
         )
         return made
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from mm2.config import load_properties, parse_properties
 from mm2.config.mm1 import Migration, MirrorMaker1Options, command_line, migrate
+from mm2.config.settings import mirror_maker_settings
 from mm2.errors import ConfigError
 
 __all__ = [
@@ -297,7 +298,7 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Nam
 def _write(migration: Migration) -> Path:
     """The flow's file in its state directory, readable by its owner only (it may name secret
     files and users)."""
-    state = Path(migration.values().get("mm2.state.dir", "mm2-state"))
+    state = Path(mirror_maker_settings(migration.values()).mm2_state_dir)
     state.mkdir(parents=True, exist_ok=True)
     path = state / GENERATED
     temporary = path.with_name(f".{GENERATED}.{os.getpid()}")

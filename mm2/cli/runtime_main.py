@@ -50,7 +50,7 @@ def _positions(config: Mapping[str, str]) -> PositionsTopic:
 def change_store(config: MirrorMakerConfig) -> ChangeStore:
     """The copy of the REST changes under mm2.state.dir, read now: a damaged one (or a state
     dir that is a file) raises a StateFileError naming it."""
-    state = Path(config.raw.get("mm2.state.dir", "mm2-state"))
+    state = Path(config.settings.mm2_state_dir)
     return ChangeStore(state / "rest-changes.json", codec=SealedChanges(secret_box(config)))
 
 

@@ -81,7 +81,7 @@ class LagReader:
         self._read_committed = consumer["isolation.level"] == "read_committed"
         self._policy = flow.replication_policy()
         self._filter = flow.topic_filter()
-        self._heartbeats = flow.get_bool("heartbeats.replication.enabled", True)
+        self._heartbeats = flow.settings.source.heartbeats_replication_enabled
         self._admin = TopicAdmin(flow.source_admin_config(label="lag-admin"), timeout=timeout)
         self._lister = OffsetLister(flow.source_admin_config(label="lag-admin"), timeout=timeout)
         self._location = PositionsTopic.of(flow)

@@ -65,7 +65,7 @@ def syncs_location(
     alias of the cluster the topic is not on. Client ids end in `<label>-admin` etc., the label
     being `offset-syncs-<side>` unless given."""
     policy = flow.replication_policy()
-    if flow.offset_syncs_topic_location == "target":
+    if flow.settings.source.offset_syncs_topic_location == "target":
         label = label or "offset-syncs-target"
         return SyncsLocation(
             flow.target,

@@ -169,7 +169,7 @@ def _known_names(scope: str, roles: tuple[str, ...]) -> Iterator[str]:
     if scope == "cluster":
         yield from MM2_NAMES
         return
-    yield from CONNECTOR_CONFIG_NAMES
+    yield from CONNECTOR_CONFIG_NAMES | MM2_NAMES
     if scope == "top":
         yield from _TOP_LEVEL
 
@@ -178,7 +178,7 @@ def _is_known(found: KeyShape) -> bool:
     setting = found.setting
     if found.roles:
         return any(setting in CLIENT_DEFS[r] for r in found.roles)
-    if setting in CONNECTOR_CONFIG_NAMES or setting in CLIENT_CONFIG_NAMES:
+    if setting in CONNECTOR_CONFIG_NAMES or setting in CLIENT_CONFIG_NAMES or setting in MM2_NAMES:
         return True
     if found.scope == "cluster":
         # A Connect worker key (`<alias>.offset.flush.interval.ms`) is fine; only a key close

@@ -7,11 +7,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mm2.config.keys import check_key, rest_problem, suggestion
+from mm2.config.leniency import kinder_readings
 from mm2.config.model import CHECKPOINT, HEARTBEAT, SOURCE, Flow, MirrorMakerConfig
 from mm2.config.names import DEPRECATED_NAMES, MM1_NAMES
 from mm2.config.properties import PropertiesFile, read_properties
 from mm2.config.providers import ProviderProblem, Providers
-from mm2.config.resolve import cluster_pairs, connector_base_config, flow_key, parse_clusters
+from mm2.config.resolve import (
+    cluster_pairs,
+    connector_base_config,
+    flow_key,
+    parse_clusters,
+    worker_config,
+)
 from mm2.config.values import ValueProblem, did_you_mean, parse_bool
 from mm2.errors import ConfigError
 
@@ -95,6 +102,8 @@ def load_properties(
             warnings.append(
                 f"{props.path}:{line}: {key} is not a known setting; did you mean {known}?"
             )
+    where = {key: f"{props.path}:{props.line_of(key)}" for key in raw}
+    warnings += kinder_readings(raw, resolved, aliases, where)
     if (listener := rest_problem(raw)) is not None:
         raise check.error(*listener)
     home = raw.get("mm2.configs.cluster", "").strip()
@@ -211,9 +220,13 @@ def _build_flow(
         for name in (SOURCE, CHECKPOINT, HEARTBEAT)
     }
     enabled = parse_bool(connectors[SOURCE]["enabled"])
-    flow = Flow(source, target, enabled, connectors, providers)
+    flow = Flow(source, target, enabled, connectors, providers, worker_config(raw, source, target))
     if plugins := flow.plugin_problems():
         raise check.error(check.origin(flow, plugins[0].key), plugins[0].detail)
+    try:
+        flow.settings  # noqa: B018 - typed once, here, so that a bad value names its line
+    except ConfigError as exc:
+        raise check.error(check.origin(flow, exc.key or ""), exc.detail) from None
     if enabled:
         _client_checks(check, flow, read_stores=False)
     return flow

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -11,8 +12,16 @@ from mm2.config.librdkafka import (
     TranslationProblem,
     translate_client_config,
 )
-from mm2.config.names import CLIENT_CONFIG_NAMES, PASSWORD_NAMES
+from mm2.config.names import CLIENT_CONFIG_NAMES, PASSWORD_NAMES, WORKER_NAMES
 from mm2.config.providers import Providers
+from mm2.config.settings import (
+    DEFAULT_INTERVALS_S,
+    DEFAULT_OFF,
+    FlowSettings,
+    MirrorMakerSettings,
+    flow_settings,
+    mirror_maker_settings,
+)
 from mm2.config.values import parse_bool, parse_int
 from mm2.errors import ConfigError
 from mm2.policies.filter import (
@@ -33,18 +42,6 @@ SOURCE, CHECKPOINT, HEARTBEAT = (
     "MirrorCheckpointConnector",
     "MirrorHeartbeatConnector",
 )
-# Apache's defaults are 600/600/600/600/60/60/1 s; metadata that takes ten minutes to reach the
-# target is what operators complain about, so ours are seconds (an explicit setting still wins).
-_DEFAULT_INTERVALS = {
-    "refresh.topics": 2,
-    "sync.topic.configs": 3,
-    "sync.topic.acls": 5,
-    "refresh.groups": 5,
-    "emit.checkpoints": 5,
-    "sync.group.offsets": 5,
-    "emit.heartbeats": 1,
-}
-_DEFAULT_OFF = {"sync.group.offsets"}
 _CLIENTS: tuple[tuple[str, ClientRole], ...] = (
     ("source", "consumer"),
     ("source", "admin"),
@@ -65,13 +62,15 @@ def _prefixed(props: Mapping[str, str], prefix: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Flow:
-    """One herder source->target and the configs of its three connectors (Apache's key names)."""
+    """One herder source->target: the configs of its three connectors, as Apache builds them
+    (Apache's key names), and its Connect worker's config (`worker`, Apache's workerConfig)."""
 
     source: str
     target: str
     enabled: bool
     connectors: Mapping[str, Mapping[str, str]]
     providers: Providers = field(default_factory=lambda: Providers({}), repr=False)
+    worker: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -92,9 +91,27 @@ class Flow:
             {SOURCE: props, CHECKPOINT: props, HEARTBEAT: props},
         )
 
+    def worker_keys(self) -> dict[str, str]:
+        """The worker keys mm2's connectors act on (names.WORKER_NAMES), unresolved: the herder
+        hands them to each connector with its config (Apache's worker keeps them to itself)."""
+        return {k: v for k, v in self.worker.items() if k in WORKER_NAMES}
+
     def connector_config(self, connector: str = SOURCE) -> dict[str, str]:
-        """The connector's map with `${provider:...}` references resolved (as the worker does)."""
-        return {k: self.providers.resolve(v) for k, v in self.connectors[connector].items()}
+        """The map the connector starts with: its config over the worker keys it acts on, with
+        `${provider:...}` references resolved (as the worker does)."""
+        config = {**self.worker_keys(), **self.connectors[connector]}
+        return {k: self.providers.resolve(v) for k, v in config.items()}
+
+    @functools.cached_property
+    def settings(self) -> FlowSettings:
+        """Every setting the flow's connectors and worker read, typed (built once)."""
+        return flow_settings(
+            self.source,
+            self.connector_config(SOURCE),
+            self.connector_config(CHECKPOINT),
+            self.connector_config(HEARTBEAT),
+            {k: self.providers.resolve(v) for k, v in self.worker.items()},
+        )
 
     # -- clients, in librdkafka terms (MirrorConnectorConfig's prefix precedence) --
     def _client(
@@ -208,39 +225,51 @@ class Flow:
     def config_property_filter(self) -> ConfigPropertyFilter:
         return load_config_property_filter(self.connector_config(SOURCE))
 
-    # -- typed settings (validated at load, so these do not fail) --
+    # -- deprecated: string lookups, until every reader uses `settings` --
+    def _value(self, key: str, connector: str) -> str | None:
+        value = {**self.worker_keys(), **self.connectors[connector]}.get(key)
+        return None if value is None else self.providers.resolve(value)
+
     def get_bool(self, key: str, default: bool, connector: str = SOURCE) -> bool:
-        value = self.connectors[connector].get(key)
+        """Deprecated: read `settings` (mm2.config.settings) instead."""
+        value = self._value(key, connector)
         return default if value is None else parse_bool(value)
 
     def get_int(self, key: str, default: int, connector: str = SOURCE) -> int:
-        value = self.connectors[connector].get(key)
+        """Deprecated: read `settings` (mm2.config.settings) instead."""
+        value = self._value(key, connector)
         return default if value is None else parse_int(value, long=True)
 
     def interval_seconds(self, name: str) -> int | None:
-        """`<name>.interval.seconds`, or None when `<name>.enabled` is false (Apache's -1)."""
+        """Deprecated: read `settings` (mm2.config.settings) instead.
+
+        `<name>.interval.seconds`, or None when `<name>.enabled` is false (Apache's -1)."""
         connector = HEARTBEAT if name == "emit.heartbeats" else SOURCE
         if name in ("refresh.groups", "emit.checkpoints", "sync.group.offsets"):
             connector = CHECKPOINT
-        if not self.get_bool(f"{name}.enabled", name not in _DEFAULT_OFF, connector):
+        if not self.get_bool(f"{name}.enabled", name not in DEFAULT_OFF, connector):
             return None
-        return self.get_int(f"{name}.interval.seconds", _DEFAULT_INTERVALS[name], connector)
+        return self.get_int(f"{name}.interval.seconds", DEFAULT_INTERVALS_S[name], connector)
 
     @property
     def tasks_max(self) -> int:
-        return self.get_int("tasks.max", 1)
+        """Deprecated: `settings.source.tasks_max`."""
+        return self.settings.source.tasks_max
 
     @property
     def offset_lag_max(self) -> int:
-        return self.get_int("offset.lag.max", 100)
+        """Deprecated: `settings.source.offset_lag_max`."""
+        return self.settings.source.offset_lag_max
 
     @property
     def replication_factor(self) -> int:
-        return self.get_int("replication.factor", 2)
+        """Deprecated: `settings.source.replication_factor`."""
+        return self.settings.source.replication_factor
 
     @property
     def offset_syncs_topic_location(self) -> str:
-        return self.connectors[SOURCE].get("offset-syncs.topic.location", "source").strip().lower()
+        """Deprecated: `settings.source.offset_syncs_topic_location`."""
+        return self.settings.source.offset_syncs_topic_location
 
     def to_json(self) -> dict[str, object]:
         shown = {
@@ -275,6 +304,16 @@ class MirrorMakerConfig:
             key = key[len("listeners.https.") :]  # Connect's fallback to the unprefixed key
         line = self.lines.get(key)
         return ConfigError(exc.detail, file=self.path, line=line, key=key if line else exc.key)
+
+    @functools.cached_property
+    def settings(self) -> MirrorMakerSettings:
+        """The process's own top-level keys, typed (built once)."""
+        providers = Providers.from_settings(self.raw)
+        own = {k: v for k, v in self.raw.items() if k.startswith("mm2.")}
+        try:
+            return mirror_maker_settings({k: providers.resolve(v) for k, v in own.items()})
+        except ConfigError as exc:
+            raise self.error(exc) from None
 
     def flow(self, source: str, target: str) -> Flow:
         for f in self.flows:

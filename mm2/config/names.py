@@ -15,6 +15,7 @@ __all__ = [
     "MM1_NAMES",
     "PASSWORD_NAMES",
     "TYPES",
+    "WORKER_NAMES",
     "ValueType",
 ]
 
@@ -167,15 +168,23 @@ _HEARTBEAT_NAMES = {
     "emit.heartbeats.interval.seconds",
     "heartbeats.topic.replication.factor",
 }
-# Ours, not Apache's: where state lives and how the Spark pipeline runs. The worker-level
-# exactly-once and offsets-topic keys are Apache's too (its worker reads them from `<target>.*`);
-# mm2 also takes them at the top level or per flow.
-MM2_NAMES = frozenset(
+# Connect worker keys (DistributedConfig) that mm2's connectors act on: its source task keeps
+# the offsets topic, as Apache's worker does. Apache's worker reads them from `<target>.*` and
+# (offset.storage.*) the top level, and MirrorMakerConfig keeps them out of the connector
+# configs; mm2 also reads a top-level exactly.once.source.support and `<source>-><target>.*`.
+WORKER_NAMES = frozenset(
     {
         "exactly.once.source.support",
         "offset.storage.topic",
         "offset.storage.partitions",
         "offset.storage.replication.factor",
+    }
+)
+# Ours, not Apache's: where state lives and how the Spark pipeline runs, plus the worker keys
+# above (checked wherever they are set).
+MM2_NAMES = frozenset(
+    WORKER_NAMES
+    | {
         "mm2.state.dir",
         "skip.oversized.records",
         # A source consumer group that follows the flow's positions (MirrorMaker 1's lag view).
@@ -189,7 +198,7 @@ MM2_NAMES = frozenset(
 )
 # MirrorMakerConfig.allConfigNames() (plus ours): top-level keys outside it never reach a connector.
 CONNECTOR_CONFIG_NAMES = frozenset(
-    MM2_NAMES
+    (MM2_NAMES - WORKER_NAMES)
     | _CONNECT_CONNECTOR_NAMES
     | _MIRROR_BASE_NAMES
     | SSL_CLIENT_NAMES

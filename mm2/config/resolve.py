@@ -8,9 +8,22 @@ from collections.abc import Mapping, Sequence
 from mm2.config.names import CLIENT_CONFIG_NAMES, CONNECTOR_CLASSES, CONNECTOR_CONFIG_NAMES
 from mm2.config.values import ValueProblem, parse_bool
 
-__all__ = ["cluster_pairs", "cluster_props", "connector_base_config", "flow_key", "parse_clusters"]
+__all__ = [
+    "cluster_pairs",
+    "cluster_props",
+    "connector_base_config",
+    "flow_key",
+    "parse_clusters",
+    "worker_config",
+]
 
 _CLIENT_PREFIX = re.compile(r"^(consumer|producer|admin)")
+# The top-level keys MirrorMakerConfig.workerConfig takes for every herder's worker.
+_WORKER_PREFIXES = (
+    "offset.storage", "config.storage", "status.storage", "key.converter", "value.converter",
+    "header.converter", "task", "worker", "replication.policy",
+)  # fmt: skip
+_BYTE_ARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
 
 
 def parse_clusters(value: str) -> list[str]:
@@ -92,4 +105,25 @@ def connector_base_config(
     props.setdefault("target.cluster.alias", target)
     props.update(_with_prefix_stripped(raw, f"{source}->{target}."))
     props.setdefault("enabled", "false")
+    return dict(sorted(props.items()))
+
+
+def worker_config(raw: Mapping[str, str], source: str, target: str) -> dict[str, str]:
+    """The Connect worker config Apache MM2 builds for herder source->target (untransformed):
+    the target's cluster props, the top-level worker keys over them, then the defaults.
+
+    Ours: a top-level `exactly.once.source.support`, which Apache's worker never sees (only
+    `<target>.exactly.once.source.support` reaches it), is read as the worker's too."""
+    props = cluster_props(raw, target)
+    props.update({k: v for k, v in raw.items() if k.startswith(_WORKER_PREFIXES)})
+    if "exactly.once.source.support" in raw:
+        props["exactly.once.source.support"] = raw["exactly.once.source.support"]
+    props.update({k: v for k, v in raw.items() if k.startswith("config.providers")})
+    props.setdefault("client.id", f"{source}->{target}")
+    props.setdefault("group.id", f"{source}-mm2")
+    props.setdefault("offset.storage.topic", f"mm2-offsets.{source}.internal")
+    props.setdefault("status.storage.topic", f"mm2-status.{source}.internal")
+    props.setdefault("config.storage.topic", f"mm2-configs.{source}.internal")
+    for converter in ("key.converter", "value.converter", "header.converter"):
+        props.setdefault(converter, _BYTE_ARRAY_CONVERTER)
     return dict(sorted(props.items()))

@@ -75,9 +75,10 @@ class MirrorCheckpointTask(Task):
         self._groups: list[str] = []
         self._checkpoints: dict[str, dict[TopicPartition, Checkpoint]] = {}
         self._active_reported: set[str] = set()
-        self._refresh = Every(flow.interval_seconds("refresh.groups") or 5)
-        self._emit = Every(flow.interval_seconds("emit.checkpoints"))
-        sync_s = flow.interval_seconds("sync.group.offsets")
+        settings = flow.settings.checkpoint
+        self._refresh = Every(settings.refresh_groups_interval_seconds or 5)
+        self._emit = Every(settings.emit_checkpoints_interval_seconds)
+        sync_s = settings.sync_group_offsets_interval_seconds
         self._sync_offsets = Every(sync_s, first_after=float(sync_s or 0))
         self._snapshot = Every(int(_SNAPSHOT_EVERY_S), first_after=_SNAPSHOT_EVERY_S)
 
@@ -87,7 +88,7 @@ class MirrorCheckpointTask(Task):
         target_admin = flow.target_admin_config(CHECKPOINT, "checkpoints-target-admin")
         TopicAdmin(target_admin).create_compacted_topic(
             self._checkpoints_topic,
-            replication_factor=flow.get_int("checkpoints.topic.replication.factor", 3, CHECKPOINT),
+            replication_factor=flow.settings.checkpoint.checkpoints_topic_replication_factor,
         )
         self._producer = RecordProducer(
             flow.target_producer_config(CHECKPOINT, "checkpoints-producer")
@@ -110,7 +111,7 @@ class MirrorCheckpointTask(Task):
     def _sync_reader(self, start: int | None) -> LogReader:
         flow = self._flow
         location = syncs_location(flow, connector=CHECKPOINT)
-        location.create_topic(flow.get_int("offset-syncs.topic.replication.factor", 3))
+        location.create_topic(flow.settings.checkpoint.offset_syncs_topic_replication_factor)
         consumer, topic = location.consumer_config, location.topic
         reader = LogReader(consumer, topic, start=start)
         if start is not None and start > reader.end_offset():
@@ -259,6 +260,7 @@ class MirrorCheckpointConnector(Connector):
         self._flow = Flow.for_connector(config)
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        if not self._flow.enabled or self._flow.interval_seconds("emit.checkpoints") is None:
+        emit_s = self._flow.settings.checkpoint.emit_checkpoints_interval_seconds
+        if not self._flow.enabled or emit_s is None:
             return []
         return [{**self._config, "task.index": "0"}]

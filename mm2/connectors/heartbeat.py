@@ -21,12 +21,13 @@ class MirrorHeartbeatTask(Task):
     def start(self, config: Mapping[str, str], context: TaskContext) -> None:
         flow = Flow.for_connector(config)
         self._source, self._target = flow.source, flow.target
-        self._interval = float(flow.interval_seconds("emit.heartbeats") or 1)
+        settings = flow.settings.heartbeat
+        self._interval = float(settings.emit_heartbeats_interval_seconds or 1)
         self._topic = flow.replication_policy().heartbeats_topic()
         admin = TopicAdmin(flow.target_admin_config(HEARTBEAT, "heartbeats-target-admin"))
         admin.create_compacted_topic(
             self._topic,
-            replication_factor=flow.get_int("heartbeats.topic.replication.factor", 3, HEARTBEAT),
+            replication_factor=settings.heartbeats_topic_replication_factor,
         )
         self._producer = RecordProducer(
             flow.target_producer_config(HEARTBEAT, "heartbeats-producer")
@@ -58,6 +59,6 @@ class MirrorHeartbeatConnector(Connector):
         self._flow = Flow.for_connector(config)
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        if self._flow.interval_seconds("emit.heartbeats") is None:
+        if self._flow.settings.heartbeat.emit_heartbeats_interval_seconds is None:
             return []
         return [dict(self._config)]

@@ -12,7 +12,8 @@ def offset_syncs_target(flow: Flow) -> tuple[str, dict[str, str] | None]:
     """(topic, producer config) for the flow's offset syncs, the topic created if missing;
     the config is None when emit.offset-syncs.enabled is false."""
     location = syncs_location(flow)
-    if not flow.get_bool("emit.offset-syncs.enabled", True):
+    settings = flow.settings.source
+    if not settings.emit_offset_syncs_enabled:
         return location.topic, None
-    location.create_topic(flow.get_int("offset-syncs.topic.replication.factor", 3))
+    location.create_topic(settings.offset_syncs_topic_replication_factor)
     return location.topic, dict(location.producer_config)

@@ -18,16 +18,15 @@ import time
 from collections.abc import Collection, Iterable, Mapping
 from typing import Protocol
 
-from mm2.config.model import SOURCE, Flow
+from mm2.config.model import Flow
 from mm2.errors import KafkaClientError
 from mm2.kafka.groups import GroupAdmin
 from mm2.records import OffsetAndMetadata, TopicPartition
 
-__all__ = ["DEFAULT_INTERVAL_MS", "GroupOffsets", "ProgressGroup"]
+__all__ = ["GroupOffsets", "ProgressGroup"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_INTERVAL_MS = 60_000
 # A failing commit is logged again after this long when its cause stays the same.
 _REPEAT_WARNING_S = 300.0
 # What the broker answers a commit from outside a group that has members.
@@ -65,10 +64,11 @@ class ProgressGroup:
     @classmethod
     def for_flow(cls, flow: Flow) -> ProgressGroup | None:
         """The flow's progress group, or None when `progress.group.id` is not set."""
-        group = flow.connectors[SOURCE].get("progress.group.id", "").strip()
+        settings = flow.settings.source
+        group = settings.progress_group_id
         if not group:
             return None
-        interval_ms = flow.get_int("progress.group.commit.interval.ms", DEFAULT_INTERVAL_MS)
+        interval_ms = settings.progress_group_commit_interval_ms
         admin = GroupAdmin(flow.source_admin_config(label="progress-group-admin"), timeout=5.0)
         return cls(group, admin, interval_s=interval_ms / 1000, flow_name=flow.name)
 

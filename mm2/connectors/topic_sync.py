@@ -69,8 +69,8 @@ class TopicSync:
         self._policy = flow.replication_policy()
         self._topic_filter = flow.topic_filter()
         self._config_filter = flow.config_property_filter()
-        self._heartbeats = flow.get_bool("heartbeats.replication.enabled", True)
-        self._replication_factor = flow.replication_factor
+        self._heartbeats = flow.settings.source.heartbeats_replication_enabled
+        self._replication_factor = flow.settings.source.replication_factor
         self._routes: dict[str, Route] = {}
         self._discovered: dict[tuple[str, int], float] = {}  # (remote, partitions) -> first seen
         self._applied_configs: dict[str, tuple[ConfigOp, ...]] = {}

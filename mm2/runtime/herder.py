@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from mm2.config.providers import has_reference
+from mm2.config.settings import tasks_max
 from mm2.connect.spi import Connector
 from mm2.errors import ConflictError, NotFoundError
 from mm2.runtime.status import ConnectorStatus, State, TargetState
@@ -61,12 +62,17 @@ class Herder:
         backoff: Backoff | None = None,
         targets: Mapping[str, TargetState] | None = None,
         transform: Transform | None = None,
+        worker: Mapping[str, str] | None = None,
     ) -> None:
         """`targets` gives connectors a first target state other than STARTED (stored changes).
 
         Configs are kept as given and shown so; `transform` resolves them for the connector
-        and its tasks only when they start, as Connect's worker does."""
+        and its tasks only when they start, as Connect's worker does. `worker` holds the flow's
+        worker keys that mm2's connectors act on (Flow.worker_keys: the offsets topic, exactly
+        once): each connector starts with its config over them, but they are no part of its
+        config, as in Apache, nor of its tasks' configs as shown."""
         self.flow = flow
+        self.worker = dict(worker or {})
         self._transform = transform or _untransformed
         self._plugins = plugins
         self._worker_id = worker_id
@@ -101,13 +107,22 @@ class Herder:
         with self._lock:
             return dict(self._get(name).config)
 
+    def started_config(self, name: str) -> dict[str, str]:
+        """The config `name` starts with (untransformed): its own over the worker keys."""
+        with self._lock:
+            return {**self.worker, **self._get(name).config}
+
     def task_configs(self, name: str) -> list[dict[str, str]]:
         """The tasks' configs, with a key whose connector value holds a `${...}` reference
         shown as that reference (Connect's reverse transformation)."""
         with self._lock:
             run = self._get(name)
             raw = {k: v for k, v in run.config.items() if has_reference(v)}
-            return [{k: raw.get(k, v) for k, v in t.config.items()} for t in run.tasks]
+            worker = set(self.worker) - set(run.config)
+            return [
+                {k: raw.get(k, v) for k, v in t.config.items() if k not in worker}
+                for t in run.tasks
+            ]
 
     def target_state(self, name: str) -> TargetState:
         with self._lock:
@@ -174,11 +189,11 @@ class Herder:
             return
         run.trace = None
         try:
-            config = self._transform(run.config)
+            config = self._transform({**self.worker, **run.config})
             instance = run.plugin()
             instance.start(config)
             run.instance = instance
-            configs = instance.task_configs(int(config.get("tasks.max", "1")))
+            configs = instance.task_configs(tasks_max(config))
         except Exception as exc:  # noqa: BLE001 - reported as the connector's FAILED state
             run.trace = "".join(traceback.format_exception(exc))
             log.error("%s|%s failed to start: %s", self.flow, run.name, exc)

@@ -98,6 +98,7 @@ class MirrorMaker:
             targets={name: self._targets(name, changes) for name in self._flows},
             leads=self._leads,
             transform=self._providers.resolve_all,
+            workers={name: f.worker_keys() for name, f in self._flows.items()},
         )
         if coordinator is not None:
             store.publish = coordinator.publish
@@ -191,7 +192,7 @@ class MirrorMaker:
                 else:
                     if self.coordinator is not None:
                         self.coordinator.watch(flow)
-                    self.worker.add_flow(name, configs, targets)
+                    self.worker.add_flow(name, configs, targets, flow.worker_keys())
                 if self.worker.started and before.get(name) != flow:
                     self.monitors.forget(name)  # new, or its settings changed
                     self.monitors.watch(flow)
@@ -433,7 +434,7 @@ class MirrorMaker:
     # -- offsets (Connect: only changed while the connector is STOPPED) --
     def _offset_store(self, name: str, change: bool) -> tuple[OffsetStore | None, dict[str, str]]:
         herder, plain, full = self._locate(name)
-        config = herder.config(plain)
+        config = herder.started_config(plain)  # the offsets topic is a worker key
         store = self._offsets.get(plugin_name(config) or plain)
         if change and herder.status(plain).state != "STOPPED":
             raise BadRequestError(
@@ -558,7 +559,10 @@ class MirrorMaker:
             if self.coordinator is not None:
                 self.coordinator.watch(flow)
             self.worker.add_flow(
-                name, self._connector_configs(flow, candidate), self._targets(name, candidate)
+                name,
+                self._connector_configs(flow, candidate),
+                self._targets(name, candidate),
+                flow.worker_keys(),
             )
             if self.worker.started:
                 self.monitors.watch(flow)

@@ -33,10 +33,12 @@ class Worker:
         targets: Mapping[str, Mapping[str, TargetState]] | None = None,
         leads: Callable[[str], bool] = lambda _flow: True,
         transform: Transform | None = None,
+        workers: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         """`targets` maps flow -> connector -> a first target state other than STARTED;
         `leads(flow)` says whether this process runs the flow (else it stays idle, a standby);
-        `transform` resolves a connector's config when it starts (see Herder)."""
+        `transform` resolves a connector's config when it starts; `workers` maps flow -> the
+        worker keys its connectors start with (see Herder)."""
         self._leads = leads
         self._transform = transform
         self.worker_id = worker_id or f"{socket.gethostname()}:mm2"
@@ -45,12 +47,18 @@ class Worker:
         self._lock = threading.RLock()
         self._started = False
         self.herders: dict[str, Herder] = {
-            flow: self._herder(flow, connectors, (targets or {}).get(flow))
+            flow: self._herder(
+                flow, connectors, (targets or {}).get(flow), (workers or {}).get(flow)
+            )
             for flow, connectors in flows.items()
         }
 
     def _herder(
-        self, flow: str, connectors: FlowConnectors, targets: Mapping[str, TargetState] | None
+        self,
+        flow: str,
+        connectors: FlowConnectors,
+        targets: Mapping[str, TargetState] | None,
+        worker: Mapping[str, str] | None,
     ) -> Herder:
         return Herder(
             flow,
@@ -60,6 +68,7 @@ class Worker:
             backoff=self._backoff,
             targets=targets,
             transform=self._transform,
+            worker=worker,
         )
 
     @property
@@ -111,12 +120,13 @@ class Worker:
         flow: str,
         connectors: FlowConnectors,
         targets: Mapping[str, TargetState] | None = None,
+        worker: Mapping[str, str] | None = None,
     ) -> Herder:
         """A new herder for `flow`, started at once when the worker runs."""
         with self._lock:
             if flow in self.herders:
                 raise ConflictError(f"replication flow {flow} exists already")
-            herder = self.herders[flow] = self._herder(flow, connectors, targets)
+            herder = self.herders[flow] = self._herder(flow, connectors, targets, worker)
             if self._started and self._leads(flow):
                 herder.start()
         log.info("worker %s: flow %s added", self.worker_id, flow)

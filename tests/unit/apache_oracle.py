@@ -1,7 +1,8 @@
 """Apache Kafka's own classes as an oracle: oracle/ApacheOracle.java, compiled against the
 benchmark's Apache jars and run once per test session, answers what Apache's ConfigDefs make of
-a value, whether its clients accept a bootstrap list, and how its DefaultReplicationPolicy names
-topics. Jars that cannot be resolved fail the test (a comparison without Apache proves nothing).
+a value, whether its clients accept a bootstrap list, how its DefaultReplicationPolicy names
+topics, and what MirrorMakerConfig makes of a whole mm2.properties map. Jars that cannot be
+resolved fail the test (a comparison without Apache proves nothing).
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ class ApacheOracle:
 
     def policy(self, settings: Mapping[str, str], topic: str) -> dict[str, Any]:
         return self.ask("policy", dict(settings), topic)
+
+    def resolution(self, props: Mapping[str, str], source: str, target: str) -> dict[str, Any]:
+        """MirrorMakerConfig for herder source->target: `connectors` (simple class name -> its
+        connectorBaseConfig), `worker` (workerConfig) and `pairs` (clusterPairs, "s->t")."""
+        return self.ask("resolution", dict(props), source, target)
 
 
 @pytest.fixture(scope="session")

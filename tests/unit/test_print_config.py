@@ -96,3 +96,21 @@ def test_clusters_alone_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> 
         main(["--clusters", "mm2.properties"])
     assert exit_.value.code == 2
     assert "required: config" in capsys.readouterr().err
+
+
+def test_worker_keys_are_not_printed_as_connector_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Apache's MirrorMakerConfig keeps them worker keys; a real-world file sets the first one.
+    path = tmp_path / "mm2.properties"
+    path.write_text(
+        TEXT + "offset.storage.replication.factor = 1\nconfig.storage.replication.factor = 1\n"
+        "exactly.once.source.support = enabled\n",
+        encoding="utf-8",
+    )
+    assert main([str(path), "--print-config"]) == 0
+    out = capsys.readouterr().out
+    for flow in json.loads(out)["flows"]:
+        for config in flow["connectors"].values():
+            assert not {k for k in config if k.startswith(("offset.storage.", "config.storage."))}
+            assert "exactly.once.source.support" not in config

@@ -238,3 +238,20 @@ def test_change_store_is_durable_and_private(tmp_path: Path) -> None:
     store.update(lambda c: c.target_states.update({"a.b.S": "PAUSED"}))
     assert (tmp_path / "changes.json").stat().st_mode & 0o077 == 0
     assert ChangeStore(tmp_path / "changes.json").changes.target_states == {"a.b.S": "PAUSED"}
+
+
+def test_connectors_start_with_the_worker_keys_which_stay_out_of_their_configs() -> None:
+    conf = {"connector.class": "CountingConnector", "tasks.max": "1", "mode": "ok"}
+    worker = {"offset.storage.replication.factor": "1", "mode": "from-worker"}
+    h = Herder("w->b", {"C": conf}, PLUGINS, worker_id="w1", backoff=FAST, worker=worker)
+    h.start()
+    try:
+        eventually(lambda: polls("w->b|C-0") > 0)
+        assert "offset.storage.replication.factor" not in h.config("C")
+        started = h.started_config("C")
+        assert started["offset.storage.replication.factor"] == "1"
+        assert started["mode"] == "ok"  # the connector's own key wins
+        # The tasks got it, but their configs are shown as Apache's would be.
+        assert h.task_configs("C") == [conf]
+    finally:
+        h.stop()

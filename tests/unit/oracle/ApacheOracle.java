@@ -1,10 +1,12 @@
-// Asks Apache Kafka's own classes what they make of config values and topic names, so the unit
+// Asks Apache Kafka's own classes what they make of config values, topic names and whole
+// mm2.properties maps (MirrorMakerConfig's connector and worker configs), so the unit
 // tests can compare mm2's answers with Apache's. One JSON array per stdin line, one JSON answer per
 // stdout line. In Apache's package for the connector ConfigDefs, which are not public.
 package org.apache.kafka.connect.mirror;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -97,6 +99,27 @@ public final class ApacheOracle {
         return out;
     }
 
+    /** MirrorMakerConfig's maps for herder source->target: each connector's base config (by
+     * simple class name) and the worker's config, as Apache builds them from the raw props. */
+    private static ObjectNode resolution(JsonNode settings, String source, String target) {
+        Map<String, String> props = new HashMap<>();
+        settings.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+        MirrorMakerConfig config = new MirrorMakerConfig(props);
+        SourceAndTarget pair = new SourceAndTarget(source, target);
+        ObjectNode out = JSON.createObjectNode();
+        ObjectNode connectors = out.putObject("connectors");
+        for (Class<?> cls : List.of(MirrorSourceConnector.class, MirrorCheckpointConnector.class,
+                MirrorHeartbeatConnector.class)) {
+            ObjectNode map = connectors.putObject(cls.getSimpleName());
+            config.connectorBaseConfig(pair, cls).forEach(map::put);
+        }
+        ObjectNode worker = out.putObject("worker");
+        config.workerConfig(pair).forEach(worker::put);
+        ArrayNode pairs = out.putArray("pairs");
+        config.clusterPairs().forEach(p -> pairs.add(p.source() + "->" + p.target()));
+        return out;
+    }
+
     public static void main(String[] args) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -113,6 +136,9 @@ public final class ApacheOracle {
                     break;
                 case "policy":
                     answer = policy(request.get(1), request.get(2).asText());
+                    break;
+                case "resolution":
+                    answer = resolution(request.get(1), request.get(2).asText(), request.get(3).asText());
                     break;
                 default:
                     answer = JSON.createObjectNode().put("error", "unknown request " + kind);

@@ -1,0 +1,253 @@
+"""A flow's settings, typed once from its resolved config: every default of mm2's readers here.
+
+Fields are named after the Kafka keys (`offset.lag.max` -> `offset_lag_max`) and grouped by
+who reads them in Apache MM2: the three connectors and the Connect worker of the flow's herder.
+An interval is None when its `*.enabled` key is false: Apache's -1, "never".
+
+    settings = flow.settings
+    Every(settings.source.refresh_topics_interval_seconds)
+    settings.worker.offset_storage_replication_factor
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, cast
+
+from mm2.config.values import ValueProblem, parse_bool, parse_int
+from mm2.errors import ConfigError
+
+__all__ = [
+    "CheckpointSettings",
+    "FlowSettings",
+    "HeartbeatSettings",
+    "MirrorMakerSettings",
+    "SourceSettings",
+    "WorkerSettings",
+    "flow_settings",
+    "mirror_maker_settings",
+    "tasks_max",
+]
+
+OffsetSyncsTopicLocation = Literal["source", "target"]
+ExactlyOnceSourceSupport = Literal["disabled", "preparing", "enabled"]
+ExactlyOnceSupport = Literal["requested", "required"]
+
+# Apache's interval defaults are 600 s (60 s for checkpoints and group offsets, 1 s for
+# heartbeats); metadata that takes ten minutes to reach the target is what operators complain
+# about, so ours are seconds (an explicit setting still wins).
+DEFAULT_INTERVALS_S = {
+    "refresh.topics": 2,
+    "sync.topic.configs": 3,
+    "sync.topic.acls": 5,
+    "refresh.groups": 5,
+    "emit.checkpoints": 5,
+    "sync.group.offsets": 5,
+    "emit.heartbeats": 1,
+}
+# The `<name>.enabled` keys that are false unless set (Apache's default too).
+DEFAULT_OFF = frozenset({"sync.group.offsets"})
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    """MirrorSourceConnector's keys (MirrorSourceConfig), plus mm2's own for its copy path."""
+
+    tasks_max: int = 1
+    offset_lag_max: int = 100
+    replication_factor: int = 2
+    refresh_topics_interval_seconds: int | None = DEFAULT_INTERVALS_S["refresh.topics"]
+    sync_topic_configs_interval_seconds: int | None = DEFAULT_INTERVALS_S["sync.topic.configs"]
+    sync_topic_acls_interval_seconds: int | None = DEFAULT_INTERVALS_S["sync.topic.acls"]
+    heartbeats_replication_enabled: bool = True
+    emit_offset_syncs_enabled: bool = True
+    offset_syncs_topic_replication_factor: int = 3
+    offset_syncs_topic_location: OffsetSyncsTopicLocation = "source"
+    exactly_once_support: ExactlyOnceSupport = "requested"
+    transaction_boundary_interval_ms: int = 100
+    # Ours: a record larger than the target takes is skipped (logged) instead of failing the task.
+    skip_oversized_records: bool = False
+    # Ours: MirrorMaker 1's consumer group view of the flow's positions ("" = none).
+    progress_group_id: str = ""
+    progress_group_commit_interval_ms: int = 60_000
+    # Ours: where a flow keeps local caches (never a position).
+    mm2_state_dir: str = "mm2-state"
+
+
+@dataclass(frozen=True)
+class CheckpointSettings:
+    """MirrorCheckpointConnector's keys (MirrorCheckpointConfig)."""
+
+    refresh_groups_interval_seconds: int | None = DEFAULT_INTERVALS_S["refresh.groups"]
+    emit_checkpoints_interval_seconds: int | None = DEFAULT_INTERVALS_S["emit.checkpoints"]
+    sync_group_offsets_interval_seconds: int | None = None
+    checkpoints_topic_replication_factor: int = 3
+    offset_syncs_topic_replication_factor: int = 3
+
+
+@dataclass(frozen=True)
+class HeartbeatSettings:
+    """MirrorHeartbeatConnector's keys (MirrorHeartbeatConfig)."""
+
+    emit_heartbeats_interval_seconds: int | None = DEFAULT_INTERVALS_S["emit.heartbeats"]
+    heartbeats_topic_replication_factor: int = 3
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """The Connect worker keys of the flow's herder that mm2 acts on (its source task keeps the
+    offsets topic, as Apache's worker does). Apache reads them from `<target>.<key>` or the
+    top level; mm2 also from `<source>-><target>.<key>`."""
+
+    offset_storage_topic: str
+    offset_storage_partitions: int = 25
+    # None: not set; mm2 asks for 3 replicas and takes the broker's default where it has fewer.
+    offset_storage_replication_factor: int | None = None
+    config_storage_replication_factor: int = 3
+    # Apache's default is disabled; mm2 copies exactly once unless told otherwise.
+    exactly_once_source_support: ExactlyOnceSourceSupport = "enabled"
+
+
+@dataclass(frozen=True)
+class FlowSettings:
+    """Everything a flow's connectors and its worker read, typed."""
+
+    source: SourceSettings
+    checkpoint: CheckpointSettings
+    heartbeat: HeartbeatSettings
+    worker: WorkerSettings
+
+
+@dataclass(frozen=True)
+class MirrorMakerSettings:
+    """The top-level keys of the process (not of a flow) that mm2 adds."""
+
+    mm2_state_dir: str = "mm2-state"
+    mm2_configs_topic: str = "mm2-configs.internal"
+    # "": the target of the file's first flow.
+    mm2_configs_cluster: str = ""
+    mm2_leader_session_timeout_ms: int = 10_000
+
+
+class _Reader:
+    """Typed reads of one resolved map; a value that does not parse names its key."""
+
+    def __init__(self, *maps: Mapping[str, str]) -> None:
+        self._maps = maps
+
+    def text(self, key: str) -> str | None:
+        for m in self._maps:
+            if key in m:
+                return m[key]
+        return None
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.text(key)
+        try:
+            return default if value is None else parse_bool(value)
+        except ValueProblem as exc:
+            raise ConfigError(str(exc), key=key) from None
+
+    def whole(self, key: str, default: int) -> int:
+        value = self.text(key)
+        try:
+            return default if value is None else parse_int(value, long=True)
+        except ValueProblem as exc:
+            raise ConfigError(str(exc), key=key) from None
+
+    def stripped(self, key: str, default: str) -> str:
+        value = self.text(key)
+        return default if value is None else value.strip()
+
+    def choice(self, key: str, default: str) -> str:
+        return self.stripped(key, default).lower()
+
+    def interval_seconds(self, name: str) -> int | None:
+        if not self.boolean(f"{name}.enabled", name not in DEFAULT_OFF):
+            return None
+        return self.whole(f"{name}.interval.seconds", DEFAULT_INTERVALS_S[name])
+
+
+def flow_settings(
+    source_alias: str,
+    source: Mapping[str, str],
+    checkpoint: Mapping[str, str],
+    heartbeat: Mapping[str, str],
+    worker: Mapping[str, str],
+) -> FlowSettings:
+    """The settings from each connector's resolved map and the herder's worker keys.
+
+    A worker key set for the flow (`a->b.offset.storage.replication.factor`, which Apache
+    passes to the connectors only) wins over the worker's own."""
+    s, c, h = _Reader(source), _Reader(checkpoint), _Reader(heartbeat)
+    w = _Reader(source, worker)
+    return FlowSettings(
+        source=SourceSettings(
+            tasks_max=s.whole("tasks.max", 1),
+            offset_lag_max=s.whole("offset.lag.max", 100),
+            replication_factor=s.whole("replication.factor", 2),
+            refresh_topics_interval_seconds=s.interval_seconds("refresh.topics"),
+            sync_topic_configs_interval_seconds=s.interval_seconds("sync.topic.configs"),
+            sync_topic_acls_interval_seconds=s.interval_seconds("sync.topic.acls"),
+            heartbeats_replication_enabled=s.boolean("heartbeats.replication.enabled", True),
+            emit_offset_syncs_enabled=s.boolean("emit.offset-syncs.enabled", True),
+            offset_syncs_topic_replication_factor=s.whole(
+                "offset-syncs.topic.replication.factor", 3
+            ),
+            offset_syncs_topic_location=cast(
+                OffsetSyncsTopicLocation, s.choice("offset-syncs.topic.location", "source")
+            ),
+            exactly_once_support=cast(
+                ExactlyOnceSupport, s.choice("exactly.once.support", "requested")
+            ),
+            transaction_boundary_interval_ms=s.whole("transaction.boundary.interval.ms", 100),
+            skip_oversized_records=s.boolean("skip.oversized.records", False),
+            progress_group_id=s.stripped("progress.group.id", ""),
+            progress_group_commit_interval_ms=s.whole("progress.group.commit.interval.ms", 60_000),
+            mm2_state_dir=s.text("mm2.state.dir") or "mm2-state",
+        ),
+        checkpoint=CheckpointSettings(
+            refresh_groups_interval_seconds=c.interval_seconds("refresh.groups"),
+            emit_checkpoints_interval_seconds=c.interval_seconds("emit.checkpoints"),
+            sync_group_offsets_interval_seconds=c.interval_seconds("sync.group.offsets"),
+            checkpoints_topic_replication_factor=c.whole("checkpoints.topic.replication.factor", 3),
+            offset_syncs_topic_replication_factor=c.whole(
+                "offset-syncs.topic.replication.factor", 3
+            ),
+        ),
+        heartbeat=HeartbeatSettings(
+            emit_heartbeats_interval_seconds=h.interval_seconds("emit.heartbeats"),
+            heartbeats_topic_replication_factor=h.whole("heartbeats.topic.replication.factor", 3),
+        ),
+        worker=WorkerSettings(
+            offset_storage_topic=w.stripped("offset.storage.topic", "")
+            or f"mm2-offsets.{source_alias}.internal",
+            offset_storage_partitions=w.whole("offset.storage.partitions", 25),
+            offset_storage_replication_factor=(
+                w.whole("offset.storage.replication.factor", 0)
+                if w.text("offset.storage.replication.factor") is not None
+                else None
+            ),
+            config_storage_replication_factor=w.whole("config.storage.replication.factor", 3),
+            exactly_once_source_support=cast(
+                ExactlyOnceSourceSupport, w.choice("exactly.once.source.support", "enabled")
+            ),
+        ),
+    )
+
+
+def mirror_maker_settings(raw: Mapping[str, str]) -> MirrorMakerSettings:
+    """The process's own keys, from the file's top level (resolved)."""
+    r = _Reader(raw)
+    return MirrorMakerSettings(
+        mm2_state_dir=r.text("mm2.state.dir") or "mm2-state",
+        mm2_configs_topic=r.stripped("mm2.configs.topic", "") or "mm2-configs.internal",
+        mm2_configs_cluster=r.stripped("mm2.configs.cluster", ""),
+        mm2_leader_session_timeout_ms=r.whole("mm2.leader.session.timeout.ms", 10_000),
+    )
+
+
+def tasks_max(config: Mapping[str, str]) -> int:
+    """Connect's `tasks.max` of any connector's resolved config (ConnectorConfig: 1)."""
+    return _Reader(config).whole("tasks.max", 1)
