@@ -15,14 +15,12 @@ from mm2.config.librdkafka import (
 from mm2.config.names import CLIENT_CONFIG_NAMES, PASSWORD_NAMES, WORKER_NAMES
 from mm2.config.providers import Providers
 from mm2.config.settings import (
-    DEFAULT_INTERVALS_S,
-    DEFAULT_OFF,
     FlowSettings,
     MirrorMakerSettings,
     flow_settings,
     mirror_maker_settings,
 )
-from mm2.config.values import parse_bool, parse_int
+from mm2.config.values import parse_bool
 from mm2.errors import ConfigError
 from mm2.policies.filter import (
     ConfigPropertyFilter,
@@ -224,52 +222,6 @@ class Flow:
 
     def config_property_filter(self) -> ConfigPropertyFilter:
         return load_config_property_filter(self.connector_config(SOURCE))
-
-    # -- deprecated: string lookups, until every reader uses `settings` --
-    def _value(self, key: str, connector: str) -> str | None:
-        value = {**self.worker_keys(), **self.connectors[connector]}.get(key)
-        return None if value is None else self.providers.resolve(value)
-
-    def get_bool(self, key: str, default: bool, connector: str = SOURCE) -> bool:
-        """Deprecated: read `settings` (mm2.config.settings) instead."""
-        value = self._value(key, connector)
-        return default if value is None else parse_bool(value)
-
-    def get_int(self, key: str, default: int, connector: str = SOURCE) -> int:
-        """Deprecated: read `settings` (mm2.config.settings) instead."""
-        value = self._value(key, connector)
-        return default if value is None else parse_int(value, long=True)
-
-    def interval_seconds(self, name: str) -> int | None:
-        """Deprecated: read `settings` (mm2.config.settings) instead.
-
-        `<name>.interval.seconds`, or None when `<name>.enabled` is false (Apache's -1)."""
-        connector = HEARTBEAT if name == "emit.heartbeats" else SOURCE
-        if name in ("refresh.groups", "emit.checkpoints", "sync.group.offsets"):
-            connector = CHECKPOINT
-        if not self.get_bool(f"{name}.enabled", name not in DEFAULT_OFF, connector):
-            return None
-        return self.get_int(f"{name}.interval.seconds", DEFAULT_INTERVALS_S[name], connector)
-
-    @property
-    def tasks_max(self) -> int:
-        """Deprecated: `settings.source.tasks_max`."""
-        return self.settings.source.tasks_max
-
-    @property
-    def offset_lag_max(self) -> int:
-        """Deprecated: `settings.source.offset_lag_max`."""
-        return self.settings.source.offset_lag_max
-
-    @property
-    def replication_factor(self) -> int:
-        """Deprecated: `settings.source.replication_factor`."""
-        return self.settings.source.replication_factor
-
-    @property
-    def offset_syncs_topic_location(self) -> str:
-        """Deprecated: `settings.source.offset_syncs_topic_location`."""
-        return self.settings.source.offset_syncs_topic_location
 
     def to_json(self) -> dict[str, object]:
         shown = {

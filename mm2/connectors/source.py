@@ -62,13 +62,9 @@ def exactly_once(flow: Flow, read_committed: bool) -> bool:
     """Apache's keys: `exactly.once.source.support` (per flow, top level, or the target's
     `<alias>.exactly.once.source.support`), enabled unless disabled; and the connector's
     `exactly.once.support=required`, which needs a read_committed source consumer."""
-    config = flow.connector_config()
-    support = config.get(
-        "exactly.once.source.support",
-        config.get("target.cluster.exactly.once.source.support", "enabled"),
-    )
-    on = support.strip().lower() != "disabled"
-    if config.get("exactly.once.support", "requested").strip().lower() == "required":
+    settings = flow.settings
+    on = settings.worker.exactly_once_source_support != "disabled"
+    if settings.source.exactly_once_support == "required":
         if not on:
             raise ConfigError(
                 "exactly.once.support=required, but exactly.once.source.support is disabled",
@@ -97,6 +93,7 @@ def build_parts(
     flow: Flow, config: Mapping[str, str], metrics: MetricsRegistry = METRICS
 ) -> SourceParts:
     """The composition of a flow's planner: Kafka clients, Spark's copy job, the metrics."""
+    s = flow.settings.source
     source_admin = flow.source_admin_config()
     # librdkafka reads committed data unless told otherwise (Java's default is uncommitted):
     # aborted transactions are not mirrored. Lag uses the same bound (the LSO).
@@ -107,9 +104,9 @@ def build_parts(
         flow.name, flow.source, flow.target,
         sync=TopicSync(flow, TopicAdmin(source_admin), TopicAdmin(flow.target_admin_config())),
         ends=OffsetLister(source_admin), metrics=metrics, read_committed=read_committed,
-        refresh_seconds=flow.interval_seconds("refresh.topics") or 2,
-        configs_seconds=flow.interval_seconds("sync.topic.configs"),
-        acls_seconds=flow.interval_seconds("sync.topic.acls"),
+        refresh_seconds=s.refresh_topics_interval_seconds or 2,
+        configs_seconds=s.sync_topic_configs_interval_seconds,
+        acls_seconds=s.sync_topic_acls_interval_seconds,
     )  # fmt: skip
     feed = PositionsFeed(flow.name, flow.source, flow.target, positions, metrics)
     progress = ProgressGroup.for_flow(flow)
@@ -117,13 +114,13 @@ def build_parts(
         flow=flow.name,
         source=flow.source,
         target=flow.target,
-        tasks_max=flow.tasks_max,
+        tasks_max=s.tasks_max,
         exactly_once=exactly_once(flow, read_committed),
         source_consumer=consumer,
         target_producer=flow.target_producer_config(),
-        boundary_ms=flow.get_int("transaction.boundary.interval.ms", 100),
-        skip_oversized=flow.get_bool("skip.oversized.records", False),
-        offset_lag_max=flow.offset_lag_max,
+        boundary_ms=s.transaction_boundary_interval_ms,
+        skip_oversized=s.skip_oversized_records,
+        offset_lag_max=s.offset_lag_max,
     )
 
     def make_runner() -> CopyRunner:

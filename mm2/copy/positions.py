@@ -19,11 +19,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaError, Producer
 
-from mm2.config import Flow
-from mm2.config.model import SOURCE
 from mm2.copy.positions_reader import PositionsReader
 from mm2.copy.spec import TP
 from mm2.copy.stats import CopyStats
@@ -55,6 +54,9 @@ CLUSTER_ID_HEADER = "mm2.source.cluster.id"
 STATS_HEADER = "mm2.stats"
 # Java's default partitioner for keyed records; Connect's offset writer relies on it.
 PARTITIONER = {"partitioner": "murmur2_random"}
+
+if TYPE_CHECKING:  # an executor's Python has mm2 and confluent-kafka, not mm2.config's needs
+    from mm2.config import Flow
 
 Headers = list[tuple[str, str | bytes | None]]
 
@@ -178,17 +180,16 @@ class PositionsTopic:
     @classmethod
     def of(cls, flow: Flow) -> PositionsTopic:
         """`offset.storage.topic` (default `mm2-offsets.<source>.internal`) on the target."""
-        config = flow.connector_config()
-        topic = config.get("offset.storage.topic") or f"mm2-offsets.{flow.source}.internal"
+        worker = flow.settings.worker
         return cls(
             flow=flow.name,
-            topic=topic,
-            connector=config.get("name") or CONNECTOR,
+            topic=worker.offset_storage_topic,
+            connector=flow.connector_config().get("name") or CONNECTOR,
             source_alias=flow.source,
-            partitions=flow.get_int("offset.storage.partitions", 25),
-            replication_factor=flow.get_int("offset.storage.replication.factor", 0),
+            partitions=worker.offset_storage_partitions,
+            replication_factor=worker.offset_storage_replication_factor or 0,
             admin_config=flow.target_admin_config(label="offsets-admin"),
-            consumer_config=flow.target_consumer_config(SOURCE, "offsets-consumer"),
+            consumer_config=flow.target_consumer_config(CONNECTOR, "offsets-consumer"),
             producer_config=flow.target_producer_config(label="offsets-producer"),
             source_admin_config=flow.source_admin_config(),
         )

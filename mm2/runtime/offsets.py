@@ -88,7 +88,7 @@ def _check_partitions(
         return
     flow = Flow.for_connector(config)
     policy, topic_filter = flow.replication_policy(), flow.topic_filter()
-    heartbeats = flow.get_bool("heartbeats.replication.enabled", True)
+    heartbeats = flow.settings.source.heartbeats_replication_enabled
     counts = location.source_topics()
     for topic, partition in partitions:
         where = f"{topic}-{partition}"

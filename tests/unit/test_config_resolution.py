@@ -143,13 +143,13 @@ def test_load_typed_accessors(write: Callable[[str], Path]) -> None:
     assert isinstance(cfg, MirrorMakerConfig)
     flow = cfg.flow("a", "b")
     assert flow.enabled and not cfg.flow("b", "a").enabled
-    assert flow.tasks_max == 3
-    assert flow.interval_seconds("sync.topic.acls") is None
+    assert flow.settings.source.tasks_max == 3
+    assert flow.settings.source.sync_topic_acls_interval_seconds is None
     # Our default is seconds, not Apache's 600; an explicit value wins.
-    assert flow.interval_seconds("refresh.topics") == 2
+    assert flow.settings.source.refresh_topics_interval_seconds == 2
     slow = load(write(BASE + "refresh.topics.interval.seconds = 600\n")).flow("a", "b")
-    assert slow.interval_seconds("refresh.topics") == 600
-    assert flow.interval_seconds("sync.group.offsets") is None
+    assert slow.settings.source.refresh_topics_interval_seconds == 600
+    assert flow.settings.checkpoint.sync_group_offsets_interval_seconds is None
     assert flow.topic_filter().should_replicate_topic("x1")
     assert not flow.topic_filter().should_replicate_topic("y")
     assert flow.replication_policy().format_remote_topic("a", "t") == "a.t"
@@ -244,7 +244,7 @@ def test_example_file_parses() -> None:
     example = Path(__file__).resolve().parents[2] / "mm2.properties.example"
     cfg = load(example)
     flow = cfg.flow("primary", "backup")
-    assert flow.enabled and flow.tasks_max == 4
+    assert flow.enabled and flow.settings.source.tasks_max == 4
     assert flow.topic_filter().should_replicate_topic("orders-eu")
     assert not flow.topic_filter().should_replicate_topic("inventory")
     assert not flow.config_property_filter().should_replicate_config_property("min.insync.replicas")

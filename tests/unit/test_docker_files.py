@@ -306,7 +306,7 @@ def test_compose_mm2_properties_reaches_the_clusters_inside_the_compose_network(
 
     config = load(DOCKER / "mm2.properties")
     assert [f.name for f in config.enabled_flows] == ["primary->backup"]
-    assert config.flow("primary", "backup").replication_factor == 1
+    assert config.flow("primary", "backup").settings.source.replication_factor == 1
     assert config.raw["mm2.state.dir"] == _only(_runtime(), "VOLUME").exec_form()[0]
     for name in ("primary", "backup"):
         advertised = _listeners(_services()[name]["environment"]["KAFKA_ADVERTISED_LISTENERS"])

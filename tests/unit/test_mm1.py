@@ -108,9 +108,9 @@ def test_written_file_loads_as_the_flow_mirror_maker_1_ran(files: tuple[Path, Pa
     assert flow.replication_policy().format_remote_topic(SRC, "orders.eu") == "orders.eu"
     assert flow.topic_filter().should_replicate_topic("orders.eu")
     assert not flow.topic_filter().should_replicate_topic("payments")
-    assert flow.tasks_max == 2
-    assert flow.interval_seconds("emit.checkpoints") is None
-    assert flow.interval_seconds("emit.heartbeats") is None
+    assert flow.settings.source.tasks_max == 2
+    assert flow.settings.checkpoint.emit_checkpoints_interval_seconds is None
+    assert flow.settings.heartbeat.emit_heartbeats_interval_seconds is None
     assert flow.connectors[SOURCE]["progress.group.id"] == GROUP
     assert flow.connectors[CHECKPOINT]["emit.checkpoints.enabled"] == "false"
     assert flow.source_consumer_config()["max.partition.fetch.bytes"] == "10485760"
@@ -267,7 +267,7 @@ def test_migrate_mm1_prints_a_file_that_loads(
     [flow] = load_properties(parse_properties(out, str(written))).enabled_flows
     assert flow.connectors[SOURCE]["topics"] == "orders|payments"
     assert flow.connectors[SOURCE]["progress.group.commit.interval.ms"] == "5000"
-    assert flow.tasks_max == 3
+    assert flow.settings.source.tasks_max == 3
 
 
 def test_mm1_keys_in_mm2_properties_warn_with_what_to_write() -> None:
