@@ -27,12 +27,25 @@ class ClientConfig(dict[str, str]):
     """librdkafka settings of one client that also know the alias of the cluster they reach,
     so that mm2.kafka can name it in errors ("authentication failed for primary (...)").
 
-    A plain dict to every reader; a copy made with `dict(...)` or `{**...}` loses the alias.
+    A plain dict to every reader; a copy made with `dict(...)` or `{**...}`, or pickled, loses
+    the alias.
     """
 
     def __init__(self, settings: Mapping[str, str], *, alias: str) -> None:
         super().__init__(settings)
         self.alias = alias
+
+    def __reduce__(self) -> tuple[type[dict[str, str]], tuple[dict[str, str]]]:
+        # Pickled, it is a plain dict: a Spark executor unpickles it with mm2 and
+        # confluent-kafka alone (mm2.config's dependencies are not there). The alias stays on
+        # the driver, which names clusters in errors.
+        return (dict, (dict(self),))
+
+    def __copy__(self) -> ClientConfig:
+        return ClientConfig(self, alias=self.alias)
+
+    def __deepcopy__(self, memo: object) -> ClientConfig:
+        return ClientConfig(dict(self), alias=self.alias)
 
 
 class TranslationProblem(ValueError):
