@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 
 from mm2.errors import MM2Error, error_class
@@ -22,6 +23,9 @@ __all__ = ["CopyFailure", "CopyTaskFailed"]
 
 _BEGIN = "<mm2-copy-failure>"
 _END = "</mm2-copy-failure>"
+# A Python exception's last line in a traceback, for failures outside a copy task's run (a
+# module an executor cannot import, a worker that died): only to show an operator the cause.
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?\w+(?:Error|Exception): .+$")
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,19 @@ class CopyFailure:
             )  # fmt: skip
         except (ValueError, KeyError, TypeError):
             return None
+
+    @classmethod
+    def of_spark(cls, text: str) -> CopyFailure:
+        """The failure a Spark job's error carries, or, when no copy task encoded one (it
+        failed before its run began), the job's failure with the Python exception it names."""
+        found = cls.find(text)
+        if found is not None:
+            return found
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        named = [line for line in lines if _EXCEPTION_LINE.match(line)]
+        shown = [line for line in named if not line.startswith(("py4j.", "org.apache."))]
+        message = (shown or named or lines or ["(no message)"])[-1]
+        return cls("spark", False, message)
 
     def error(self) -> MM2Error:
         """The error to raise on the driver: the class the kind names, with the message."""

@@ -85,11 +85,7 @@ class CopyJob:
                 self._failure = CopyFailure("error", False, "the copy tasks ended")
             except Exception as exc:  # noqa: BLE001 - Py4J errors carry the task's failure
                 if not self._cancelled:
-                    text = str(exc)
-                    lines = text.strip().splitlines() or ["(no message)"]
-                    self._failure = CopyFailure.find(text) or CopyFailure(
-                        "spark", False, f"{type(exc).__name__}: {lines[0]}"
-                    )
+                    self._failure = CopyFailure.of_spark(str(exc))
 
         self._thread = threading.Thread(target=body, name=f"{self._flow}|copy-epoch-{epoch}")
         self._thread.daemon = True

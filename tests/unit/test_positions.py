@@ -133,6 +133,23 @@ mm2.copy.failure.CopyTaskFailed: {raised}
     assert CopyFailure.find("org.apache.spark.SparkException: Job 3 cancelled") is None
 
 
+def test_a_spark_failure_before_the_copy_task_ran_names_the_python_exception() -> None:
+    text = """An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collect.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 failed 4 times
+org.apache.spark.api.python.PythonException: [PYTHON_EXCEPTION] An exception was thrown from
+Traceback (most recent call last):
+  File "pyspark/worker.py", line 4197, in invoke_udf
+ModuleNotFoundError: No module named 'cryptography'
+ SQLSTATE: 38000
+\tat org.apache.spark.api.python.BasePythonRunner$ReaderIterator.handlePythonException
+"""
+    failure = CopyFailure.of_spark(text)
+    assert failure == CopyFailure(
+        "spark", False, "ModuleNotFoundError: No module named 'cryptography'"
+    )
+    assert not failure.error().operator  # restarted with backoff, the cause shown
+
+
 def test_a_retriable_kafka_error_and_a_foreign_one_keep_their_meaning() -> None:
     failure = CopyFailure.of(KafkaClientError("broker down", retriable=True))
     back = CopyFailure.find(str(CopyTaskFailed(failure)))
