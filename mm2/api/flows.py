@@ -49,7 +49,7 @@ def flow_partitions(mirror: Mirror, source: str, target: str) -> list[PartitionB
         for s in METRICS.snapshot()
         if (s.source, s.target) == (source, target)
     }
-    worker = mirror.worker.worker_id
+    worker = mirror.worker_id
     rows = []
     for p in report.partitions if report is not None else ():
         snap = snaps.get((p.topic, p.partition))

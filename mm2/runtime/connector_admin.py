@@ -42,6 +42,18 @@ class ConnectorAdmin:
     def flow_of(self, name: str) -> str:
         return self._flows.locate(name)[0].flow
 
+    def statuses(self) -> list[tuple[str, ConnectorStatus]]:
+        """(flow, status) of every connector, by flow; one deleted meanwhile is left out."""
+        out = []
+        for flow, herder in list(self._flows.worker.herders.items()):
+            for plain in herder.connector_names:
+                try:
+                    status = herder.status(plain)
+                except LookupError:
+                    continue  # deleted meanwhile
+                out.append((flow, dataclasses.replace(status, name=connector_name(flow, plain))))
+        return out
+
     def info(self, name: str) -> ConnectorInfo:
         herder, plain, full = self._flows.locate(name)
         config = {**herder.config(plain), "name": full}

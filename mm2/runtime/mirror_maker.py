@@ -94,6 +94,11 @@ class MirrorMaker:
         return self._flows.worker.worker_id
 
     @property
+    def url(self) -> str | None:
+        coordinator = self._leadership.coordinator
+        return None if coordinator is None else coordinator.url
+
+    @property
     def plugins(self) -> Plugins:
         return self._flows.plugins
 
@@ -137,6 +142,9 @@ class MirrorMaker:
 
     def connector_names(self) -> list[str]:
         return self._connectors.names()
+
+    def statuses(self) -> list[tuple[str, ConnectorStatus]]:
+        return self._connectors.statuses()
 
     def info(self, name: str) -> ConnectorInfo:
         return self._connectors.info(name)
