@@ -21,7 +21,7 @@ from prometheus_client.registry import Collector
 
 from mm2.api.liveness_metrics import LivenessCollector
 from mm2.api.process_metrics import ProcessTreeCollector
-from mm2.runtime.metrics import METRICS, MetricsRegistry
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.naming import split_flow
 from mm2.runtime.status import State
 from mm2.runtime.view import RuntimeView
@@ -40,7 +40,7 @@ _STATES: tuple[State, ...] = (
 class MirrorCollector(Collector):
     """Every figure of the runtime, as Prometheus metric families."""
 
-    def __init__(self, mirror: RuntimeView, metrics: MetricsRegistry = METRICS) -> None:
+    def __init__(self, mirror: RuntimeView, metrics: MetricsRegistry) -> None:
         self._mirror = mirror
         self._metrics = metrics
 
@@ -159,8 +159,8 @@ _FLOW_STATES = ("RUNNING", "DEGRADED", "FAILED", "PAUSED", "STOPPED", "UNASSIGNE
 def metrics_registry(mirror: RuntimeView) -> CollectorRegistry:
     """A registry of our own (not the global one): the mirror's figures and process metrics."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(MirrorCollector(mirror))
-    registry.register(LivenessCollector())
+    registry.register(MirrorCollector(mirror, mirror.metrics))
+    registry.register(LivenessCollector(mirror.liveness))
     registry.register(ProcessTreeCollector())
     for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(collector)

@@ -45,7 +45,7 @@ class FlowAdmin:
             leader=leader.url if leader else None,
             monitor=self._flows.monitors.get(name),
         )
-        return flow_view(flow, herder, connector_name, state)
+        return flow_view(flow, herder, connector_name, state, metrics=self._flows.metrics)
 
     def lag(self, source: str, target: str) -> LagReport | None:
         """The flow's lag as last read from Kafka (None: not read yet, or not monitored)."""

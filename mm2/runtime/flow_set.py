@@ -20,6 +20,8 @@ from mm2.runtime.changes import Changes, ChangeStore
 from mm2.runtime.flows import stored_properties
 from mm2.runtime.herder import Herder, Plugins
 from mm2.runtime.lag import LagMonitors, LagSource
+from mm2.runtime.liveness import Liveness
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.naming import connector_name, find_connector
 from mm2.runtime.status import TargetState
 from mm2.runtime.task_runner import Backoff
@@ -47,14 +49,18 @@ class FlowSet:
         worker_id: str | None = None,
         backoff: Backoff | None = None,
         lag: Callable[[Flow], LagSource] | None = None,
+        metrics: MetricsRegistry,
+        liveness: Liveness,
     ) -> None:
         """`leads(flow)`: whether this process runs the flow; `watch(flow)`: called for each
-        flow added after this (the coordinator watches its target cluster)."""
+        flow added after this (the coordinator watches its target cluster); `metrics` and
+        `liveness` go to the tasks and the lag monitors."""
         self.file = config
         self.plugins = plugins
         self.store = store
         self.lock = threading.RLock()
-        self.monitors = LagMonitors(lag)
+        self.metrics = metrics
+        self.monitors = LagMonitors(lag, metrics)
         self.providers = Providers.from_settings(config.raw)
         self._watch = watch
         self._file_flows = {f.name for f in config.flows}
@@ -72,6 +78,8 @@ class FlowSet:
             targets={name: self.targets(name, changes) for name in self.flows},
             leads=leads,
             transform=self.providers.resolve_all,
+            metrics=metrics,
+            liveness=liveness,
         )
 
     def in_file(self, name: str) -> bool:

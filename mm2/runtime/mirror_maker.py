@@ -29,6 +29,8 @@ from mm2.runtime.flows import FlowView
 from mm2.runtime.herder import Plugins
 from mm2.runtime.lag import LagMonitors, LagSource
 from mm2.runtime.leadership import Leadership
+from mm2.runtime.liveness import Liveness
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.offsets import ConnectorOffset, OffsetStore
 from mm2.runtime.standby import Coordinator, Leader
 from mm2.runtime.status import ConnectorStatus, TaskStatus
@@ -53,9 +55,14 @@ class MirrorMaker:
         backoff: Backoff | None = None,
         coordinator: Coordinator | None = None,
         lag: Callable[[Flow], LagSource] | None = None,
+        metrics: MetricsRegistry | None = None,
+        liveness: Liveness | None = None,
     ) -> None:
         """With a `coordinator`, this process runs only the flows into the target clusters it
-        leads, and REST changes are kept in Kafka (see mm2.runtime.standby)."""
+        leads, and REST changes are kept in Kafka (see mm2.runtime.standby).
+
+        `metrics` and `liveness` are where the tasks and lag monitors record and what the API
+        reads (mm2.cli.runtime_main makes them); a mirror built without them gets its own."""
         self._flows = FlowSet(
             config,
             plugins,
@@ -65,6 +72,8 @@ class MirrorMaker:
             worker_id=worker_id,
             backoff=backoff,
             lag=lag,
+            metrics=metrics or MetricsRegistry(),
+            liveness=liveness or Liveness(),
         )
         self._leadership = Leadership(coordinator, self._flows)
         self._connectors = ConnectorAdmin(self._flows)
@@ -88,6 +97,14 @@ class MirrorMaker:
     @property
     def store(self) -> ChangeStore:
         return self._flows.store
+
+    @property
+    def metrics(self) -> MetricsRegistry:
+        return self._flows.metrics
+
+    @property
+    def liveness(self) -> Liveness:
+        return self._flows.worker.liveness
 
     @property
     def worker_id(self) -> str:

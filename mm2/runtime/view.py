@@ -13,6 +13,8 @@ from mm2.client.lag import LagReport
 from mm2.runtime.connector_admin import ConnectorInfo
 from mm2.runtime.flows import FlowView
 from mm2.runtime.herder import Plugins
+from mm2.runtime.liveness import Liveness
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.offsets import ConnectorOffset
 from mm2.runtime.standby import Leader
 from mm2.runtime.status import ConnectorStatus, TaskStatus
@@ -38,6 +40,14 @@ class RuntimeView(Protocol):
 
     @property
     def plugins(self) -> Plugins: ...
+
+    @property
+    def metrics(self) -> MetricsRegistry:
+        """The figures the tasks and lag monitors record (/metrics, /flows/.../partitions)."""
+
+    @property
+    def liveness(self) -> Liveness:
+        """Heartbeats and checkpoint passes the tasks record (/metrics)."""
 
     # -- leaders and standbys --
     def runs_here(self, flow: str) -> bool: ...

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Mapping
 
 from mm2.errors import ConflictError, NotFoundError
 from mm2.runtime.herder import Herder, Plugins, Transform
+from mm2.runtime.liveness import Liveness
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.status import TargetState
 from mm2.runtime.task_runner import STOP_TIMEOUT_S, Backoff
 
@@ -33,12 +35,17 @@ class Worker:
         targets: Mapping[str, Mapping[str, TargetState]] | None = None,
         leads: Callable[[str], bool] = lambda _flow: True,
         transform: Transform | None = None,
+        metrics: MetricsRegistry | None = None,
+        liveness: Liveness | None = None,
     ) -> None:
         """`targets` maps flow -> connector -> a first target state other than STARTED;
         `leads(flow)` says whether this process runs the flow (else it stays idle, a standby);
-        `transform` resolves a connector's config when it starts (see Herder)."""
+        `transform` resolves a connector's config when it starts (see Herder); `metrics` and
+        `liveness` go to every herder's tasks (fresh ones without them)."""
         self._leads = leads
         self._transform = transform
+        self.metrics = metrics or MetricsRegistry()
+        self.liveness = liveness or Liveness()
         self.worker_id = worker_id or f"{socket.gethostname()}:mm2"
         self.plugins = plugins
         self._backoff = backoff
@@ -60,6 +67,8 @@ class Worker:
             backoff=self._backoff,
             targets=targets,
             transform=self._transform,
+            metrics=self.metrics,
+            liveness=self.liveness,
         )
 
     @property
