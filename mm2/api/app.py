@@ -17,7 +17,7 @@ from mm2.api.limits import BodyLimitMiddleware
 from mm2.api.metrics import metrics_registry
 from mm2.api.redaction import RedactionMiddleware
 from mm2.api.security import SCHEME, BasicAuthMiddleware
-from mm2.runtime.mirror_maker import MirrorMaker
+from mm2.runtime.view import RuntimeView
 
 __all__ = ["create_app"]
 
@@ -28,7 +28,7 @@ metrics. Connectors are named `<source>.<target>.<ConnectorClass>`. Errors come 
 """
 
 
-def create_app(mirror: MirrorMaker, *, credentials: Mapping[str, str] | None = None) -> FastAPI:
+def create_app(mirror: RuntimeView, *, credentials: Mapping[str, str] | None = None) -> FastAPI:
     """The app for `mirror`; with `credentials` (user -> password) every request needs Basic
     auth, whatever its path or method, before anything else (forwarding to a leader included)."""
     # FastAPIOffline: /docs and /redoc load their scripts from the package, not from a CDN.

@@ -6,13 +6,13 @@ from typing import Annotated, cast
 
 from fastapi import Depends, Request
 
-from mm2.runtime.mirror_maker import MirrorMaker
+from mm2.runtime.view import RuntimeView
 
 __all__ = ["Mirror"]
 
 
-def _mirror(request: Request) -> MirrorMaker:
-    return cast(MirrorMaker, request.app.state.mirror)
+def _mirror(request: Request) -> RuntimeView:
+    return cast(RuntimeView, request.app.state.mirror)
 
 
-Mirror = Annotated[MirrorMaker, Depends(_mirror)]
+Mirror = Annotated[RuntimeView, Depends(_mirror)]

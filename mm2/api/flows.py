@@ -9,7 +9,6 @@ from fastapi.responses import JSONResponse
 
 from mm2.api.deps import Mirror
 from mm2.api.schemas import ErrorBody, FlowBody, FlowCreateBody, PartitionBody
-from mm2.runtime.metrics import METRICS
 
 __all__ = ["router"]
 
@@ -46,10 +45,10 @@ def flow_partitions(mirror: Mirror, source: str, target: str) -> list[PartitionB
     report = mirror.lag(source, target)
     snaps = {
         (s.topic, s.partition): s
-        for s in METRICS.snapshot()
+        for s in mirror.metrics.snapshot()
         if (s.source, s.target) == (source, target)
     }
-    worker = mirror.worker.worker_id
+    worker = mirror.worker_id
     rows = []
     for p in report.partitions if report is not None else ():
         snap = snaps.get((p.topic, p.partition))

@@ -21,9 +21,9 @@ import httpx
 from fastapi import Request, Response
 
 from mm2.errors import ConflictError, NotFoundError
-from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.naming import flow_name
 from mm2.runtime.standby import Leader
+from mm2.runtime.view import RuntimeView
 
 __all__ = ["FORWARDED", "Forwarded", "forward_to_leader", "forwarded_response"]
 
@@ -46,7 +46,7 @@ class Forwarded(Exception):
         self.response = response
 
 
-def _flow_of(mirror: MirrorMaker, path: str) -> str | None:
+def _flow_of(mirror: RuntimeView, path: str) -> str | None:
     flow = _FLOW.match(path)
     if flow:
         return flow_name(flow.group(1), flow.group(2))
@@ -59,7 +59,7 @@ def _flow_of(mirror: MirrorMaker, path: str) -> str | None:
     return None
 
 
-def route(mirror: MirrorMaker, method: str, path: str) -> tuple[Leader | None, bool]:
+def route(mirror: RuntimeView, method: str, path: str) -> tuple[Leader | None, bool]:
     """(where the request must go, None for here; whether it is a read)."""
     if not path.startswith(("/connectors", "/flows")) or "/offsets" in path:
         return None, True
@@ -82,7 +82,7 @@ async def forward_to_leader(request: Request) -> None:
     """The dependency that sends a request on to the leader that must answer it."""
     if request.headers.get(FORWARDED):
         return  # forwarded once already: this process answers
-    mirror = cast(MirrorMaker, request.app.state.mirror)
+    mirror = cast(RuntimeView, request.app.state.mirror)
     leader, read = route(mirror, request.method, request.url.path)
     if leader is None:
         return
@@ -90,7 +90,7 @@ async def forward_to_leader(request: Request) -> None:
     if request.url.query:
         url += "?" + request.url.query
     headers = {k: v for k, v in request.headers.items() if k.lower() in _KEEP_REQUEST}
-    headers[FORWARDED] = mirror.coordinator.url if mirror.coordinator else "?"
+    headers[FORWARDED] = mirror.url or "?"
     try:
         async with httpx.AsyncClient(timeout=60.0) as client:
             answer = await client.request(

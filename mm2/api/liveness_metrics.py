@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from mm2.runtime.liveness import LIVENESS, Liveness
+from mm2.runtime.liveness import Liveness
 
 __all__ = ["LivenessCollector"]
 
@@ -15,7 +15,7 @@ _FLOW = ["source", "target"]
 
 
 class LivenessCollector(Collector):
-    def __init__(self, liveness: Liveness = LIVENESS) -> None:
+    def __init__(self, liveness: Liveness) -> None:
         self._liveness = liveness
 
     def collect(self) -> Iterator[Metric]:

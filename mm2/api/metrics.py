@@ -21,10 +21,10 @@ from prometheus_client.registry import Collector
 
 from mm2.api.liveness_metrics import LivenessCollector
 from mm2.api.process_metrics import ProcessTreeCollector
-from mm2.runtime.metrics import METRICS, MetricsRegistry
-from mm2.runtime.mirror_maker import MirrorMaker
-from mm2.runtime.naming import connector_name, split_flow
+from mm2.runtime.metrics import MetricsRegistry
+from mm2.runtime.naming import split_flow
 from mm2.runtime.status import State
+from mm2.runtime.view import RuntimeView
 
 __all__ = ["MirrorCollector", "metrics_registry"]
 
@@ -40,7 +40,7 @@ _STATES: tuple[State, ...] = (
 class MirrorCollector(Collector):
     """Every figure of the runtime, as Prometheus metric families."""
 
-    def __init__(self, mirror: MirrorMaker, metrics: MetricsRegistry = METRICS) -> None:
+    def __init__(self, mirror: RuntimeView, metrics: MetricsRegistry) -> None:
         self._mirror = mirror
         self._metrics = metrics
 
@@ -122,22 +122,17 @@ class MirrorCollector(Collector):
         connectors = GaugeMetricFamily("kafka_connect_worker_connector_count", "connectors")
         tasks = GaugeMetricFamily("kafka_connect_worker_task_count", "tasks")
         n_connectors = n_tasks = 0
-        for flow, herder in list(self._mirror.worker.herders.items()):
+        for flow, status in self._mirror.statuses():
             source, target = split_flow(flow)
-            for plain in herder.connector_names:
-                try:
-                    status = herder.status(plain)
-                except LookupError:
-                    continue  # deleted while scraping
-                name = connector_name(flow, plain)
-                n_connectors += 1
+            name = status.name
+            n_connectors += 1
+            for state in _STATES:
+                connector.add_metric([name, source, target, state], status.state == state)
+            for t in status.tasks:
+                n_tasks += 1
+                restarts.add_metric([name, str(t.id), source, target], t.restarts)
                 for state in _STATES:
-                    connector.add_metric([name, source, target, state], status.state == state)
-                for t in status.tasks:
-                    n_tasks += 1
-                    restarts.add_metric([name, str(t.id), source, target], t.restarts)
-                    for state in _STATES:
-                        task.add_metric([name, str(t.id), source, target, state], t.state == state)
+                    task.add_metric([name, str(t.id), source, target, state], t.state == state)
         connectors.add_metric([], n_connectors)
         tasks.add_metric([], n_tasks)
         yield from (connector, task, restarts, connectors, tasks)
@@ -161,11 +156,11 @@ class MirrorCollector(Collector):
 _FLOW_STATES = ("RUNNING", "DEGRADED", "FAILED", "PAUSED", "STOPPED", "UNASSIGNED", "DISABLED")
 
 
-def metrics_registry(mirror: MirrorMaker) -> CollectorRegistry:
+def metrics_registry(mirror: RuntimeView) -> CollectorRegistry:
     """A registry of our own (not the global one): the mirror's figures and process metrics."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(MirrorCollector(mirror))
-    registry.register(LivenessCollector())
+    registry.register(MirrorCollector(mirror, mirror.metrics))
+    registry.register(LivenessCollector(mirror.liveness))
     registry.register(ProcessTreeCollector())
     for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(collector)

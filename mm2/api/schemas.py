@@ -10,8 +10,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 
 from mm2.config.model import HIDDEN, is_password
 from mm2.config.providers import redact
+from mm2.runtime.connector_admin import ConnectorInfo
 from mm2.runtime.flows import FlowView
-from mm2.runtime.mirror_maker import ConnectorInfo
 from mm2.runtime.status import ConnectorStatus, State, TaskStatus
 
 __all__ = [

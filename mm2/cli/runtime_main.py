@@ -27,6 +27,8 @@ from mm2.copy.positions import PositionsTopic
 from mm2.errors import ConfigError
 from mm2.pipeline.session import spark_context, stop_spark
 from mm2.runtime.changes import ChangeStore
+from mm2.runtime.liveness import Liveness
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.offsets import MirrorSourceOffsets
 from mm2.runtime.rest_config import rest_config
@@ -67,7 +69,11 @@ def build_mirror(
     store: ChangeStore | None = None,
 ) -> MirrorMaker:
     """The worker for the file plus the changes made over REST: those kept in Kafka when a
-    coordinator has read them, else the copy under mm2.state.dir."""
+    coordinator has read them, else the copy under mm2.state.dir.
+
+    The process's one MetricsRegistry and Liveness are made here: the mirror hands them to
+    its tasks (through their TaskContext) and lag monitors, and the REST API reads them from
+    the mirror (RuntimeView.metrics, .liveness)."""
     store = store if store is not None else change_store(config)
     if coordinator is not None:
         began = time.monotonic()
@@ -83,6 +89,8 @@ def build_mirror(
         offsets={MirrorSourceConnector.__name__: MirrorSourceOffsets(_positions)},
         coordinator=coordinator,
         lag=LagReader,
+        metrics=MetricsRegistry(),
+        liveness=Liveness(),
     )
 
 

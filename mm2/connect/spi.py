@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
+
+if TYPE_CHECKING:
+    from mm2.runtime.liveness import Liveness
+    from mm2.runtime.metrics import MetricsRegistry
 
 __all__ = ["Connector", "ConnectorType", "Task", "TaskContext"]
 
@@ -32,6 +36,15 @@ class TaskContext(Protocol):
 
     @property
     def task_id(self) -> int: ...
+
+    @property
+    def metrics(self) -> MetricsRegistry:
+        """Where the task records its replication figures (as Connect's KIP-877 hands a
+        plugin its metrics); one per worker, read by /metrics and /flows."""
+
+    @property
+    def liveness(self) -> Liveness:
+        """Where the task records heartbeats and checkpoint passes the target acknowledged."""
 
 
 class Task(ABC):

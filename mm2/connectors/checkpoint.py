@@ -27,8 +27,6 @@ from mm2.kafka.topics import TopicAdmin
 from mm2.offset_syncs import checkpoints_for_group, rename_topic_partition, sync_group_offsets
 from mm2.offset_syncs.translator import OffsetTranslator
 from mm2.records import Checkpoint, TopicPartition
-from mm2.runtime.liveness import LIVENESS
-from mm2.runtime.metrics import METRICS
 from mm2.runtime.state_file import StateFileError, read_json, write_json
 
 __all__ = ["MirrorCheckpointConnector", "MirrorCheckpointTask", "load_snapshot", "snapshot_path"]
@@ -66,6 +64,7 @@ class MirrorCheckpointTask(Task):
     def start(self, config: Mapping[str, str], context: TaskContext) -> None:
         # Nothing that talks to Kafka here: a broker that is not up yet is retried in poll().
         self._flow = flow = Flow.for_connector(config)
+        self._metrics, self._liveness = context.metrics, context.liveness
         self._policy = flow.replication_policy()
         self._topic_filter = flow.topic_filter()
         self._group_filter = flow.group_filter()
@@ -150,7 +149,7 @@ class MirrorCheckpointTask(Task):
             self._refresh_groups()
         if self._emit.due(now):
             self._emit_checkpoints()
-            LIVENESS.checkpoint_pass(self._flow.source, self._flow.target, time.time())
+            self._liveness.checkpoint_pass(self._flow.source, self._flow.target, time.time())
         if self._sync_offsets.due(now):
             self._sync_group_offsets()
         if self._snapshot.due(now):
@@ -210,7 +209,7 @@ class MirrorCheckpointTask(Task):
             for cp in checkpoints:
                 store[cp.topic_partition] = cp
             latencies = {(cp.topic, cp.partition): float(done - stamp) for cp in checkpoints}
-            METRICS.record_checkpoints(self._flow.source, self._flow.target, group, latencies)
+            self._metrics.record_checkpoints(self._flow.source, self._flow.target, group, latencies)
         log.debug("%s: checkpoints written for %s", self._flow.name, ", ".join(sorted(written)))
 
     def _sync_group_offsets(self) -> None:

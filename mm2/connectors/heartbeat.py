@@ -10,7 +10,6 @@ from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
 from mm2.records import Heartbeat
-from mm2.runtime.liveness import LIVENESS
 
 __all__ = ["MirrorHeartbeatConnector", "MirrorHeartbeatTask"]
 
@@ -20,6 +19,7 @@ class MirrorHeartbeatTask(Task):
 
     def start(self, config: Mapping[str, str], context: TaskContext) -> None:
         flow = Flow.for_connector(config)
+        self._liveness = context.liveness
         self._source, self._target = flow.source, flow.target
         settings = flow.settings.heartbeat
         self._interval = float(settings.emit_heartbeats_interval_seconds or 1)
@@ -39,7 +39,7 @@ class MirrorHeartbeatTask(Task):
         beat = Heartbeat(self._source, self._target, now)
         self._producer.send(
             self._topic, beat.to_key_bytes(), beat.to_value_bytes(), partition=0, timestamp=now,
-            on_ack=lambda: LIVENESS.heartbeat(self._source, self._target, now / 1000),
+            on_ack=lambda: self._liveness.heartbeat(self._source, self._target, now / 1000),
         )  # fmt: skip
         return self._interval
 

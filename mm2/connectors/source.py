@@ -32,7 +32,7 @@ from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
 from mm2.pipeline.copy_job import CopyJob
 from mm2.pipeline.session import spark_context
-from mm2.runtime.metrics import METRICS, MetricsRegistry
+from mm2.runtime.metrics import MetricsRegistry
 
 __all__ = [
     "MirrorSourceConnector",
@@ -89,9 +89,7 @@ class SourceParts:
     progress: ProgressGroup | None
 
 
-def build_parts(
-    flow: Flow, config: Mapping[str, str], metrics: MetricsRegistry = METRICS
-) -> SourceParts:
+def build_parts(flow: Flow, config: Mapping[str, str], metrics: MetricsRegistry) -> SourceParts:
     """The composition of a flow's planner: Kafka clients, Spark's copy job, the metrics."""
     s = flow.settings.source
     source_admin = flow.source_admin_config()
@@ -150,7 +148,7 @@ class MirrorSourceTask(Task):
     """Keeps the target's topics in step with the source and runs the flow's copy tasks."""
 
     def __init__(
-        self, build: Callable[[Flow, Mapping[str, str]], SourceParts] = build_parts
+        self, build: Callable[[Flow, Mapping[str, str], MetricsRegistry], SourceParts] = build_parts
     ) -> None:
         self._build = build
         self._parts: SourceParts | None = None
@@ -158,7 +156,7 @@ class MirrorSourceTask(Task):
 
     def start(self, config: Mapping[str, str], context: TaskContext) -> None:
         self._flow = Flow.for_connector(config)
-        self._parts = self._build(self._flow, config)
+        self._parts = self._build(self._flow, config, context.metrics)
 
     def poll(self) -> float:
         parts = self._parts

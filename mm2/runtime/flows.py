@@ -11,7 +11,7 @@ from mm2.config.names import CLIENT_CONFIG_NAMES, CONNECTOR_CONFIG_NAMES
 from mm2.errors import BadRequestError, ConflictError
 from mm2.runtime.changes import Changes
 from mm2.runtime.herder import Herder
-from mm2.runtime.metrics import METRICS
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.naming import connector_name, flow_name
 
 __all__ = [
@@ -76,12 +76,15 @@ def flow_view(
     herder: Herder,
     name: Callable[[str, str], str],
     state: tuple[str, str | None] | None = None,
+    *,
+    metrics: MetricsRegistry,
 ) -> FlowView:
     """`state` is (state, cause) as mm2.runtime.flow_state derives it; without it, the
-    connectors' worst: FAILED, else RUNNING, PAUSED, STOPPED."""
+    connectors' worst: FAILED, else RUNNING, PAUSED, STOPPED. The lag is summed from the
+    partitions' figures in `metrics`."""
     names = herder.connector_names
     states = [herder.status(p).state for p in names]
-    parts = [s for s in METRICS.snapshot() if (s.source, s.target) == (flow.source, flow.target)]
+    parts = [s for s in metrics.snapshot() if (s.source, s.target) == (flow.source, flow.target)]
     lag = FlowLag(
         len(parts),
         sum(p.lag_records for p in parts),

@@ -13,6 +13,8 @@ from mm2.config.providers import has_reference
 from mm2.config.settings import tasks_max
 from mm2.connect.spi import Connector
 from mm2.errors import ConflictError, NotFoundError
+from mm2.runtime.liveness import Liveness
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.status import ConnectorStatus, State, TargetState
 from mm2.runtime.task_runner import STOP_TIMEOUT_S, Backoff, TaskRunner
 
@@ -63,8 +65,11 @@ class Herder:
         targets: Mapping[str, TargetState] | None = None,
         transform: Transform | None = None,
         worker: Mapping[str, str] | None = None,
+        metrics: MetricsRegistry | None = None,
+        liveness: Liveness | None = None,
     ) -> None:
-        """`targets` gives connectors a first target state other than STARTED (stored changes).
+        """`targets` gives connectors a first target state other than STARTED (stored changes);
+        `metrics` and `liveness` are handed to every task (see TaskRunner).
 
         Configs are kept as given and shown so; `transform` resolves them for the connector
         and its tasks only when they start, as Connect's worker does. `worker` holds the flow's
@@ -77,6 +82,8 @@ class Herder:
         self._plugins = plugins
         self._worker_id = worker_id
         self._backoff = backoff
+        self._metrics = metrics or MetricsRegistry()
+        self._liveness = liveness or Liveness()
         self._lock = threading.RLock()
         self._connectors: dict[str, _Running] = {}
         self._active = False  # runs tasks only between start() and stop() (the leader)
@@ -215,6 +222,8 @@ class Herder:
             paused=run.target == "PAUSED",
             backoff=self._backoff,
             after=[r for r in run.stopping if r.task_id == task_id],
+            metrics=self._metrics,
+            liveness=self._liveness,
         )
 
     def _halt(self, run: _Running, deadline: float | None = None) -> None:

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from mm2.client.lag import LagReport
 from mm2.config.model import Flow
-from mm2.runtime.metrics import METRICS
+from mm2.runtime.metrics import MetricsRegistry
 
 __all__ = ["LagMonitor", "LagMonitors", "LagSource"]
 
@@ -32,9 +32,15 @@ class LagMonitor:
     """Reads one flow's lag every `interval` seconds on a thread of its own."""
 
     def __init__(
-        self, flow: Flow, reader: Callable[[Flow], LagSource], *, interval: float = 3.0
+        self,
+        flow: Flow,
+        reader: Callable[[Flow], LagSource],
+        metrics: MetricsRegistry,
+        *,
+        interval: float = 3.0,
     ) -> None:
         self.flow = flow
+        self._metrics = metrics
         self._make = reader
         self._interval = interval
         self._stopping = threading.Event()
@@ -88,7 +94,7 @@ class LagMonitor:
             if not report.problems or copied:
                 self._copied = max(self._copied, copied)
             self._report = report
-        METRICS.update_lag(
+        self._metrics.update_lag(
             self.flow.source,
             self.flow.target,
             {
@@ -112,8 +118,11 @@ class LagMonitor:
 class LagMonitors:
     """One LagMonitor per enabled flow (none without a reader: tests, tools)."""
 
-    def __init__(self, reader: Callable[[Flow], LagSource] | None) -> None:
+    def __init__(
+        self, reader: Callable[[Flow], LagSource] | None, metrics: MetricsRegistry
+    ) -> None:
         self._reader = reader
+        self._metrics = metrics
         self._lock = threading.Lock()
         self._monitors: dict[str, LagMonitor] = {}
 
@@ -123,7 +132,7 @@ class LagMonitors:
         with self._lock:
             if flow.name in self._monitors:
                 return
-            monitor = self._monitors[flow.name] = LagMonitor(flow, self._reader)
+            monitor = self._monitors[flow.name] = LagMonitor(flow, self._reader, self._metrics)
         monitor.start()
 
     def forget(self, name: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-__all__ = ["LIVENESS", "FlowLiveness", "Liveness"]
+__all__ = ["FlowLiveness", "Liveness"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,8 @@ class _Counts:
 
 
 class Liveness:
-    """Thread-safe: tasks record, the metrics endpoint reads."""
+    """Thread-safe: tasks record, the metrics endpoint reads. One per worker, like the
+    MetricsRegistry; tasks find it in their TaskContext."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -59,6 +60,3 @@ class Liveness:
                 FlowLiveness(s, t, c.heartbeats, c.last_heartbeat, c.passes, c.last_pass)
                 for (s, t), c in sorted(self._flows.items())
             ]
-
-
-LIVENESS = Liveness()

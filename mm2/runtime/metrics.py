@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from mm2.copy.routes import Route
 from mm2.copy.stats import CopyStats
 
-__all__ = ["METRICS", "CheckpointSnapshot", "MetricsRegistry", "PartitionSnapshot"]
+__all__ = ["CheckpointSnapshot", "MetricsRegistry", "PartitionSnapshot"]
 
 _WINDOW_MS = 30_000
 
@@ -88,7 +88,8 @@ class _CheckpointStats:
 
 
 class MetricsRegistry:
-    """Thread-safe: Spark's callback thread records, REST threads read."""
+    """Thread-safe: Spark's callback thread records, REST threads read. One per worker, made
+    by the composition root and handed to the herders' tasks, the lag monitors and the API."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -210,6 +211,3 @@ class MetricsRegistry:
                     )
                 )  # fmt: skip
         return out
-
-
-METRICS = MetricsRegistry()

@@ -19,6 +19,8 @@ from datetime import datetime, timedelta
 
 from mm2.connect.spi import Task
 from mm2.errors import MM2Error
+from mm2.runtime.liveness import Liveness
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.status import State, TaskStatus
 
 __all__ = ["STOP_TIMEOUT_S", "Backoff", "TaskRunner"]
@@ -47,6 +49,8 @@ class _Context:
     flow: str
     connector: str
     task_id: int
+    metrics: MetricsRegistry
+    liveness: Liveness
 
 
 def _waiting_trace(exc: BaseException, what: str, delay: float) -> str:
@@ -77,13 +81,19 @@ class TaskRunner:
         paused: bool = False,
         backoff: Backoff | None = None,
         after: Sequence[TaskRunner] = (),
+        metrics: MetricsRegistry | None = None,
+        liveness: Liveness | None = None,
     ) -> None:
         """`after`: earlier runners of the same task that did not stop in time; this one
-        starts its task only once they have ended, so two instances never run at once."""
+        starts its task only once they have ended, so two instances never run at once.
+        `metrics` and `liveness` reach the task through its context (without them, as in
+        tests, it records into registries of its own that nobody reads)."""
         self._after = [r for r in after if r.alive]
         self._task = task
         self._config = dict(config)
-        self._context = _Context(flow, connector, task_id)
+        self._context = _Context(
+            flow, connector, task_id, metrics or MetricsRegistry(), liveness or Liveness()
+        )
         self._worker_id = worker_id
         self._backoff = backoff or Backoff()
         self._state: State = "UNASSIGNED"

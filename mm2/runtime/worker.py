@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Mapping
 
 from mm2.errors import ConflictError, NotFoundError
 from mm2.runtime.herder import Herder, Plugins, Transform
+from mm2.runtime.liveness import Liveness
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.status import TargetState
 from mm2.runtime.task_runner import STOP_TIMEOUT_S, Backoff
 
@@ -34,13 +36,18 @@ class Worker:
         leads: Callable[[str], bool] = lambda _flow: True,
         transform: Transform | None = None,
         workers: Mapping[str, Mapping[str, str]] | None = None,
+        metrics: MetricsRegistry | None = None,
+        liveness: Liveness | None = None,
     ) -> None:
         """`targets` maps flow -> connector -> a first target state other than STARTED;
         `leads(flow)` says whether this process runs the flow (else it stays idle, a standby);
         `transform` resolves a connector's config when it starts; `workers` maps flow -> the
-        worker keys its connectors start with (see Herder)."""
+        worker keys its connectors start with (see Herder); `metrics` and `liveness` go to
+        every herder's tasks (fresh ones without them)."""
         self._leads = leads
         self._transform = transform
+        self.metrics = metrics or MetricsRegistry()
+        self.liveness = liveness or Liveness()
         self.worker_id = worker_id or f"{socket.gethostname()}:mm2"
         self.plugins = plugins
         self._backoff = backoff
@@ -69,6 +76,8 @@ class Worker:
             targets=targets,
             transform=self._transform,
             worker=worker,
+            metrics=self.metrics,
+            liveness=self.liveness,
         )
 
     @property

@@ -106,7 +106,7 @@ def test_rest_values_are_stored_and_shown_unresolved_but_resolved_to_run(
         assert answer.status_code == 200
         assert values["sep"] not in answer.text and values["bs"] not in answer.text
     assert values["sep"] not in caplog.text and values["bs"] not in caplog.text
-    stored = json.loads(mirror._store.path.read_text(encoding="utf-8"))
+    stored = json.loads(mirror.store.path.read_text(encoding="utf-8"))
     assert sep in json.dumps(stored) and values["sep"] not in json.dumps(stored)
 
 
@@ -123,7 +123,7 @@ def test_a_path_outside_allowed_paths_is_refused_and_nothing_stored(
     refused = client.post("/flows", json=body)
     assert refused.status_code == 400
     assert "outside the provider's allowed.paths" in refused.json()["message"]
-    assert not mirror._store.path.exists()
+    assert not mirror.store.path.exists()
     config = client.get(f"/connectors/{SOURCE}/config").json()
     put = client.put(
         f"/connectors/{SOURCE}/config",
