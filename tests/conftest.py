@@ -3,8 +3,8 @@
 Clusters come from the launcher (mm2.localcluster), started once per session, unless
 MM2_TEST_BOOTSTRAP_PRIMARY / MM2_TEST_BOOTSTRAP_BACKUP name running ones; with
 MM2_TEST_KAFKA=docker from the apache/kafka image through testcontainers when a Docker engine
-answers (tests/kafka_docker.py). A broker that cannot start fails the tests; a run whose every
-integration test was skipped fails too.
+answers (tests/support/kafka_docker.py). A broker that cannot start fails the tests; a run
+whose every integration test was skipped fails too.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.kafka_docker import launch_clusters
+from tests.support.kafka_docker import launch_clusters
 
 _ENV = {"primary": "MM2_TEST_BOOTSTRAP_PRIMARY", "backup": "MM2_TEST_BOOTSTRAP_BACKUP"}
 

@@ -19,7 +19,6 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KTP
 from confluent_kafka.admin import AdminClient, NewTopic
-from mirror_support import MirrorProcess, count, last_values, wait_for, write_properties
 
 from mm2.client import MirrorClient
 from mm2.client.failover import apply_failover, plan_failback, plan_failover, target_group_admin
@@ -27,6 +26,8 @@ from mm2.client.plan import FailoverError
 from mm2.config import MirrorMakerConfig, load
 from mm2.policies.replication import DefaultReplicationPolicy
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
+from tests.support.mirror import MirrorProcess, count, last_values, write_properties
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -124,7 +125,7 @@ def compacted_with_gaps(cluster: KafkaCluster, topic: str) -> None:
     def compacted() -> bool:
         return len(read_from(cluster.bootstrap_servers, topic, 0, 0)) < 81
 
-    wait_for(compacted, 120, f"the log cleaner to compact {topic}", lambda: "")
+    eventually(compacted, timeout=120, what=f"the log cleaner to compact {topic}")
 
 
 @pytest.fixture(scope="module")
@@ -149,11 +150,11 @@ def world(
         def caught_up(topic: str) -> None:
             tails = last_values(primary.bootstrap_servers, topic)
             remote = f"primary.{topic}"
-            wait_for(
+            eventually(
                 lambda: last_values(backup.bootstrap_servers, remote) == tails,
-                240,
-                remote,
-                mirror.log,
+                timeout=240,
+                what=remote,
+                log=mirror.log,
             )
 
         caught_up(orders)
@@ -161,11 +162,11 @@ def world(
         # A second burst while the mirror runs: more runs, more syncs.
         produce(primary.bootstrap_servers, orders, 2, PER_PARTITION, PER_PARTITION)
         caught_up(orders)
-        wait_for(
+        eventually(
             lambda: count(backup.bootstrap_servers, "primary.heartbeats") > 0,
-            60,
-            "primary.heartbeats",
-            mirror.log,
+            timeout=60,
+            what="primary.heartbeats",
+            log=mirror.log,
         )
         yield World(primary, backup, load(str(props)), orders, compacted, props)
 
@@ -303,11 +304,10 @@ def test_failover_is_refused_while_the_group_is_active_on_the_target(world: Worl
     member = Consumer({"bootstrap.servers": world.backup.bootstrap_servers, "group.id": group})
     try:
         member.subscribe([f"primary.{world.orders}"])
-        wait_for(
+        eventually(
             lambda: bool(member.consume(1, 0.5) or member.assignment()),
-            60,
-            "the member's assignment",
-            lambda: "",
+            timeout=60,
+            what="the member's assignment",
         )
         with pytest.raises(FailoverError) as refused:
             apply_failover(plan, target_group_admin(flow))
@@ -426,11 +426,10 @@ def test_checkpoints_written_by_the_mirror_agree_with_the_live_plan(world: World
     flow = world.config.flow("primary", "backup")
     live = plan_failover(flow, group)
     client = MirrorClient(world.backup.client_config(), DefaultReplicationPolicy())
-    wait_for(
+    eventually(
         lambda: len(client.remote_consumer_offsets(group, "primary")) == 2,
-        90,
-        f"checkpoints of {group}",
-        lambda: "",
+        timeout=90,
+        what=f"checkpoints of {group}",
     )
     from_checkpoints = plan_failover(flow, group, from_checkpoints=True)
     assert from_checkpoints.basis == "checkpoints"

@@ -23,6 +23,7 @@ from mm2.errors import BrokerStartError, JarResolutionError, JavaNotFoundError
 from mm2.kafka.admin import describe_cluster
 from mm2.localcluster import LocalCluster, resolve_classpath
 from mm2.localcluster import cluster as cluster_module
+from tests.support.waiting import eventually
 
 
 class KafkaCluster(Protocol):
@@ -49,15 +50,6 @@ def _port_closed(address: str) -> bool:
     host, port = address.rsplit(":", 1)
     with socket.socket() as sock:
         return sock.connect_ex((host, int(port))) != 0
-
-
-def _wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
 
 
 @contextlib.contextmanager
@@ -203,8 +195,13 @@ def test_jvm_dies_with_a_sigkilled_parent() -> None:
     assert not _pid_gone(int(pid_text))
     parent.kill()
     parent.wait()
-    assert _wait_for(lambda: _pid_gone(int(pid_text))), "JVM outlived its SIGKILLed parent"
-    assert _wait_for(lambda: _port_closed(address))
+    eventually(
+        lambda: _pid_gone(int(pid_text)),
+        timeout=20,
+        what="the JVM to die with its SIGKILLed parent",
+        interval=0.1,
+    )
+    eventually(lambda: _port_closed(address), timeout=20, what=f"{address} closed", interval=0.1)
 
 
 def test_cli_start_prints_addresses_and_stops_on_sigint(tmp_path: Path) -> None:

@@ -15,17 +15,11 @@ import pytest
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import NewTopicSpec, TopicAdmin
 from mm2.localcluster import LocalClusters
+from tests.support.waiting import eventually, file_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 _STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ [\w.\-]+: ")
-
-
-def _wait_for(log: Path, text: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while text not in log.read_text(errors="replace"):
-        assert time.monotonic() < deadline, f"no {text!r} in {timeout:.0f} s:\n{log.read_text()}"
-        time.sleep(1)
 
 
 def test_sigterm_with_the_target_down_is_quiet_and_bounded(tmp_path: Path) -> None:
@@ -62,7 +56,13 @@ def test_sigterm_with_the_target_down_is_quiet_and_bounded(tmp_path: Path) -> No
             for i in range(3000):
                 producer.send("orders", b"k", b"v" * 100, partition=i % 3)
             producer.flush()
-            _wait_for(log, "copying orders-", 240)  # the copy tasks say so once they run
+            eventually(  # the copy tasks say so once they run
+                lambda: "copying orders-" in log.read_text(errors="replace"),
+                timeout=240,
+                what="'copying orders-' in the mirror's log",
+                interval=1,
+                log=file_text(log),
+            )
             clusters["backup"].halt()
             for i in range(3000):  # more to copy, with nowhere to copy it
                 producer.send("orders", b"k", b"v" * 100, partition=i % 3)

@@ -16,14 +16,15 @@ import httpx
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from mirror_support import (
+
+from tests.support.mirror import (
     MirrorProcess,
     count,
     free_port,
     read_topic,
-    wait_for,
     write_properties,
 )
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 SOURCE = "primary.backup.MirrorSourceConnector"
@@ -52,7 +53,7 @@ class Setup:
         producer.flush(30)
 
     def wait(self, check: Any, what: str, timeout: float = 120) -> None:
-        wait_for(check, timeout, what, self.mirror.log)
+        eventually(check, timeout=timeout, what=what, log=self.mirror.log)
 
     def start(self) -> None:
         self.mirror = MirrorProcess(self.props)

@@ -24,7 +24,6 @@ import trustme
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from cryptography.hazmat.primitives import serialization
-from mirror_support import MirrorProcess, count, read_topic, wait_for, write_properties
 
 from mm2.kafka.features import has_feature
 from mm2.localcluster import (
@@ -36,6 +35,8 @@ from mm2.localcluster import (
     mutual_tls_listener,
     scram_listener,
 )
+from tests.support.mirror import MirrorProcess, count, read_topic, write_properties
+from tests.support.waiting import eventually
 
 GSSAPI_CLIENT = Path(sys.prefix) / "gssapi-client"
 RECORDS = 200
@@ -180,8 +181,11 @@ primary.sasl.jaas.config = com.sun.security.auth.module.Krb5LoginModule required
     )
     remote = f"primary.{topic}"
     with MirrorProcess(props) as mirror:
-        wait_for(
-            lambda: count(backup.bootstrap_servers, remote) >= RECORDS, 240, remote, mirror.log
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= RECORDS,
+            timeout=240,
+            what=remote,
+            log=mirror.log,
         )
         assert mirror.stop() == 0, mirror.log()[-3000:]
     _same_records(source.bootstrap_servers, topic, backup.bootstrap_servers)
@@ -235,8 +239,11 @@ backup.ssl.keystore.location = {pki.client}
     )
     remote = f"primary.{topic}"
     with MirrorProcess(props) as mirror:
-        wait_for(
-            lambda: count(target.bootstrap_servers, remote) >= RECORDS, 240, remote, mirror.log
+        eventually(
+            lambda: count(target.bootstrap_servers, remote) >= RECORDS,
+            timeout=240,
+            what=remote,
+            log=mirror.log,
         )
         assert mirror.stop() == 0, mirror.log()[-3000:]
     _same_records(source.bootstrap_servers, topic, target.bootstrap_servers)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +17,7 @@ from mm2.connectors.topic_sync import TopicSync
 from mm2.errors import KafkaClientError
 from mm2.kafka.topics import ConfigOp, NewTopicSpec, TopicAdmin
 from mm2.pipeline.routes import Route
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -77,18 +77,6 @@ def make_sync(
     return make
 
 
-def eventually(check: Callable[[], T | None], timeout: float = 30.0) -> T:
-    """Call `check` until it returns something truthy (metadata reaches brokers with a lag)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true after {timeout}s: {check}")
-        time.sleep(0.3)
-
-
 def configs_of(cluster: KafkaCluster, topic: str) -> dict[str, str | None]:
     described = TopicAdmin(cluster.client_config()).describe_topic_configs([topic])
     return {e.name: e.value for e in described[topic]}
@@ -113,7 +101,12 @@ def test_new_topic_appears_with_partitions_and_filtered_configs(
         },
     )
     sync = make_sync(topics=f"{prefix}.*")
-    routes = eventually(lambda: sync.refresh_topics().get(topic))
+    routes = eventually(
+        lambda: sync.refresh_topics().get(topic),
+        timeout=30,
+        interval=0.3,
+        what=f"a route for {topic}",
+    )
     assert (routes.target_topic, routes.partitions) == (f"primary.{topic}", 3)
     assert TopicAdmin(backup.client_config()).list_topics()[f"primary.{topic}"] == 3
     remote = configs_of(backup, f"primary.{topic}")
@@ -127,14 +120,19 @@ def test_partition_increase_propagates(
 ) -> None:
     topic = create_topic(primary, f"{prefix}-b", partitions=1)
     sync = make_sync(topics=f"{prefix}.*")
-    eventually(lambda: sync.refresh_topics().get(topic))
+    eventually(
+        lambda: sync.refresh_topics().get(topic),
+        timeout=30,
+        interval=0.3,
+        what=f"a route for {topic}",
+    )
     assert not TopicAdmin(primary.client_config()).increase_partitions({topic: 3})
 
     def grown() -> Route | None:
         route = sync.refresh_topics().get(topic)
         return route if route is not None and route.partitions == 3 else None
 
-    eventually(grown)
+    eventually(grown, timeout=30, interval=0.3, what=f"{topic} grown to 3 partitions")
     assert TopicAdmin(backup.client_config()).list_topics()[f"primary.{topic}"] == 3
     # never decreases, and asking for fewer partitions than there are is not a failure
     assert not TopicAdmin(backup.client_config()).increase_partitions({f"primary.{topic}": 2})
@@ -147,13 +145,18 @@ def test_config_change_propagates_and_excluded_target_edit_survives(
     topic = create_topic(primary, f"{prefix}-c", config={"retention.ms": "1000000"})
     remote = f"primary.{topic}"
     sync = make_sync(topics=f"{prefix}.*")
-    eventually(lambda: sync.refresh_topics().get(topic))
+    eventually(
+        lambda: sync.refresh_topics().get(topic),
+        timeout=30,
+        interval=0.3,
+        what=f"a route for {topic}",
+    )
     assert sync.sync_configs() == 1
     assert sync.sync_configs() == 0  # nothing changed: no AlterConfigs request
     alter(backup, remote, ConfigOp("message.timestamp.type", "SET", "LogAppendTime"))  # excluded
     alter(backup, remote, ConfigOp("segment.ms", "SET", "7777777"))  # a source default
     alter(primary, topic, ConfigOp("retention.ms", "SET", "2000000"))
-    eventually(lambda: sync.sync_configs() == 1)
+    eventually(lambda: sync.sync_configs() == 1, timeout=30, interval=0.3, what="one config sync")
     after = configs_of(backup, remote)
     assert after["retention.ms"] == "2000000"
     assert after["message.timestamp.type"] == "LogAppendTime"  # never synced, so it survives
@@ -166,7 +169,12 @@ def test_use_defaults_from_source_sets_defaults(
     topic = create_topic(primary, f"{prefix}-s")
     remote = f"primary.{topic}"
     sync = make_sync(topics=f"{prefix}.*", use_defaults_from="source")
-    eventually(lambda: sync.refresh_topics().get(topic))
+    eventually(
+        lambda: sync.refresh_topics().get(topic),
+        timeout=30,
+        interval=0.3,
+        what=f"a route for {topic}",
+    )
     assert sync.sync_configs() == 1
     described = TopicAdmin(backup.client_config()).describe_topic_configs([remote])[remote]
     retention = next(e for e in described if e.name == "retention.ms")
@@ -198,7 +206,7 @@ def test_cycles_and_internal_topics_are_not_mirrored(
         routes = sync.refresh_topics()
         return routes if ok in routes else None
 
-    assert set(eventually(routed)) == {ok}
+    assert set(eventually(routed, timeout=30, interval=0.3, what="the routes")) == {ok}
     on_backup = TopicAdmin(backup.client_config()).list_topics(include_internal=True)
     for topic in [*skipped, "__consumer_offsets"]:
         assert f"primary.{topic}" not in on_backup
@@ -213,7 +221,12 @@ def test_heartbeats_mirrored_even_when_the_filter_rejects_them(
     assert heartbeats not in off.refresh_topics()
     assert f"primary.{heartbeats}" not in TopicAdmin(backup.client_config()).list_topics()
     sync = make_sync(topics="nothing-matches", heartbeats_replication_enabled="true")
-    route = eventually(lambda: sync.refresh_topics().get(heartbeats))
+    route = eventually(
+        lambda: sync.refresh_topics().get(heartbeats),
+        timeout=30,
+        interval=0.3,
+        what=f"a route for {heartbeats}",
+    )
     assert route.target_topic == f"primary.{heartbeats}"
 
 

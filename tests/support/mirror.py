@@ -140,18 +140,6 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def wait_for(check: Callable[[], bool], timeout: float, what: str, log: Callable[[], str]) -> float:
-    """Seconds it took until check() held; fails with the mirror's log tail otherwise."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > timeout:
-            lines = [ln for ln in log().splitlines() if not ln.lstrip().startswith("at ")]
-            tail = "\n".join(lines[-60:])
-            raise AssertionError(f"timed out waiting for {what}; mirror log:\n{tail}")
-        time.sleep(0.3)
-    return time.monotonic() - start
-
-
 def read_topic(bootstrap: str, topic: str, **config: Any) -> dict[int, list[Record]]:
     """Every record of every partition, in order, from the start to the high watermark."""
     consumer = Consumer(

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from apache_oracle import apache
+from tests.support.apache_oracle import apache
 
 __all__ = ["apache"]

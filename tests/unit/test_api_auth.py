@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from api_support import PROPERTIES, make_mirror
 from fastapi.testclient import TestClient
 
 import mm2.api.forward
 from mm2.api.app import create_app
 from mm2.api.limits import MAX_BODY_BYTES
 from mm2.runtime.mirror_maker import MirrorMaker
+from tests.support.api import PROPERTIES, make_mirror
 
 SOURCE = "primary.backup.MirrorSourceConnector"
 USERS = {"alice": "wonderland", "zoë": "pässword"}

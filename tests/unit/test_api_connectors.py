@@ -6,11 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from api_support import eventually, make_mirror, polls
 from fastapi.testclient import TestClient
 
 from mm2.api.app import create_app
 from mm2.runtime.mirror_maker import MirrorMaker
+from tests.support.api import make_mirror, polls
+from tests.support.waiting import eventually
 
 SOURCE = "primary.backup.MirrorSourceConnector"
 
@@ -62,11 +63,18 @@ def test_secrets_are_masked(client: TestClient) -> None:
 
 def test_pause_resume_stop_restart(client: TestClient) -> None:
     assert client.put(f"/connectors/{SOURCE}/pause").status_code == 202
-    eventually(lambda: client.get(f"/connectors/{SOURCE}/status").json()["tasks"][0]["state"]
-               == "PAUSED")  # fmt: skip
+    eventually(
+        lambda: client.get(f"/connectors/{SOURCE}/status").json()["tasks"][0]["state"] == "PAUSED",
+        timeout=10,
+        what="the task PAUSED",
+    )
     before = polls("primary->backup|MirrorSourceConnector")
     assert client.put(f"/connectors/{SOURCE}/resume").status_code == 202
-    eventually(lambda: polls("primary->backup|MirrorSourceConnector") > before)
+    eventually(
+        lambda: polls("primary->backup|MirrorSourceConnector") > before,
+        timeout=10,
+        what="the source task polling again",
+    )
     assert client.put(f"/connectors/{SOURCE}/stop").status_code == 204
     assert client.get(f"/connectors/{SOURCE}/status").json()["connector"]["state"] == "STOPPED"
     assert client.post(f"/connectors/{SOURCE}/restart").status_code == 204

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from api_support import eventually, make_mirror, polls
 from fastapi.testclient import TestClient
 
 from mm2.api.app import create_app
+from tests.support.api import make_mirror, polls
+from tests.support.waiting import eventually
 
 
 def test_flow_lifecycle_and_persistence_across_restart(tmp_path: Path) -> None:
@@ -26,7 +27,11 @@ def test_flow_lifecycle_and_persistence_across_restart(tmp_path: Path) -> None:
         }
         added = client.post("/flows", json=body)
         assert added.status_code == 201 and added.headers["location"] == "/flows/primary/dr"
-        eventually(lambda: polls("primary->dr|MirrorSourceConnector") > 0)
+        eventually(
+            lambda: polls("primary->dr|MirrorSourceConnector") > 0,
+            timeout=10,
+            what="the new flow's source task polling",
+        )
         assert client.post("/flows", json=body).status_code == 409
         config = client.get("/connectors/primary.dr.MirrorSourceConnector/config").json()
         assert config["topics"] == "payments"

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from api_support import PROPERTIES, FakeConnector, make_mirror
 from fastapi.testclient import TestClient
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse, PlainTextResponse
@@ -21,6 +20,7 @@ from mm2.api.app import create_app
 from mm2.api.redaction import RedactionMiddleware
 from mm2.config.providers import Providers
 from mm2.runtime.mirror_maker import MirrorMaker
+from tests.support.api import PROPERTIES, FakeConnector, make_mirror
 
 KAFKA = "org.apache.kafka.common.config.provider."
 SOURCE = "primary.backup.MirrorSourceConnector"

@@ -8,7 +8,6 @@ import tempfile
 from pathlib import Path
 
 import schemathesis
-from api_support import make_mirror
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -19,6 +18,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from mm2.api.app import create_app
+from tests.support.api import make_mirror
 
 _STATE = Path(tempfile.mkdtemp(prefix="mm2-schemathesis-"))
 _MIRROR = make_mirror(_STATE)

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from api_support import make_mirror
 from fastapi.testclient import TestClient
 
 from mm2.api.app import create_app
 from mm2.cli.status import render_status
 from mm2.runtime.mirror_maker import MirrorMaker
+from tests.support.api import make_mirror
 
 USERS = {"alice": "wonderland"}
 

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from api_support import PROPERTIES, make_mirror
 from fastapi.testclient import TestClient
 
 from mm2.api.app import create_app
 from mm2.runtime.mirror_maker import MirrorMaker
+from tests.support.api import PROPERTIES, make_mirror
 
 SOURCE = "primary.backup.MirrorSourceConnector"
 

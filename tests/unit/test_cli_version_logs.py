@@ -8,9 +8,9 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from log_support import logging_restored
 
 from mm2.cli import mirror_maker, tools
+from tests.support.logs import logging_restored
 
 
 @pytest.fixture(autouse=True)

@@ -11,11 +11,11 @@ import pytest
 from confluent_kafka import Producer
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
-from store_support import KEY_PASSWORD, STORE_PASSWORD, TRUST_PASSWORD, Stores, make_stores
 
 from mm2.cli.mirror_maker import main
 from mm2.config import load
 from mm2.errors import ConfigError
+from tests.support.stores import KEY_PASSWORD, STORE_PASSWORD, TRUST_PASSWORD, Stores, make_stores
 
 ACCEPTED = Path(__file__).parent / "accepted_configs"
 BASE = (

@@ -1,16 +1,16 @@
 """mm2's value checks agree with Apache's ConfigDefs: every client and connector key mm2 types
-is asked of Apache's own classes (tests/unit/oracle) with the same values, and both must accept
+is asked of Apache's own classes (tests/support/oracle) with the same values, and both must accept
 or refuse alike, except where mm2 is stricter on purpose (listed with the reason)."""
 
 from __future__ import annotations
 
 import pytest
-from apache_oracle import ApacheOracle
 
 from mm2.config.client_defs import CLIENT_DEFS, Def
 from mm2.config.keys import check_bootstrap
 from mm2.config.names import TYPES
 from mm2.config.values import ValueProblem, check_def, connector_def
+from tests.support.apache_oracle import ApacheOracle
 
 VALUES = [
     "", " ", "0", "1", "-1", "-2", "2", "9", "10", "17", "22", "23", "900", "901", "3600",

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 import yaml
-from api_support import make_mirror
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from mm2.api.metrics import metrics_registry
+from tests.support.api import make_mirror
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 RULES = DEPLOY / "prometheus" / "alerts.yml"

@@ -23,15 +23,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from docker_support import (
+
+from mm2.localcluster import KAFKA_VERSION
+from tests.support.dockerfile import (
     DebianIndex,
     Instruction,
     apt_packages,
     read_dockerfile,
     stages,
 )
-
-from mm2.localcluster import KAFKA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"

@@ -1,5 +1,6 @@
-"""MM2_TEST_KAFKA=docker (tests/kafka_docker.py): without a Docker engine that answers, one line
-says so and the local launcher starts the clusters; with one, testcontainers does."""
+"""MM2_TEST_KAFKA=docker (tests/support/kafka_docker.py): without a Docker engine that
+answers, one line says so and the local launcher starts the clusters; with one, testcontainers
+does."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 
 from mm2.localcluster import KAFKA_VERSION
 from mm2.localcluster.properties import BROKER_DEFAULTS
-from tests import kafka_docker
-from tests.kafka_docker import (
+from tests.support import kafka_docker
+from tests.support.kafka_docker import (
     IMAGE,
     DockerCluster,
     broker_environment,

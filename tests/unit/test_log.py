@@ -10,13 +10,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from log_support import logging_restored
 
 from mm2.kafka.failure import ClientLog, ClientWatch
 from mm2.log import LogConfigError, RepeatFilter, configure
 from mm2.log.collapse import cause_of
 from mm2.log.setup import Py4JRootFilter
 from mm2.log.wire import RAW_LOGGER, WireFormatter, parse, pump, relog
+from tests.support.logs import logging_restored
 
 
 class Clock:

@@ -11,8 +11,6 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mirror_sim import EVENTS, TP, source_offsets
-from mirror_sim import Mirror as SimMirror
 
 from mm2.offsets.exact_index import (
     HOP,
@@ -24,6 +22,8 @@ from mm2.offsets.exact_index import (
 )
 from mm2.offsets.translator import OffsetTranslator
 from mm2.records import OffsetSync
+from tests.support.mirror_sim import EVENTS, TP, source_offsets
+from tests.support.mirror_sim import Mirror as SimMirror
 
 
 class Mirror(SimMirror):

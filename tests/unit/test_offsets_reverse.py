@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mirror_sim import EVENTS, TP, source_offsets
-from mirror_sim import Mirror as SimMirror
 
 from mm2.offsets.exact_index import HOP, RUN, PrevSync
 from mm2.offsets.reverse import ReverseTranslator
 from mm2.records import OffsetSync, TopicPartition
+from tests.support.mirror_sim import EVENTS, TP, source_offsets
+from tests.support.mirror_sim import Mirror as SimMirror
 
 
 class Mirror(SimMirror):

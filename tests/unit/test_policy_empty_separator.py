@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from apache_oracle import ApacheOracle
 
 from mm2.config import load
 from mm2.policies.replication import load_replication_policy
+from tests.support.apache_oracle import ApacheOracle
 
 TOPICS = [
     "orders", "o", "", "ab", "primaryorders", "heartbeats", "primaryheartbeats", "a.b", "_x",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
@@ -18,16 +18,9 @@ from mm2.runtime.herder import ConnectorNotFoundError, Herder
 from mm2.runtime.naming import find_connector
 from mm2.runtime.task_runner import Backoff
 from mm2.runtime.worker import Worker
+from tests.support.waiting import eventually
 
 FAST = Backoff(initial_s=0.01, maximum_s=0.05, restart_initial_s=0.01, restart_maximum_s=0.05)
-
-
-def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
 
 
 class CountingTask(Task):
@@ -82,7 +75,11 @@ def test_tasks_run_and_report_running() -> None:
     h = herder("a->b")
     h.start()
     try:
-        eventually(lambda: polls("a->b|C-0") > 3 and polls("a->b|C-1") > 3)
+        eventually(
+            lambda: polls("a->b|C-0") > 3 and polls("a->b|C-1") > 3,
+            timeout=5,
+            what="both tasks polling",
+        )
         status = h.status("C")
         assert status.state == "RUNNING"
         assert [t.state for t in status.tasks] == ["RUNNING", "RUNNING"]
@@ -95,7 +92,7 @@ def test_retriable_errors_are_retried_then_task_runs() -> None:
     h = herder("r->b", **{"retriable.failures": "3"})
     h.start()
     try:
-        eventually(lambda: polls("r->b|C-0") > 0)
+        eventually(lambda: polls("r->b|C-0") > 0, timeout=5, what="r->b|C-0 polling")
         assert h.status("C").tasks[0].state == "RUNNING"
     finally:
         h.stop()
@@ -105,7 +102,11 @@ def test_unexpected_error_restarts_task_with_trace() -> None:
     h = herder("f->b", mode="fatal")
     h.start()
     try:
-        eventually(lambda: h.status("C").tasks[0].restarts >= 2)
+        eventually(
+            lambda: h.status("C").tasks[0].restarts >= 2,
+            timeout=5,
+            what="two restarts",
+        )
         trace = h.status("C").tasks[0].trace
         assert trace is not None and "ValueError: bad record" in trace
         assert h.status("C").tasks[0].state in ("RESTARTING", "RUNNING")
@@ -117,7 +118,11 @@ def test_start_failure_is_retried_not_fatal() -> None:
     h = herder("s->b", mode="fail-start")
     h.start()
     try:
-        eventually(lambda: h.status("C").tasks[0].restarts >= 2)
+        eventually(
+            lambda: h.status("C").tasks[0].restarts >= 2,
+            timeout=5,
+            what="two restarts",
+        )
         task = h.status("C").tasks[0]
         assert task.state == "RESTARTING" and "cannot start" in (task.trace or "")
     finally:
@@ -128,15 +133,19 @@ def test_pause_stops_polling_and_resume_continues() -> None:
     h = herder("p->b")
     h.start()
     try:
-        eventually(lambda: polls("p->b|C-0") > 0)
+        eventually(lambda: polls("p->b|C-0") > 0, timeout=5, what="p->b|C-0 polling")
         h.pause("C")
-        eventually(lambda: all(t.state == "PAUSED" for t in h.status("C").tasks))
+        eventually(
+            lambda: all(t.state == "PAUSED" for t in h.status("C").tasks),
+            timeout=5,
+            what="every task PAUSED",
+        )
         assert h.status("C").state == "PAUSED"
         before = polls("p->b|C-0")
         time.sleep(0.2)
         assert polls("p->b|C-0") == before
         h.resume("C")
-        eventually(lambda: polls("p->b|C-0") > before)
+        eventually(lambda: polls("p->b|C-0") > before, timeout=5, what="p->b|C-0 polling again")
         assert h.status("C").state == "RUNNING"
     finally:
         h.stop()
@@ -150,7 +159,7 @@ def test_stop_removes_tasks_and_resume_restarts_them() -> None:
         status = h.status("C")
         assert status.state == "STOPPED" and status.tasks == ()
         h.resume("C")
-        eventually(lambda: len(h.status("C").tasks) == 2)
+        eventually(lambda: len(h.status("C").tasks) == 2, timeout=5, what="two tasks")
         assert h.status("C").state == "RUNNING"
     finally:
         h.stop()
@@ -160,7 +169,7 @@ def test_restart_only_failed_leaves_healthy_connector_alone() -> None:
     h = herder("o->b")
     h.start()
     try:
-        eventually(lambda: polls("o->b|C-0") > 0)
+        eventually(lambda: polls("o->b|C-0") > 0, timeout=5, what="o->b|C-0 polling")
         runner_ids = [id(t) for t in h._connectors["C"].tasks]
         h.restart("C", include_tasks=True, only_failed=True)
         assert [id(t) for t in h._connectors["C"].tasks] == runner_ids
@@ -183,7 +192,11 @@ def test_worker_runs_one_herder_per_flow() -> None:
     worker = Worker({"w1->w2": {"C": conf}, "w2->w1": {"C": conf}}, PLUGINS, backoff=FAST)
     worker.start()
     try:
-        eventually(lambda: polls("w1->w2|C-0") > 0 and polls("w2->w1|C-0") > 0)
+        eventually(
+            lambda: polls("w1->w2|C-0") > 0 and polls("w2->w1|C-0") > 0,
+            timeout=5,
+            what="both flows polling",
+        )
         assert sorted(worker.herders) == ["w1->w2", "w2->w1"]
     finally:
         worker.stop()
@@ -195,7 +208,7 @@ def test_put_connector_creates_then_reconfigures_keeping_target_state() -> None:
     try:
         conf = {"connector.class": "CountingConnector", "tasks.max": "1"}
         assert h.put_connector("D", conf) is True
-        eventually(lambda: polls("c->b|D-0") > 0)
+        eventually(lambda: polls("c->b|D-0") > 0, timeout=5, what="c->b|D-0 polling")
         h.pause("D")
         assert h.put_connector("D", {**conf, "tasks.max": "2"}) is False
         assert h.target_state("D") == "PAUSED" and len(h.status("D").tasks) == 2

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_support import PLUGINS, eventually
 
 from mm2.api.forward import route
 from mm2.config import load_properties, parse_properties
@@ -26,6 +25,8 @@ from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.secrets import SealedChanges, SecretBox
 from mm2.runtime.standby import Coordinator
 from mm2.runtime.task_runner import Backoff
+from tests.support.api import PLUGINS
+from tests.support.waiting import eventually
 
 PROPERTIES = """
 clusters = primary, backup
@@ -145,7 +146,7 @@ def test_only_the_leader_runs_a_clusters_flows(pair: tuple[Node, Node]) -> None:
     a, b = pair
     assert state(a) == state(b) == "UNASSIGNED"  # nobody elected yet
     a.lead("backup")
-    eventually(lambda: state(a) == "RUNNING")
+    eventually(lambda: state(a) == "RUNNING", timeout=10, what="a RUNNING")
     assert state(b) == "UNASSIGNED"
     assert b.mirror.leaders()["backup"] is not None
     assert b.mirror.leaders()["backup"].url == "http://a:8083"  # type: ignore[union-attr]
@@ -154,7 +155,7 @@ def test_only_the_leader_runs_a_clusters_flows(pair: tuple[Node, Node]) -> None:
     a.lead("backup", leading=False)
     assert state(a) == "UNASSIGNED"
     b.lead("backup")
-    eventually(lambda: state(b) == "RUNNING")
+    eventually(lambda: state(b) == "RUNNING", timeout=10, what="b RUNNING")
 
 
 def test_changes_on_the_leader_reach_the_standby_through_kafka(pair: tuple[Node, Node]) -> None:
@@ -172,7 +173,7 @@ def test_changes_on_the_leader_reach_the_standby_through_kafka(pair: tuple[Node,
     b.lead("backup")
     assert state(b) == "PAUSED"  # the new leader honours the pause made on the old one
     b.mirror.resume(SOURCE)
-    eventually(lambda: state(b) == "RUNNING")
+    eventually(lambda: state(b) == "RUNNING", timeout=10, what="b RUNNING")
 
 
 def test_a_new_process_starts_from_the_changes_in_kafka(tmp_path: Path) -> None:

@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from api_support import PROPERTIES
 
 from mm2.connectors.checkpoint import load_snapshot
 from mm2.runtime.changes import Changes, ChangeStore
 from mm2.runtime.secrets import SealedChanges, SecretBox
 from mm2.runtime.state_file import StateFileError, read_json, write_json
+from tests.support.api import PROPERTIES
 
 
 def test_writes_are_atomic_and_private(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import ClassVar
 
 import pytest
@@ -14,16 +14,9 @@ import pytest
 from mm2.connect.spi import Task, TaskContext
 from mm2.errors import AuthenticationError, ConfigError, KafkaClientError, RecordTooLargeError
 from mm2.runtime.task_runner import Backoff, TaskRunner
+from tests.support.waiting import eventually
 
 TINY = Backoff(initial_s=0.01, maximum_s=0.04, restart_initial_s=0.01, restart_maximum_s=0.04)
-
-
-def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
 
 
 class ScriptedTask(Task):
@@ -85,7 +78,11 @@ def test_start_that_fails_retriably_is_stopped_and_started_again() -> None:
     r = runner("start-retry", **{"start.failures": "3"})
     r.start()
     try:
-        eventually(lambda: ScriptedTask.count("start-retry:poll") > 0)
+        eventually(
+            lambda: ScriptedTask.count("start-retry:poll") > 0,
+            timeout=10,
+            what="a poll after the start retries",
+        )
         assert r.status().state == "RUNNING"
         assert r.restarts == 3 and r.status().restarts == 3
         assert ScriptedTask.count("start-retry:stop") == 3  # each failed start was stopped
@@ -101,7 +98,11 @@ def test_unexpected_failure_restarts_the_task_and_traces_the_wait(mode: str) -> 
     r.start()
     try:
         # 0.01 s doubling: the 9th wait is over 2 s long, so the state is seen while waiting.
-        eventually(lambda: r.restarts >= 8 and r.status().state == "RESTARTING")
+        eventually(
+            lambda: r.restarts >= 8 and r.status().state == "RESTARTING",
+            timeout=10,
+            what="eight restarts, RESTARTING",
+        )
         status = r.status()
         assert status.trace is not None
         assert re.match(r"restarting in [0-9.]+ s \(at \d{4}-\d\d-\d\dT", status.trace)
@@ -117,7 +118,11 @@ def test_task_that_recovers_runs_again_with_a_clean_trace() -> None:
     r = runner("recover", poll="crash", crashes="2")
     r.start()
     try:
-        eventually(lambda: ScriptedTask.count("recover:poll") > 5)
+        eventually(
+            lambda: ScriptedTask.count("recover:poll") > 5,
+            timeout=10,
+            what="polls after recovering",
+        )
         assert r.status().state == "RUNNING"
         assert r.restarts == 2
         assert r.status().trace is None
@@ -130,7 +135,7 @@ def test_restart_delays_double_up_to_the_cap(caplog: pytest.LogCaptureFixture) -
     r = runner("delays", poll="crash")
     r.start()
     try:
-        eventually(lambda: r.restarts >= 5)
+        eventually(lambda: r.restarts >= 5, timeout=10, what="five restarts")
     finally:
         r.stop()
     delays = re.findall(r"restarting it in ([0-9.]+) s", caplog.text)
@@ -149,7 +154,7 @@ def test_operator_errors_fail_the_task_for_good(mode: str, text: str) -> None:
     r = runner(f"operator-{mode}", poll=mode)
     r.start()
     try:
-        eventually(lambda: r.status().state == "FAILED")
+        eventually(lambda: r.status().state == "FAILED", timeout=10, what="the task FAILED")
         time.sleep(0.1)  # several restart delays: none may happen
         status = r.status()
         assert status.state == "FAILED" and r.restarts == 0
@@ -175,7 +180,11 @@ def test_retriable_poll_errors_keep_the_task_running_and_show_the_retry() -> Non
     )  # fmt: skip
     r.start()
     try:
-        eventually(lambda: ScriptedTask.count("flaky:poll") > 3)
+        eventually(
+            lambda: ScriptedTask.count("flaky:poll") > 3,
+            timeout=10,
+            what="polls despite the flaky errors",
+        )
         status = r.status()
         assert status.state == "RUNNING" and r.restarts == 0
         assert "polling again in" in (status.trace or "")
