@@ -21,7 +21,6 @@ import logging
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 from confluent_kafka import Producer
@@ -48,6 +47,7 @@ from tests.support.apache_mm2 import (
     wait_content,
     wait_copied,
 )
+from tests.support.kafka import Cluster
 from tests.support.mirror import MirrorProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -70,11 +70,6 @@ EXACTLY_ONCE = pytest.mark.parametrize(
     [None, "enabled"],
     ids=["apache-default", "exactly-once"],
 )
-
-
-class Cluster(Protocol):
-    name: str
-    bootstrap_servers: str
 
 
 def flow_properties(

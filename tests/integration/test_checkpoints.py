@@ -7,27 +7,20 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
-from conftest import create_topic
 
 from mm2.errors import KafkaClientError
 from mm2.kafka.groups import GroupAdmin
 from mm2.kafka.log_reader import LogReader
 from mm2.records import Checkpoint, TopicPartition
+from tests.support.kafka import Cluster, create_topic
 from tests.support.mirror import MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-class Cluster(Protocol):
-    bootstrap_servers: str
-
-    def client_config(self) -> dict[str, str]: ...
 
 
 RECORDS = 300

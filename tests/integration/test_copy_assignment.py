@@ -13,15 +13,8 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from mm2.kafka.copy_assignment import Assignment, AssignmentFeed, AssignmentPublisher
-from tests.conftest import KafkaCluster
-from tests.support.mirror import (
-    ContinuousProducer,
-    MirrorProcess,
-    content,
-    count,
-    read_topic,
-    write_properties,
-)
+from tests.support.kafka import KafkaCluster, content, count, read_topic
+from tests.support.mirror import ContinuousProducer, MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration

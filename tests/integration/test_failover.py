@@ -13,7 +13,6 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -26,7 +25,9 @@ from mm2.client.plan import FailoverError
 from mm2.config import MirrorMakerConfig, load
 from mm2.policies.replication import DefaultReplicationPolicy
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
-from tests.support.mirror import MirrorProcess, count, last_values, write_properties
+from tests.support import kafka
+from tests.support.kafka import Cluster, count, last_values
+from tests.support.mirror import MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -34,14 +35,8 @@ pytestmark = pytest.mark.integration
 PER_PARTITION = 300  # orders records per partition in the first burst, again in the second
 
 
-class KafkaCluster(Protocol):
-    bootstrap_servers: str
-
-    def client_config(self) -> dict[str, str]: ...
-
-
 def create_topic(
-    cluster: KafkaCluster, name: str, *, partitions: int = 1, config: dict[str, str] | None = None
+    cluster: Cluster, name: str, *, partitions: int = 1, config: dict[str, str] | None = None
 ) -> None:
     admin = AdminClient(cluster.client_config())
     new = NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})
@@ -50,8 +45,8 @@ def create_topic(
 
 @dataclass
 class World:
-    primary: KafkaCluster
-    backup: KafkaCluster
+    primary: Cluster
+    backup: Cluster
     config: MirrorMakerConfig
     orders: str
     compacted: str
@@ -59,11 +54,12 @@ class World:
 
 
 def produce(bootstrap: str, topic: str, partitions: int, start: int, n: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-    for p in range(partitions):
-        for i in range(start, start + n):
-            producer.produce(topic, f"{p}:{i}".encode(), f"k{i}".encode(), partition=p)
-    producer.flush(30)
+    records = (
+        (p, f"k{i}".encode(), f"{p}:{i}".encode())
+        for p in range(partitions)
+        for i in range(start, start + n)
+    )
+    kafka.produce(bootstrap, topic, records, config={"linger.ms": 5}, flush_timeout=30)
 
 
 def read_from(bootstrap: str, topic: str, partition: int, offset: int) -> list[tuple[int, bytes]]:
@@ -101,7 +97,7 @@ def commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> N
         consumer.close()
 
 
-def compacted_with_gaps(cluster: KafkaCluster, topic: str) -> None:
+def compacted_with_gaps(cluster: Cluster, topic: str) -> None:
     """A compacted topic whose cleaner has run: offsets of overwritten keys are gone."""
     create_topic(
         cluster,
@@ -130,7 +126,7 @@ def compacted_with_gaps(cluster: KafkaCluster, topic: str) -> None:
 
 @pytest.fixture(scope="module")
 def world(
-    primary: KafkaCluster, backup: KafkaCluster, tmp_path_factory: pytest.TempPathFactory
+    primary: Cluster, backup: Cluster, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[World]:
     prefix = f"fo-{uuid.uuid4().hex[:8]}"
     orders, compacted = f"{prefix}-orders", f"{prefix}-compacted"
@@ -171,7 +167,7 @@ def world(
         yield World(primary, backup, load(str(props)), orders, compacted, props)
 
 
-def consume_as_group(cluster: KafkaCluster, group: str, topic: str) -> list[bytes]:
+def consume_as_group(cluster: Cluster, group: str, topic: str) -> list[bytes]:
     """A real member of `group` subscribed to `topic`: reads from the group's commits to the
     end of every partition (auto.offset.reset=latest, so a missing commit reads nothing)."""
     consumer = Consumer(

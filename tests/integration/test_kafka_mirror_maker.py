@@ -10,17 +10,17 @@ import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 from confluent_kafka import (
     Consumer,
     ConsumerGroupTopicPartitions,
-    Producer,
     TopicPartition,
 )
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests.support import kafka
+from tests.support.kafka import Cluster
 from tests.support.waiting import eventually, file_text
 
 pytestmark = pytest.mark.integration
@@ -29,16 +29,11 @@ SCRIPT = Path(sys.executable).parent / "kafka-mirror-maker"
 DEADLINE_S = 300.0  # a shared two-core machine: Spark and the first epoch may take a while
 
 
-class Cluster(Protocol):
-    name: str
-    bootstrap_servers: str
-
-
 def produce(bootstrap: str, topic: str, partitions: int, start: int, n: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap})
-    for i in range(start, start + n):
-        producer.produce(topic, f"value-{i}".encode(), f"k{i}".encode(), partition=i % partitions)
-    assert producer.flush(30) == 0
+    records = (
+        (i % partitions, f"k{i}".encode(), f"value-{i}".encode()) for i in range(start, start + n)
+    )
+    kafka.produce(bootstrap, topic, records, flush_timeout=30)
 
 
 def values(bootstrap: str, topic: str) -> dict[int, list[bytes]]:

@@ -13,7 +13,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -23,17 +22,8 @@ from mm2.errors import BrokerStartError, JarResolutionError, JavaNotFoundError
 from mm2.kafka.admin import describe_cluster
 from mm2.localcluster import LocalCluster, resolve_classpath
 from mm2.localcluster import cluster as cluster_module
+from tests.support.kafka import Cluster
 from tests.support.waiting import eventually
-
-
-class KafkaCluster(Protocol):
-    """What the `primary`/`backup` fixtures give (see tests/conftest.py)."""
-
-    name: str
-    bootstrap_servers: str
-
-    def client_config(self) -> dict[str, str]: ...
-
 
 pytestmark = pytest.mark.integration
 
@@ -64,7 +54,7 @@ def _listening_socket() -> Iterator[int]:
 def test_produce_consume_round_trip(
     which: str, request: pytest.FixtureRequest, new_topic: Callable[..., str]
 ) -> None:
-    cluster: KafkaCluster = request.getfixturevalue(which)
+    cluster: Cluster = request.getfixturevalue(which)
     topic = new_topic(cluster, 3)
     producer = Producer(cluster.client_config())
     sent = {f"k{i}".encode(): f"v{i}".encode() for i in range(30)}
@@ -92,7 +82,7 @@ def test_produce_consume_round_trip(
 
 
 def test_clusters_are_independent(
-    primary: KafkaCluster, backup: KafkaCluster, new_topic: Callable[..., str]
+    primary: Cluster, backup: Cluster, new_topic: Callable[..., str]
 ) -> None:
     topic = new_topic(primary, 2)
     assert primary.bootstrap_servers != backup.bootstrap_servers

@@ -6,7 +6,6 @@ import logging
 import time
 import uuid
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -21,24 +20,12 @@ from confluent_kafka.admin import (
 )
 
 from mm2.records import Checkpoint, Heartbeat, OffsetSync
-from tests.support.mirror import (
-    MirrorProcess,
-    content,
-    count,
-    digest,
-    last_values,
-    read_topic,
-    write_properties,
-)
+from tests.support.kafka import Cluster, content, count, digest, last_values, read_topic
+from tests.support.mirror import MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 log = logging.getLogger(__name__)
-
-
-class Cluster(Protocol):
-    name: str
-    bootstrap_servers: str
 
 
 def make_topic(cluster: Cluster, name: str, partitions: int, **configs: str) -> None:

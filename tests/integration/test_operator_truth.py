@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from mm2.localcluster import LocalCluster, LocalClusters
+from tests.support.clusters import ClusterPair
 from tests.support.mirror import (
     ContinuousProducer,
     MirrorProcess,
@@ -36,9 +36,8 @@ log = logging.getLogger(__name__)
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[LocalClusters]:
-    with LocalClusters(["truth-source", "truth-target"]) as pair:
-        yield pair
+def clusters(cluster_pair: ClusterPair) -> LocalClusters:
+    return cluster_pair("truth-source", "truth-target")
 
 
 def mm2(*args: str) -> Any:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -28,17 +28,16 @@ from confluent_kafka.admin import (
 )
 
 from mm2.localcluster import LocalCluster, LocalClusters
+from tests.support import kafka
+from tests.support.clusters import ClusterPair
+from tests.support.kafka import Record, content, count, read_topic
 from tests.support.mirror import (
     PARTITIONS,
     ContinuousProducer,
     MirrorProcess,
-    Record,
     caught_up,
-    content,
-    count,
     free_port,
     make_topic,
-    read_topic,
     write_properties,
 )
 from tests.support.waiting import eventually
@@ -50,10 +49,9 @@ log = logging.getLogger(__name__)
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[LocalClusters]:
+def clusters(cluster_pair: ClusterPair) -> LocalClusters:
     """A source and a target of this module's own, which tests may halt and resume."""
-    with LocalClusters(["resilience-source", "resilience-target"]) as pair:
-        yield pair
+    return cluster_pair("resilience-source", "resilience-target")
 
 
 @pytest.fixture
@@ -77,16 +75,10 @@ def target(clusters: LocalClusters) -> Iterator[LocalCluster]:
 
 def produce(cluster: LocalCluster, topic: str, start: int, n: int) -> int:
     """Records start..start+n-1 (keyed, spread over the partitions); returns start + n."""
-    producer = Producer({**cluster.client_config(), "linger.ms": 20})
-    for i in range(start, start + n):
-        while True:
-            try:
-                producer.produce(topic, f"r{i}".encode() * 10, f"k{i}".encode(),
-                                 partition=i % PARTITIONS)  # fmt: skip
-                break
-            except BufferError:
-                producer.poll(0.5)
-    assert producer.flush(60) == 0, "records left unsent on the source"
+    records = (
+        (i % PARTITIONS, f"k{i}".encode(), f"r{i}".encode() * 10) for i in range(start, start + n)
+    )
+    kafka.produce(cluster.bootstrap_servers, topic, records, config={"linger.ms": 20})
     return start + n
 
 

@@ -17,7 +17,6 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 import trustme
@@ -35,18 +34,13 @@ from mm2.localcluster import (
     mutual_tls_listener,
     scram_listener,
 )
-from tests.support.mirror import MirrorProcess, count, read_topic, write_properties
+from tests.support.kafka import Cluster, count, read_topic
+from tests.support.mirror import MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
 GSSAPI_CLIENT = Path(sys.prefix) / "gssapi-client"
 RECORDS = 200
 SCRAM_USER, SCRAM_PASSWORD = "mirror", "mirror-secret-512"
-
-
-class Cluster(Protocol):
-    """The session's plain `backup` cluster (tests/conftest.py)."""
-
-    bootstrap_servers: str
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
-from conftest import KafkaCluster
 
 from mm2.config import load
 from mm2.config.model import Flow
@@ -27,6 +26,7 @@ from mm2.localcluster import LocalCluster
 from mm2.records import Heartbeat
 from mm2.runtime.herder import Herder
 from mm2.runtime.task_runner import Backoff
+from tests.support.kafka import KafkaCluster
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -21,7 +21,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,15 +29,14 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPar
 from confluent_kafka.admin import AdminClient
 
 from mm2.localcluster import LocalCluster, LocalClusters
+from tests.support.clusters import ClusterPair
+from tests.support.kafka import Record, last_values, read_topic
 from tests.support.mirror import (
     PARTITIONS,
     ContinuousProducer,
     MirrorProcess,
-    Record,
     caught_up,
-    last_values,
     make_topic,
-    read_topic,
     write_properties,
 )
 from tests.support.waiting import eventually
@@ -52,9 +51,8 @@ _PAD = b"." * 100
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[LocalClusters]:
-    with LocalClusters(["soak-source", "soak-target"]) as pair:
-        yield pair
+def clusters(cluster_pair: ClusterPair) -> LocalClusters:
+    return cluster_pair("soak-source", "soak-target")
 
 
 def sequenced(i: int) -> bytes:

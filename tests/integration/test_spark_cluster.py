@@ -38,15 +38,9 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from mm2.localcluster import LocalCluster, LocalClusters
-from tests.support.mirror import (
-    ContinuousProducer,
-    MirrorProcess,
-    content,
-    count,
-    last_values,
-    read_topic,
-    write_properties,
-)
+from tests.support.clusters import ClusterPair
+from tests.support.kafka import content, count, last_values, read_topic
+from tests.support.mirror import ContinuousProducer, MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -235,9 +229,8 @@ def spark_cluster(tmp_path: Path) -> Iterator[SparkCluster]:
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[LocalClusters]:
-    with LocalClusters(["sparkc-source", "sparkc-target"]) as pair:
-        yield pair
+def clusters(cluster_pair: ClusterPair) -> LocalClusters:
+    return cluster_pair("sparkc-source", "sparkc-target")
 
 
 def copying_workers(spark: SparkCluster, source: LocalCluster) -> list[int]:

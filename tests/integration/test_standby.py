@@ -17,15 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.mirror import (
-    ContinuousProducer,
-    MirrorProcess,
-    content,
-    count,
-    free_port,
-    read_topic,
-    write_properties,
-)
+from tests.support.kafka import content, count, read_topic
+from tests.support.mirror import ContinuousProducer, MirrorProcess, free_port, write_properties
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

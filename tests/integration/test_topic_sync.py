@@ -6,7 +6,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
@@ -17,6 +17,7 @@ from mm2.connectors.topic_sync import TopicSync
 from mm2.errors import KafkaClientError
 from mm2.kafka.topics import ConfigOp, NewTopicSpec, TopicAdmin
 from mm2.pipeline.routes import Route
+from tests.support.kafka import Cluster
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -24,16 +25,8 @@ pytestmark = pytest.mark.integration
 T = TypeVar("T")
 
 
-class KafkaCluster(Protocol):
-    """What conftest's `primary` / `backup` fixtures give."""
-
-    bootstrap_servers: str
-
-    def client_config(self) -> dict[str, str]: ...
-
-
 def create_topic(
-    cluster: KafkaCluster, name: str, *, partitions: int = 1, config: dict[str, str] | None = None
+    cluster: Cluster, name: str, *, partitions: int = 1, config: dict[str, str] | None = None
 ) -> str:
     """Create `name` (the tests need exact names, e.g. `backup.<uuid>` for a cycle)."""
     spec = NewTopicSpec(name, partitions, 1, config or {})
@@ -47,9 +40,7 @@ def prefix() -> str:
 
 
 @pytest.fixture
-def make_sync(
-    tmp_path: Path, primary: KafkaCluster, backup: KafkaCluster
-) -> Callable[..., TopicSync]:
+def make_sync(tmp_path: Path, primary: Cluster, backup: Cluster) -> Callable[..., TopicSync]:
     """`make_sync(topics=..., **flow_settings)` -> a TopicSync for primary->backup."""
 
     def make(*, acl_recheck_seconds: float = 60.0, **settings: str) -> TopicSync:
@@ -77,18 +68,18 @@ def make_sync(
     return make
 
 
-def configs_of(cluster: KafkaCluster, topic: str) -> dict[str, str | None]:
+def configs_of(cluster: Cluster, topic: str) -> dict[str, str | None]:
     described = TopicAdmin(cluster.client_config()).describe_topic_configs([topic])
     return {e.name: e.value for e in described[topic]}
 
 
-def alter(cluster: KafkaCluster, topic: str, *ops: ConfigOp) -> None:
+def alter(cluster: Cluster, topic: str, *ops: ConfigOp) -> None:
     failures = TopicAdmin(cluster.client_config()).incremental_alter_configs({topic: ops})
     assert not failures
 
 
 def test_new_topic_appears_with_partitions_and_filtered_configs(
-    make_sync: Callable[..., TopicSync], primary: KafkaCluster, backup: KafkaCluster, prefix: str
+    make_sync: Callable[..., TopicSync], primary: Cluster, backup: Cluster, prefix: str
 ) -> None:
     topic = create_topic(
         primary,
@@ -116,7 +107,7 @@ def test_new_topic_appears_with_partitions_and_filtered_configs(
 
 
 def test_partition_increase_propagates(
-    make_sync: Callable[..., TopicSync], primary: KafkaCluster, backup: KafkaCluster, prefix: str
+    make_sync: Callable[..., TopicSync], primary: Cluster, backup: Cluster, prefix: str
 ) -> None:
     topic = create_topic(primary, f"{prefix}-b", partitions=1)
     sync = make_sync(topics=f"{prefix}.*")
@@ -140,7 +131,7 @@ def test_partition_increase_propagates(
 
 
 def test_config_change_propagates_and_excluded_target_edit_survives(
-    make_sync: Callable[..., TopicSync], primary: KafkaCluster, backup: KafkaCluster, prefix: str
+    make_sync: Callable[..., TopicSync], primary: Cluster, backup: Cluster, prefix: str
 ) -> None:
     topic = create_topic(primary, f"{prefix}-c", config={"retention.ms": "1000000"})
     remote = f"primary.{topic}"
@@ -164,7 +155,7 @@ def test_config_change_propagates_and_excluded_target_edit_survives(
 
 
 def test_use_defaults_from_source_sets_defaults(
-    make_sync: Callable[..., TopicSync], primary: KafkaCluster, backup: KafkaCluster, prefix: str
+    make_sync: Callable[..., TopicSync], primary: Cluster, backup: Cluster, prefix: str
 ) -> None:
     topic = create_topic(primary, f"{prefix}-s")
     remote = f"primary.{topic}"
@@ -182,7 +173,7 @@ def test_use_defaults_from_source_sets_defaults(
 
 
 def test_cycles_and_internal_topics_are_not_mirrored(
-    make_sync: Callable[..., TopicSync], primary: KafkaCluster, backup: KafkaCluster, prefix: str
+    make_sync: Callable[..., TopicSync], primary: Cluster, backup: Cluster, prefix: str
 ) -> None:
     ok = create_topic(primary, f"{prefix}-ok")
     skipped = [
@@ -213,7 +204,7 @@ def test_cycles_and_internal_topics_are_not_mirrored(
 
 
 def test_heartbeats_mirrored_even_when_the_filter_rejects_them(
-    make_sync: Callable[..., TopicSync], primary: KafkaCluster, backup: KafkaCluster, prefix: str
+    make_sync: Callable[..., TopicSync], primary: Cluster, backup: Cluster, prefix: str
 ) -> None:
     # an upstream cluster's heartbeats (original topic "heartbeats"), uuid-named for isolation
     heartbeats = create_topic(primary, f"{prefix}.heartbeats")
@@ -232,7 +223,7 @@ def test_heartbeats_mirrored_even_when_the_filter_rejects_them(
 
 def test_no_authorizer_skips_acl_sync_and_logs_once(
     make_sync: Callable[..., TopicSync],
-    primary: KafkaCluster,
+    primary: Cluster,
     caplog: pytest.LogCaptureFixture,
     prefix: str,
 ) -> None:
@@ -247,7 +238,7 @@ def test_no_authorizer_skips_acl_sync_and_logs_once(
     assert any("skipping" in r.message for r in caplog.records if r.levelno == logging.DEBUG)
 
 
-def test_topic_admin_create_semantics(backup: KafkaCluster, prefix: str) -> None:
+def test_topic_admin_create_semantics(backup: Cluster, prefix: str) -> None:
     admin = TopicAdmin(backup.client_config())
     spec = NewTopicSpec(f"{prefix}-n", 2, -1, {"retention.ms": "5000"})
     bad = NewTopicSpec(f"{prefix}-bad", 1, 5)

@@ -1,12 +1,17 @@
-"""A MirrorMaker on fake Mirror* plugins (no network), for the REST unit tests."""
+"""A MirrorMaker on fake Mirror* plugins (no network), for the REST unit tests; a pytest plugin
+(tests/conftest.py) with the `mirror` and `client` fixtures."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
+import pytest
+from fastapi.testclient import TestClient
+
+from mm2.api.app import create_app
 from mm2.config import load_properties, parse_properties
 from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.kafka.offset_store import SourcePositions
@@ -119,3 +124,18 @@ def make_mirror(state: Path, text: str = PROPERTIES) -> MirrorMaker:
         worker_id="w1",
         backoff=Backoff(0.01, 0.05),
     )
+
+
+@pytest.fixture
+def mirror(tmp_path: Path) -> Iterator[MirrorMaker]:
+    """A started MirrorMaker on the fake plugins, its state under tmp_path; stopped after."""
+    started = make_mirror(tmp_path, PROPERTIES + f"mm2.state.dir = {tmp_path / 'state'}\n")
+    started.start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def client(mirror: MirrorMaker) -> TestClient:
+    """The REST API of `mirror`, in process."""
+    return TestClient(create_app(mirror))

@@ -1,10 +1,9 @@
 """Helpers for mirror tests: write mm2.properties, run connect-mirror-maker, write to the source
-under load, read topics back."""
+under load, tell when the target caught up (reading records back is tests.support.kafka's)."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import signal
 import socket
@@ -17,12 +16,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Producer
 
 from mm2.localcluster import LocalCluster
-
-Record = tuple[int, bytes | None, bytes | None, int, tuple[tuple[str, bytes | None], ...]]
+from tests.support.kafka import create_topic, last_values
 
 # Partitions of the topics the resilience and soak tests write under load.
 PARTITIONS = 4
@@ -140,142 +137,8 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def read_topic(bootstrap: str, topic: str, **config: Any) -> dict[int, list[Record]]:
-    """Every record of every partition, in order, from the start to the high watermark."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "mm2-test-reader",
-            "enable.auto.commit": False,
-            "enable.partition.eof": False,
-            **config,
-        }
-    )
-    try:
-        metadata = consumer.list_topics(topic, timeout=10).topics[topic]
-        out: dict[int, list[Record]] = {}
-        for p in sorted(metadata.partitions):
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-            records: list[Record] = []
-            if high > low:
-                consumer.assign([TopicPartition(topic, p, low)])
-                deadline = time.monotonic() + 30
-                while time.monotonic() < deadline:
-                    msgs = consumer.consume(1000, 0.5)
-                    for m in msgs:
-                        if m.error():
-                            continue
-                        records.append(
-                            (
-                                m.offset() or 0,
-                                m.key(),
-                                m.value(),
-                                m.timestamp()[1],
-                                tuple(m.headers() or ()),
-                            )
-                        )
-                    position = consumer.position([TopicPartition(topic, p)])[0].offset
-                    if position >= high:
-                        break
-            out[p] = records
-        return out
-    finally:
-        consumer.close()
-
-
-def count(bootstrap: str, topic: str) -> int:
-    """Records a read_committed reader sees in `topic` (0 while a just-created topic has no
-    leader yet). Records are read, not offsets subtracted: transaction markers take offsets."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "mm2-test-counter",
-            "enable.partition.eof": True,
-            "isolation.level": "read_committed",
-        }
-    )
-    try:
-        metadata = consumer.list_topics(timeout=10).topics.get(topic)
-        if metadata is None or metadata.error is not None:
-            return 0
-        partitions = []
-        for p in metadata.partitions:
-            try:
-                low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-            except KafkaException:
-                return 0
-            if high > low:
-                partitions.append(TopicPartition(topic, p, low))
-        if not partitions:
-            return 0
-        consumer.assign(partitions)
-        total, ended = 0, set()
-        deadline = time.monotonic() + 30
-        while len(ended) < len(partitions) and time.monotonic() < deadline:
-            for m in consumer.consume(10_000, 0.5):
-                err = m.error()
-                if err is None:
-                    total += 1
-                elif err.code() == KafkaError._PARTITION_EOF:
-                    ended.add(m.partition())
-        return total
-    finally:
-        consumer.close()
-
-
-def content(records: list[Record]) -> list[tuple[Any, ...]]:
-    """A partition's records without their offsets (offsets differ between clusters)."""
-    return [r[1:] for r in records]
-
-
-def digest(records: list[Record]) -> str:
-    h = hashlib.sha256()
-    for r in content(records):
-        h.update(repr(r).encode())
-    return h.hexdigest()
-
-
-def last_values(bootstrap: str, topic: str) -> dict[int, bytes | None]:
-    """The value of the last committed record of each partition (order is kept, so a mirror
-    whose every partition ends with the source's last record has caught up). The log may end
-    in transaction markers, so the last records are read, not the last offset."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "mm2-test-tail",
-            "enable.partition.eof": True,
-            "isolation.level": "read_committed",
-        }
-    )
-    try:
-        metadata = consumer.list_topics(timeout=10).topics.get(topic)
-        if metadata is None or metadata.error is not None:
-            return {}
-        out: dict[int, bytes | None] = {}
-        for p in metadata.partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-            if high <= low:
-                continue
-            consumer.assign([TopicPartition(topic, p, max(low, high - 200))])
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                msgs = consumer.consume(1000, 1)
-                for m in msgs:
-                    if m.error() is None:
-                        out[p] = m.value()
-                if any(m.error() is not None and m.error().code() == KafkaError._PARTITION_EOF
-                       for m in msgs):  # fmt: skip
-                    break
-        return out
-    finally:
-        consumer.close()
-
-
 def make_topic(cluster: LocalCluster, prefix: str, partitions: int = PARTITIONS) -> str:
-    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient(cluster.client_config())
-    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(60)
-    return name
+    return create_topic(cluster, f"{prefix}-{uuid.uuid4().hex[:8]}", partitions=partitions)
 
 
 def _repeated_index(i: int) -> bytes:

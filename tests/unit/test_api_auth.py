@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -14,7 +13,6 @@ import mm2.api.forward
 from mm2.api.app import create_app
 from mm2.api.limits import MAX_BODY_BYTES
 from mm2.runtime.mirror_maker import MirrorMaker
-from tests.support.api import PROPERTIES, make_mirror
 
 SOURCE = "primary.backup.MirrorSourceConnector"
 USERS = {"alice": "wonderland", "zoë": "pässword"}
@@ -23,19 +21,6 @@ USERS = {"alice": "wonderland", "zoë": "pässword"}
 def basic(user: str, password: str) -> dict[str, str]:
     token = base64.b64encode(f"{user}:{password}".encode()).decode()
     return {"Authorization": f"Basic {token}"}
-
-
-@pytest.fixture
-def mirror(tmp_path: Path) -> Iterator[MirrorMaker]:
-    m = make_mirror(tmp_path, PROPERTIES + f"mm2.state.dir = {tmp_path / 'state'}\n")
-    m.start()
-    yield m
-    m.stop()
-
-
-@pytest.fixture
-def client(mirror: MirrorMaker) -> TestClient:
-    return TestClient(create_app(mirror))
 
 
 @pytest.fixture

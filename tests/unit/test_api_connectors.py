@@ -2,31 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 
-from mm2.api.app import create_app
 from mm2.runtime.mirror_maker import MirrorMaker
-from tests.support.api import make_mirror, polls
+from tests.support.api import polls
 from tests.support.waiting import eventually
 
 SOURCE = "primary.backup.MirrorSourceConnector"
-
-
-@pytest.fixture
-def mirror(tmp_path: Path) -> Iterator[MirrorMaker]:
-    m = make_mirror(tmp_path)
-    m.start()
-    yield m
-    m.stop()
-
-
-@pytest.fixture
-def client(mirror: MirrorMaker) -> TestClient:
-    return TestClient(create_app(mirror))
 
 
 def test_root_health_and_plugins(client: TestClient) -> None:

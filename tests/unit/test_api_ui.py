@@ -6,26 +6,14 @@ The page itself runs in headless Chromium in tests/integration/test_ui_browser.p
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 
 from mm2.api.app import create_app
 from mm2.cli.status import render_status
 from mm2.runtime.mirror_maker import MirrorMaker
-from tests.support.api import make_mirror
 
 USERS = {"alice": "wonderland"}
-
-
-@pytest.fixture
-def mirror(tmp_path: Path) -> Iterator[MirrorMaker]:
-    built = make_mirror(tmp_path)
-    built.start()
-    yield built
-    built.stop()
 
 
 def test_the_page_and_every_asset_it_loads_are_served_by_the_process(mirror: MirrorMaker) -> None:

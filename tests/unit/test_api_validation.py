@@ -3,30 +3,14 @@ offsets PATCH takes Java longs for partitions that exist in topics the connector
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from mm2.api.app import create_app
 from mm2.runtime.mirror_maker import MirrorMaker
-from tests.support.api import PROPERTIES, make_mirror
 
 SOURCE = "primary.backup.MirrorSourceConnector"
-
-
-@pytest.fixture
-def mirror(tmp_path: Path) -> Iterator[MirrorMaker]:
-    m = make_mirror(tmp_path, PROPERTIES + f"mm2.state.dir = {tmp_path / 'state'}\n")
-    m.start()
-    yield m
-    m.stop()
-
-
-@pytest.fixture
-def client(mirror: MirrorMaker) -> TestClient:
-    return TestClient(create_app(mirror))
 
 
 # -- PUT and POST validate the whole config --

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-
-# bench/ is a folder of the repository, not an installed package: import it from the checkout.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import clusters as clusters_module
 from bench.cli import _attempt

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# bench/ is a folder of the repository, not an installed package: import it from the checkout.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from bench.committed import COMMITTED_CONSUMER, header_ms
 from bench.steady import SOURCE_TS
 

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-# bench/ is a folder of the repository, not an installed package: import it from the checkout.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.apache import POM, candidate_versions
 from bench.settings import QUICK, Settings, parse_args

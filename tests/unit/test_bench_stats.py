@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-# bench/ is a folder of the repository, not an installed package: import it from the checkout.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.stats import (
     latency_summary,

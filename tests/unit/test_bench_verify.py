@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import sys
-from pathlib import Path
 from typing import cast
 
 from confluent_kafka import Message
-
-# bench/ is a folder of the repository, not an installed package: import it from the checkout.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.verify import PartitionDigest, _at_end, compare, record_digest_update
 
