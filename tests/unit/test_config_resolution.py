@@ -10,6 +10,7 @@ import pytest
 from mm2.config import MirrorMakerConfig, load, load_properties, parse_properties
 from mm2.config.resolve import cluster_pairs, cluster_props, connector_base_config, parse_clusters
 from mm2.errors import ConfigError
+from tests.support.paths import REPO
 
 Props = dict[str, str]
 
@@ -241,7 +242,7 @@ def test_deprecated_names_warn(write: Callable[[str], Path]) -> None:
 
 
 def test_example_file_parses() -> None:
-    example = Path(__file__).resolve().parents[2] / "mm2.properties.example"
+    example = REPO / "mm2.properties.example"
     cfg = load(example)
     flow = cfg.flow("primary", "backup")
     assert flow.enabled and flow.tasks_max == 4

@@ -23,8 +23,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from mm2.api.metrics import metrics_registry
 from tests.support.api import make_mirror
+from tests.support.paths import REPO
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+DEPLOY = REPO / "deploy"
 RULES = DEPLOY / "prometheus" / "alerts.yml"
 DASHBOARD = DEPLOY / "grafana" / "mm2-dashboard.json"
 # Series Prometheus makes itself, not the mirror.

@@ -32,8 +32,9 @@ from tests.support.dockerfile import (
     read_dockerfile,
     stages,
 )
+from tests.support.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 DOCKER = ROOT / "docker"
 ARCHITECTURES = ["amd64", "arm64"]
 

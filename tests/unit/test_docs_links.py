@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import REPO
+
+ROOT = REPO
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # [text](target), not inside inline code; images too
 _LINK = re.compile(r"(?<!`)!?\[[^\]\n]*\]\(([^)\s]+)\)")
