@@ -24,10 +24,6 @@ _marked: set[str] = set()
 _reached: set[str] = set()
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "integration: needs real Kafka brokers (the launcher)")
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     _marked.clear()
     _marked.update(i.nodeid for i in session.items if i.get_closest_marker("integration"))

@@ -46,6 +46,7 @@ def _jks_both(stores: Stores) -> str:
     )
 
 
+@pytest.mark.system
 def test_jks_stores_become_pem(
     tmp_path: Path, stores: Stores, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -64,6 +65,7 @@ def test_jks_stores_become_pem(
     Producer({k: v for k, v in config.items() if k != "enable.auto.commit"}).flush(0)
 
 
+@pytest.mark.system
 def test_pkcs12_truststore_and_keystore(tmp_path: Path, stores: Stores) -> None:
     text = (
         "b.security.protocol = SSL\n"
@@ -81,6 +83,7 @@ def test_pkcs12_truststore_and_keystore(tmp_path: Path, stores: Stores) -> None:
     Producer(dict(config)).flush(0)
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("text", "key"),
     [

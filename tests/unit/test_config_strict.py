@@ -12,6 +12,8 @@ from mm2.config.names import TYPES
 from mm2.config.values import ValueProblem, check_def, connector_def
 from tests.support.apache_oracle import ApacheOracle
 
+pytestmark = pytest.mark.system  # Apache's own classes answer: a JVM
+
 VALUES = [
     "", " ", "0", "1", "-1", "-2", "2", "9", "10", "17", "22", "23", "900", "901", "3600",
     "4999", "5000", "86400", "-131072", "-131073", "32767", "32768", "-32769",

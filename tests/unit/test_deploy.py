@@ -108,21 +108,25 @@ def exported(tmp_path: Path) -> Iterator[set[str]]:
     yield names
 
 
+@pytest.mark.system
 def test_alert_rules_pass_promtool_check() -> None:
     result = _run("check", "rules", str(RULES))
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.system
 def test_alert_rules_fire_when_they_should_and_only_then() -> None:
     result = _run("test", "rules", str(RULES.with_name("alerts.test.yml")))
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.system
 def test_the_example_prometheus_config_is_valid() -> None:
     result = _run("check", "config", str(RULES.with_name("prometheus.yml")))
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.system
 def test_dashboard_queries_are_valid_promql(tmp_path: Path) -> None:
     """promtool parses the dashboard's queries as recording rules (Grafana's variables made
     concrete first)."""

@@ -201,6 +201,7 @@ def debian_index() -> DebianIndex:
     return index
 
 
+@pytest.mark.system
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_the_pinned_release_has_every_package_the_image_installs(
@@ -217,6 +218,7 @@ def test_the_pinned_release_has_every_package_the_image_installs(
     ]
 
 
+@pytest.mark.system
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_java_home_is_a_link_to_that_architectures_jre_17(
@@ -322,6 +324,7 @@ def _compose_plugin() -> bool:
     return probe.returncode == 0
 
 
+@pytest.mark.system
 @pytest.mark.skipif(
     not _compose_plugin(),
     reason="compose's own validation needs the `docker compose` plugin; the file's structure "
@@ -438,6 +441,7 @@ def _copy_context(destination: Path) -> None:
     shutil.copytree(ROOT, destination, ignore=ignore)
 
 
+@pytest.mark.system
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.timeout(1200)

@@ -24,6 +24,7 @@ SETTINGS = [
 ]  # fmt: skip
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: repr(sorted(s.items())))
 def test_policy_names_topics_as_apache_does(apache: ApacheOracle, settings: dict[str, str]) -> None:
     policy = load_replication_policy(settings)
