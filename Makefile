@@ -69,7 +69,7 @@ $(GSSAPI_CLIENT)/.built: $(STAMP) scripts/build-gssapi-client.sh | system-packag
 
 gssapi-client: system-packages $(GSSAPI_CLIENT)/.built ## a Kerberos-capable confluent-kafka beside the venv's
 
-# promtool, from Debian's prometheus package, checks deploy/prometheus/ (tests/unit/test_deploy.py):
+# promtool, from Debian's prometheus package, checks deploy/prometheus/ (tests/unit/project/test_deploy.py):
 # installed when missing (as root), a no-op when present.
 .PHONY: promtool
 promtool: ## promtool (Debian's prometheus package) for deploy/'s checks, when missing
