@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
@@ -244,7 +244,7 @@ def read_all(
                     raise AssertionError(f"reading {topic}: {error}")
                 partition, offset = m.partition(), m.offset()
                 assert partition is not None and offset is not None
-                headers = tuple(m.headers() or ())
+                headers = cast(tuple[tuple[str, bytes | None], ...], tuple(m.headers() or ()))
                 out.append(Fetched(partition, offset, m.key(), m.value(), headers))
         out.sort(key=lambda f: (f.partition, f.offset))
         return out

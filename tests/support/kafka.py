@@ -9,13 +9,15 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
 
 # (offset, key, value, timestamp, headers) of one record read back.
 Record = tuple[int, bytes | None, bytes | None, int, tuple[tuple[str, bytes | None], ...]]
+Headers = tuple[tuple[str, bytes | None], ...]
 
 
 class Cluster(Protocol):
@@ -50,7 +52,8 @@ def create_topic(
     config: dict[str, str] | None = None,
 ) -> str:
     """Create `name` on `cluster` and wait until the controller accepted it."""
-    admin = AdminClient(cluster.client_config())
+    admin_config: dict[str, str | int | float | bool] = {**cluster.client_config()}
+    admin = AdminClient(admin_config)
     topic = NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})
     admin.create_topics([topic], operation_timeout=30, request_timeout=30)[name].result(timeout=60)
     return name
@@ -118,7 +121,7 @@ def read_topic(bootstrap: str, topic: str, **config: Any) -> dict[int, list[Reco
                                 m.key(),
                                 m.value(),
                                 m.timestamp()[1],
-                                tuple(m.headers() or ()),
+                                cast(Headers, tuple(m.headers() or ())),
                             )
                         )
                     position = consumer.position([TopicPartition(topic, p)])[0].offset
@@ -156,7 +159,8 @@ def count(bootstrap: str, topic: str) -> int:
         if not partitions:
             return 0
         consumer.assign(partitions)
-        total, ended = 0, set()
+        total = 0
+        ended: set[int | None] = set()
         deadline = time.monotonic() + 30
         while len(ended) < len(partitions) and time.monotonic() < deadline:
             for m in consumer.consume(10_000, 0.5):
@@ -198,7 +202,7 @@ def last_values(bootstrap: str, topic: str) -> dict[int, bytes | None]:
                 for m in msgs:
                     if m.error() is None:
                         out[p] = m.value()
-                if any(m.error() is not None and m.error().code() == KafkaError._PARTITION_EOF
+                if any((e := m.error()) is not None and e.code() == KafkaError._PARTITION_EOF
                        for m in msgs):  # fmt: skip
                     break
         return out

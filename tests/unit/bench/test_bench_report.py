@@ -227,7 +227,7 @@ def test_two_system_table_has_no_at_least_once_column() -> None:
 
 
 def test_start_up_and_breadth_are_held_against_apache() -> None:
-    def verdicts(first: float, mirrored: float) -> list[str]:
+    def verdicts(first: float, mirrored: float) -> list[list[str]]:
         table = markdown(
             {
                 "w1": {

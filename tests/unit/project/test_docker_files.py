@@ -20,6 +20,7 @@ import tomllib
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -60,7 +61,7 @@ def _release(image: str) -> str:
     return match.group(1)
 
 
-def _compose() -> dict[str, object]:
+def _compose() -> dict[str, Any]:
     loaded = yaml.safe_load((DOCKER / "compose.yaml").read_text(encoding="utf-8"))
     assert isinstance(loaded, dict)
     return loaded
@@ -231,7 +232,7 @@ def test_java_home_is_a_link_to_that_architectures_jre_17(
 # -- the compose file ----------------------------------------------------------------------------
 
 
-def _services() -> dict[str, dict[str, object]]:
+def _services() -> dict[str, dict[str, Any]]:
     services = _compose()["services"]
     assert isinstance(services, dict)
     return services
