@@ -79,6 +79,7 @@ def apache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApacheOracle]:
     try:
         yield ApacheOracle(process)
     finally:
-        assert process.stdin is not None
+        assert process.stdin is not None and process.stdout is not None
         process.stdin.close()
         process.wait(timeout=30)
+        process.stdout.close()  # else its pipe is left to the collector: a ResourceWarning
