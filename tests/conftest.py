@@ -1,116 +1,20 @@
-"""Shared fixtures: the `primary` and `backup` Kafka clusters, uuid topics and groups.
+"""What every test run shares: the support plugins (fixtures in tests/support/), and the rule
+that a run in which every integration test was skipped fails.
 
-Clusters come from the launcher (mm2.localcluster), started once per session, unless
-MM2_TEST_BOOTSTRAP_PRIMARY / MM2_TEST_BOOTSTRAP_BACKUP name running ones; with
-MM2_TEST_KAFKA=docker from the apache/kafka image through testcontainers when a Docker engine
-answers (tests/kafka_docker.py). A broker that cannot start fails the tests; a run whose every
-integration test was skipped fails too.
+Fixtures: `primary`, `backup`, `cluster_pair`, `new_topic`, `new_group`
+(tests.support.clusters), `mirror` and `client` for the REST tests (tests.support.api), `apache`
+(tests.support.apache_oracle).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.kafka_docker import launch_clusters
-
-_ENV = {"primary": "MM2_TEST_BOOTSTRAP_PRIMARY", "backup": "MM2_TEST_BOOTSTRAP_BACKUP"}
-
-
-@dataclass(frozen=True)
-class KafkaCluster:
-    """A cluster a test talks to: its alias and where to bootstrap."""
-
-    name: str
-    bootstrap_servers: str
-
-    def client_config(self) -> dict[str, str]:
-        return {"bootstrap.servers": self.bootstrap_servers}
-
-
-@pytest.fixture(scope="session")
-def kafka_clusters(request: pytest.FixtureRequest) -> Iterator[dict[str, KafkaCluster]]:
-    """primary and backup: external when the env names them, else launched together."""
-    external = {name: os.environ[var] for name, var in _ENV.items() if os.environ.get(var)}
-    to_launch = [name for name in _ENV if name not in external]
-    found = {name: KafkaCluster(name, address) for name, address in external.items()}
-    if not to_launch:
-        yield found
-        return
-    # A BrokerStartError propagates: the fixture errors and every dependent test fails.
-    with launch_clusters(to_launch, say=_say(request.config)) as launched:
-        for cluster in launched:
-            found[cluster.name] = KafkaCluster(cluster.name, cluster.bootstrap_servers)
-        yield found
-
-
-def _say(config: pytest.Config) -> Callable[[str], None]:
-    """One line on the terminal, past output capture."""
-    capture = config.pluginmanager.get_plugin("capturemanager")
-
-    def say(line: str) -> None:
-        with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
-            print(f"\n{line}", file=sys.stderr, flush=True)
-
-    return say
-
-
-@pytest.fixture(scope="session")
-def primary(kafka_clusters: dict[str, KafkaCluster]) -> KafkaCluster:
-    return kafka_clusters["primary"]
-
-
-@pytest.fixture(scope="session")
-def backup(kafka_clusters: dict[str, KafkaCluster]) -> KafkaCluster:
-    return kafka_clusters["backup"]
-
-
-def create_topic(
-    cluster: KafkaCluster,
-    name: str,
-    *,
-    partitions: int = 1,
-    config: dict[str, str] | None = None,
-) -> str:
-    """Create `name` on `cluster` and wait until the controller accepted it."""
-    admin = AdminClient(cluster.client_config())
-    topic = NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})
-    admin.create_topics([topic], operation_timeout=30, request_timeout=30)[name].result(timeout=60)
-    return name
-
-
-@pytest.fixture
-def new_topic() -> Callable[..., str]:
-    """`new_topic(cluster, partitions=1, prefix="t", config=None)` -> a fresh uuid-named topic."""
-
-    def make(
-        cluster: KafkaCluster,
-        partitions: int = 1,
-        *,
-        prefix: str = "t",
-        config: dict[str, str] | None = None,
-    ) -> str:
-        name = f"{prefix}-{uuid.uuid4().hex}"
-        return create_topic(cluster, name, partitions=partitions, config=config)
-
-    return make
-
-
-@pytest.fixture
-def new_group() -> Callable[..., str]:
-    """`new_group(prefix="g")` -> a fresh uuid consumer-group name."""
-
-    def make(prefix: str = "g") -> str:
-        return f"{prefix}-{uuid.uuid4().hex}"
-
-    return make
+pytest_plugins = [
+    "tests.support.clusters",
+    "tests.support.api",
+    "tests.support.apache_oracle",
+]
 
 
 # -- a run in which every integration test was skipped is a failure ---------------------------
@@ -118,10 +22,6 @@ def new_group() -> Callable[..., str]:
 # Module state is fine here: pytest loads this conftest once per run.
 _marked: set[str] = set()
 _reached: set[str] = set()
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "integration: needs real Kafka brokers (the launcher)")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -1,7 +1,7 @@
 """The Java clients' ConfigDefs as data: each producer, consumer and admin key's type, bounds and
 accepted values, so that a value Apache's clients refuse is refused at load, naming its key.
 
-Kept in step with Apache by tests/unit/test_config_strict.py, which asks Apache's own
+Kept in step with Apache by tests/unit/config/test_config_strict.py, which asks Apache's own
 ConfigDefs about every key here.
 """
 

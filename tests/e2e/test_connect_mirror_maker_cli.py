@@ -33,7 +33,7 @@ def test_print_config_on_example() -> None:
 
 
 def test_broken_file_one_line_exit_2() -> None:
-    broken = ROOT / "tests/unit/broken_configs/07_bad_enabled.properties"
+    broken = ROOT / "tests/unit/config/broken_configs/07_bad_enabled.properties"
     done = cli(str(broken))
     assert done.returncode == 2
     lines = [line for line in done.stderr.splitlines() if line.strip()]
@@ -43,6 +43,6 @@ def test_broken_file_one_line_exit_2() -> None:
 
 
 def test_debug_shows_traceback() -> None:
-    done = cli(str(ROOT / "tests/unit/broken_configs/07_bad_enabled.properties"), "--debug")
+    done = cli(str(ROOT / "tests/unit/config/broken_configs/07_bad_enabled.properties"), "--debug")
     assert done.returncode != 0
     assert "Traceback" in done.stderr

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -21,14 +20,11 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from mm2.offset_syncs.exact_index import PREV_SYNC_HEADER, RUN, PrevSync, encode_prev_sync
 from mm2.records import OffsetSync
+from tests.support.kafka import Cluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 MM2 = Path(sys.executable).parent / "mm2"
-
-
-class Cluster(Protocol):
-    bootstrap_servers: str
 
 
 def mm2(*args: str) -> subprocess.CompletedProcess[str]:

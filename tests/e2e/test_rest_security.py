@@ -12,18 +12,15 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
 
 import httpx
 import pytest
 import trustme
 
+from tests.support.kafka import Cluster
+
 pytestmark = pytest.mark.e2e
 EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
-
-
-class Cluster(Protocol):
-    bootstrap_servers: str
 
 
 def trusting(ca: Path) -> ssl.SSLContext:

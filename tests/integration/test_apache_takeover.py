@@ -21,10 +21,17 @@ import logging
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
 
 import pytest
-from apache_support import (
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+from mm2.records.connect_offsets import (
+    ConnectOffsetKey,
+    MirrorSourcePartition,
+    encode_offset_value,
+)
+from tests.support.apache_mm2 import (
     CONNECTOR,
     ApacheMirrorMaker,
     cluster_id,
@@ -40,15 +47,8 @@ from apache_support import (
     wait_content,
     wait_copied,
 )
-from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
-from mirror_support import MirrorProcess
-
-from mm2.records.connect_offsets import (
-    ConnectOffsetKey,
-    MirrorSourcePartition,
-    encode_offset_value,
-)
+from tests.support.kafka import Cluster
+from tests.support.mirror import MirrorProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 log = logging.getLogger(__name__)
@@ -70,11 +70,6 @@ EXACTLY_ONCE = pytest.mark.parametrize(
     [None, "enabled"],
     ids=["apache-default", "exactly-once"],
 )
-
-
-class Cluster(Protocol):
-    name: str
-    bootstrap_servers: str
 
 
 def flow_properties(

@@ -8,19 +8,14 @@ Maven Central here (cached in ~/.m2 after the first run).
 from __future__ import annotations
 
 import json
-import sys
 import uuid
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 
 pytest.importorskip("psutil", reason="the bench extra is not installed: pip install -e '.[bench]'")
 pytest.importorskip("matplotlib", reason="the bench extra is not installed")
-
-# bench/ is a folder of the repository, not an installed package: import it from the checkout.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.apache import resolve_apache_mm2
 from bench.backlog import run_backlog, run_ceiling
@@ -29,12 +24,9 @@ from bench.context import Context
 from bench.report import markdown, write_results
 from bench.settings import Settings
 from bench.steady import run_steady
+from tests.support.kafka import Cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-class KafkaCluster(Protocol):
-    bootstrap_servers: str
 
 
 TINY = Settings(
@@ -56,7 +48,7 @@ TINY = Settings(
 
 
 def test_bench_runs_both_systems_and_verifies(
-    primary: KafkaCluster, backup: KafkaCluster, tmp_path: Path
+    primary: Cluster, backup: Cluster, tmp_path: Path
 ) -> None:
     ctx = Context(
         replace(TINY, out=tmp_path),

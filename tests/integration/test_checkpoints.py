@@ -7,26 +7,20 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
-from conftest import create_topic
-from mirror_support import MirrorProcess, wait_for, write_properties
 
 from mm2.errors import KafkaClientError
 from mm2.kafka.groups import GroupAdmin
 from mm2.kafka.log_reader import LogReader
 from mm2.records import Checkpoint, TopicPartition
+from tests.support.kafka import Cluster, create_topic
+from tests.support.mirror import MirrorProcess, write_properties
+from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-class Cluster(Protocol):
-    bootstrap_servers: str
-
-    def client_config(self) -> dict[str, str]: ...
 
 
 RECORDS = 300
@@ -193,7 +187,7 @@ def test_groups_fail_over_exactly_and_active_groups_are_left_alone(
         except KafkaClientError:  # the group coordinator may still be loading
             return False
 
-    wait_for(busy_is_active, 60, "busy group active", lambda: "")
+    eventually(busy_is_active, timeout=60, what="busy group active")
     with MirrorProcess(props) as mirror:
         # The target holds only the committed records, densely: a group that read n of them
         # resumes at offset n there (its source offsets also counted markers and aborts).
@@ -204,11 +198,11 @@ def test_groups_fail_over_exactly_and_active_groups_are_left_alone(
                 return {tp: cp.downstream_offset for tp, cp in checkpoints(backup, g).items()}
 
             try:
-                wait_for(
+                eventually(
                     lambda e=expected: translated() == e,  # type: ignore[misc]
-                    120,
-                    f"checkpoints of {group}",
-                    mirror.log,
+                    timeout=120,
+                    what=f"checkpoints of {group}",
+                    log=mirror.log,
                 )
             except AssertionError as exc:
                 raise AssertionError(f"{translated()} != {expected}") from exc
@@ -220,13 +214,23 @@ def test_groups_fail_over_exactly_and_active_groups_are_left_alone(
             got = admin.committed_offsets([group])[group]
             return {tp.partition: om.offset for tp, om in got.items()} == offsets
 
-        wait_for(lambda: synced(caught_up, {0: 157, 1: 157}), 60, "offsets synced", mirror.log)
-        wait_for(lambda: synced(lagging, {0: 3, 1: 3}), 60, "lagging group synced", mirror.log)
-        wait_for(
+        eventually(
+            lambda: synced(caught_up, {0: 157, 1: 157}),
+            timeout=60,
+            what="offsets synced",
+            log=mirror.log,
+        )
+        eventually(
+            lambda: synced(lagging, {0: 3, 1: 3}),
+            timeout=60,
+            what="lagging group synced",
+            log=mirror.log,
+        )
+        eventually(
             lambda: f"not syncing offsets of group {busy!r}" in mirror.log(),
-            60,
-            "the active group reported",
-            mirror.log,
+            timeout=60,
+            what="the active group reported",
+            log=mirror.log,
         )
         assert admin.committed_offsets([busy])[busy] == {}
         assert mirror.stop() == 0

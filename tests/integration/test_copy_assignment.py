@@ -11,19 +11,12 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from mirror_support import (
-    ContinuousProducer,
-    MirrorProcess,
-    content,
-    count,
-    read_topic,
-    wait_for,
-    write_properties,
-)
 
 from mm2.copy.assignment import AssignmentFeed, AssignmentPublisher
 from mm2.copy.spec import Assignment
-from tests.conftest import KafkaCluster
+from tests.support.kafka import KafkaCluster, content, count, read_topic
+from tests.support.mirror import ContinuousProducer, MirrorProcess, write_properties
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 log = logging.getLogger(__name__)
@@ -86,8 +79,12 @@ def test_a_new_topic_joins_the_running_copy_tasks_each_record_once(
     with MirrorProcess(props) as mirror:
         try:
             load.start()
-            wait_for(lambda: count(backup.bootstrap_servers, f"primary.{first}") > 100, 180,
-                     "the first records", mirror.log)  # fmt: skip
+            eventually(
+                lambda: count(backup.bootstrap_servers, f"primary.{first}") > 100,
+                timeout=180,
+                what="the first records",
+                log=mirror.log,
+            )
             for name in later:
                 _topic(primary, name, 3)
             producer = Producer(primary.client_config())
@@ -102,7 +99,7 @@ def test_a_new_topic_joins_the_running_copy_tasks_each_record_once(
         def arrived() -> bool:
             return all(_same(primary, backup, t) for t in [first, *later])
 
-        wait_for(arrived, 240, "every topic caught up", mirror.log)
+        eventually(arrived, timeout=240, what="every topic caught up", log=mirror.log)
         text = mirror.log()
         assert mirror.stop() == 0, text[-3000:]
     epochs = re.findall(r"copy epoch \d+ started", text)

@@ -13,13 +13,11 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KTP
 from confluent_kafka.admin import AdminClient, NewTopic
-from mirror_support import MirrorProcess, count, last_values, wait_for, write_properties
 
 from mm2.client import MirrorClient
 from mm2.client.failover import apply_failover, plan_failback, plan_failover, target_group_admin
@@ -27,20 +25,18 @@ from mm2.client.plan import FailoverError
 from mm2.config import MirrorMakerConfig, load
 from mm2.policies.replication import DefaultReplicationPolicy
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
+from tests.support import kafka
+from tests.support.kafka import Cluster, count, last_values
+from tests.support.mirror import MirrorProcess, write_properties
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
 PER_PARTITION = 300  # orders records per partition in the first burst, again in the second
 
 
-class KafkaCluster(Protocol):
-    bootstrap_servers: str
-
-    def client_config(self) -> dict[str, str]: ...
-
-
 def create_topic(
-    cluster: KafkaCluster, name: str, *, partitions: int = 1, config: dict[str, str] | None = None
+    cluster: Cluster, name: str, *, partitions: int = 1, config: dict[str, str] | None = None
 ) -> None:
     admin = AdminClient(cluster.client_config())
     new = NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})
@@ -49,8 +45,8 @@ def create_topic(
 
 @dataclass
 class World:
-    primary: KafkaCluster
-    backup: KafkaCluster
+    primary: Cluster
+    backup: Cluster
     config: MirrorMakerConfig
     orders: str
     compacted: str
@@ -58,11 +54,12 @@ class World:
 
 
 def produce(bootstrap: str, topic: str, partitions: int, start: int, n: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-    for p in range(partitions):
-        for i in range(start, start + n):
-            producer.produce(topic, f"{p}:{i}".encode(), f"k{i}".encode(), partition=p)
-    producer.flush(30)
+    records = (
+        (p, f"k{i}".encode(), f"{p}:{i}".encode())
+        for p in range(partitions)
+        for i in range(start, start + n)
+    )
+    kafka.produce(bootstrap, topic, records, config={"linger.ms": 5}, flush_timeout=30)
 
 
 def read_from(bootstrap: str, topic: str, partition: int, offset: int) -> list[tuple[int, bytes]]:
@@ -100,7 +97,7 @@ def commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> N
         consumer.close()
 
 
-def compacted_with_gaps(cluster: KafkaCluster, topic: str) -> None:
+def compacted_with_gaps(cluster: Cluster, topic: str) -> None:
     """A compacted topic whose cleaner has run: offsets of overwritten keys are gone."""
     create_topic(
         cluster,
@@ -124,12 +121,12 @@ def compacted_with_gaps(cluster: KafkaCluster, topic: str) -> None:
     def compacted() -> bool:
         return len(read_from(cluster.bootstrap_servers, topic, 0, 0)) < 81
 
-    wait_for(compacted, 120, f"the log cleaner to compact {topic}", lambda: "")
+    eventually(compacted, timeout=120, what=f"the log cleaner to compact {topic}")
 
 
 @pytest.fixture(scope="module")
 def world(
-    primary: KafkaCluster, backup: KafkaCluster, tmp_path_factory: pytest.TempPathFactory
+    primary: Cluster, backup: Cluster, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[World]:
     prefix = f"fo-{uuid.uuid4().hex[:8]}"
     orders, compacted = f"{prefix}-orders", f"{prefix}-compacted"
@@ -149,11 +146,11 @@ def world(
         def caught_up(topic: str) -> None:
             tails = last_values(primary.bootstrap_servers, topic)
             remote = f"primary.{topic}"
-            wait_for(
+            eventually(
                 lambda: last_values(backup.bootstrap_servers, remote) == tails,
-                240,
-                remote,
-                mirror.log,
+                timeout=240,
+                what=remote,
+                log=mirror.log,
             )
 
         caught_up(orders)
@@ -161,16 +158,16 @@ def world(
         # A second burst while the mirror runs: more runs, more syncs.
         produce(primary.bootstrap_servers, orders, 2, PER_PARTITION, PER_PARTITION)
         caught_up(orders)
-        wait_for(
+        eventually(
             lambda: count(backup.bootstrap_servers, "primary.heartbeats") > 0,
-            60,
-            "primary.heartbeats",
-            mirror.log,
+            timeout=60,
+            what="primary.heartbeats",
+            log=mirror.log,
         )
         yield World(primary, backup, load(str(props)), orders, compacted, props)
 
 
-def consume_as_group(cluster: KafkaCluster, group: str, topic: str) -> list[bytes]:
+def consume_as_group(cluster: Cluster, group: str, topic: str) -> list[bytes]:
     """A real member of `group` subscribed to `topic`: reads from the group's commits to the
     end of every partition (auto.offset.reset=latest, so a missing commit reads nothing)."""
     consumer = Consumer(
@@ -303,11 +300,10 @@ def test_failover_is_refused_while_the_group_is_active_on_the_target(world: Worl
     member = Consumer({"bootstrap.servers": world.backup.bootstrap_servers, "group.id": group})
     try:
         member.subscribe([f"primary.{world.orders}"])
-        wait_for(
+        eventually(
             lambda: bool(member.consume(1, 0.5) or member.assignment()),
-            60,
-            "the member's assignment",
-            lambda: "",
+            timeout=60,
+            what="the member's assignment",
         )
         with pytest.raises(FailoverError) as refused:
             apply_failover(plan, target_group_admin(flow))
@@ -426,11 +422,10 @@ def test_checkpoints_written_by_the_mirror_agree_with_the_live_plan(world: World
     flow = world.config.flow("primary", "backup")
     live = plan_failover(flow, group)
     client = MirrorClient(world.backup.client_config(), DefaultReplicationPolicy())
-    wait_for(
+    eventually(
         lambda: len(client.remote_consumer_offsets(group, "primary")) == 2,
-        90,
-        f"checkpoints of {group}",
-        lambda: "",
+        timeout=90,
+        what=f"checkpoints of {group}",
     )
     from_checkpoints = plan_failover(flow, group, from_checkpoints=True)
     assert from_checkpoints.basis == "checkpoints"

@@ -7,21 +7,21 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 from confluent_kafka import (
     Consumer,
     ConsumerGroupTopicPartitions,
-    KafkaException,
-    Producer,
     TopicPartition,
 )
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.support import kafka
+from tests.support.kafka import Cluster
+from tests.support.waiting import eventually, file_text
 
 pytestmark = pytest.mark.integration
 
@@ -29,34 +29,11 @@ SCRIPT = Path(sys.executable).parent / "kafka-mirror-maker"
 DEADLINE_S = 300.0  # a shared two-core machine: Spark and the first epoch may take a while
 
 
-class Cluster(Protocol):
-    name: str
-    bootstrap_servers: str
-
-
-def wait_for(check: Callable[[], bool], what: str, log: Path) -> None:
-    """Until check() holds; a Kafka error meanwhile (a leader not elected yet) is a no."""
-    deadline = time.monotonic() + DEADLINE_S
-    while not _holds(check):
-        if time.monotonic() > deadline:
-            lines = log.read_text(errors="replace").splitlines() if log.exists() else []
-            tail = "\n".join(lines[-60:])
-            raise AssertionError(f"timed out waiting for {what}; mirror log:\n{tail}")
-        time.sleep(0.5)
-
-
-def _holds(check: Callable[[], bool]) -> bool:
-    try:
-        return check()
-    except KafkaException:
-        return False
-
-
 def produce(bootstrap: str, topic: str, partitions: int, start: int, n: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap})
-    for i in range(start, start + n):
-        producer.produce(topic, f"value-{i}".encode(), f"k{i}".encode(), partition=i % partitions)
-    assert producer.flush(30) == 0
+    records = (
+        (i % partitions, f"k{i}".encode(), f"value-{i}".encode()) for i in range(start, start + n)
+    )
+    kafka.produce(bootstrap, topic, records, flush_timeout=30)
 
 
 def values(bootstrap: str, topic: str) -> dict[int, list[bytes]]:
@@ -113,7 +90,13 @@ def commit_group(admin: AdminClient, group: str, tp: TopicPartition, log: Path) 
         result = admin.alter_consumer_group_offsets([request])[group].result(30)
         return all(p.error is None for p in result.topic_partitions)
 
-    wait_for(done, f"a commit of {tp} for {group}", log)
+    eventually(
+        done,
+        timeout=DEADLINE_S,
+        what=f"a commit of {tp} for {group}",
+        interval=0.5,
+        log=file_text(log),
+    )
 
 
 def group_offsets(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
@@ -182,23 +165,33 @@ def test_mirror_maker_1_command_line_mirrors_and_commits_the_group(
             p: [f"value-{i}".encode() for i in range(30) if i % 3 == p] for p in range(3)
         }
         for topic, want in expected.items():
-            wait_for(arrived(backup, topic, want), f"{topic} on the backup under its name", log)
+            eventually(
+                arrived(backup, topic, want),
+                timeout=DEADLINE_S,
+                what=f"{topic} on the backup under its name",
+                interval=0.5,
+                log=file_text(log),
+            )
         # records written while it runs arrive too, and the group follows to the log end
         produce(primary.bootstrap_servers, orders, 3, 30, 30)
-        wait_for(
+        eventually(
             lambda: sum(map(len, values(backup.bootstrap_servers, orders).values())) == 60 - 4,
-            "the records written while mirroring",
-            log,
+            timeout=DEADLINE_S,
+            what="the records written while mirroring",
+            interval=0.5,
+            log=file_text(log),
         )
         wanted = {
             (t, p): end
             for t in (orders, payments)
             for p, end in ends(primary.bootstrap_servers, t, 3).items()
         }
-        wait_for(
+        eventually(
             lambda: group_offsets(primary.bootstrap_servers, group) == wanted,
-            f"group {group}'s offsets on the source at the log end {wanted}",
-            log,
+            timeout=DEADLINE_S,
+            what=f"group {group}'s offsets on the source at the log end {wanted}",
+            interval=0.5,
+            log=file_text(log),
         )
     finally:
         if mirror.poll() is None:

@@ -13,7 +13,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -23,16 +22,8 @@ from mm2.errors import BrokerStartError, JarResolutionError, JavaNotFoundError
 from mm2.kafka.admin import describe_cluster
 from mm2.localcluster import LocalCluster, resolve_classpath
 from mm2.localcluster import cluster as cluster_module
-
-
-class KafkaCluster(Protocol):
-    """What the `primary`/`backup` fixtures give (see tests/conftest.py)."""
-
-    name: str
-    bootstrap_servers: str
-
-    def client_config(self) -> dict[str, str]: ...
-
+from tests.support.kafka import Cluster
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -51,15 +42,6 @@ def _port_closed(address: str) -> bool:
         return sock.connect_ex((host, int(port))) != 0
 
 
-def _wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
-
-
 @contextlib.contextmanager
 def _listening_socket() -> Iterator[int]:
     with socket.socket() as sock:
@@ -72,7 +54,7 @@ def _listening_socket() -> Iterator[int]:
 def test_produce_consume_round_trip(
     which: str, request: pytest.FixtureRequest, new_topic: Callable[..., str]
 ) -> None:
-    cluster: KafkaCluster = request.getfixturevalue(which)
+    cluster: Cluster = request.getfixturevalue(which)
     topic = new_topic(cluster, 3)
     producer = Producer(cluster.client_config())
     sent = {f"k{i}".encode(): f"v{i}".encode() for i in range(30)}
@@ -100,7 +82,7 @@ def test_produce_consume_round_trip(
 
 
 def test_clusters_are_independent(
-    primary: KafkaCluster, backup: KafkaCluster, new_topic: Callable[..., str]
+    primary: Cluster, backup: Cluster, new_topic: Callable[..., str]
 ) -> None:
     topic = new_topic(primary, 2)
     assert primary.bootstrap_servers != backup.bootstrap_servers
@@ -203,8 +185,13 @@ def test_jvm_dies_with_a_sigkilled_parent() -> None:
     assert not _pid_gone(int(pid_text))
     parent.kill()
     parent.wait()
-    assert _wait_for(lambda: _pid_gone(int(pid_text))), "JVM outlived its SIGKILLed parent"
-    assert _wait_for(lambda: _port_closed(address))
+    eventually(
+        lambda: _pid_gone(int(pid_text)),
+        timeout=20,
+        what="the JVM to die with its SIGKILLed parent",
+        interval=0.1,
+    )
+    eventually(lambda: _port_closed(address), timeout=20, what=f"{address} closed", interval=0.1)
 
 
 def test_cli_start_prints_addresses_and_stops_on_sigint(tmp_path: Path) -> None:

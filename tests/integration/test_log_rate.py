@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import KafkaCluster
+from tests.support.kafka import KafkaCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

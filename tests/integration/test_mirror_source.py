@@ -6,7 +6,6 @@ import logging
 import time
 import uuid
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -19,26 +18,14 @@ from confluent_kafka.admin import (
     NewPartitions,
     NewTopic,
 )
-from mirror_support import (
-    MirrorProcess,
-    content,
-    count,
-    digest,
-    last_values,
-    read_topic,
-    wait_for,
-    write_properties,
-)
 
 from mm2.records import Checkpoint, Heartbeat, OffsetSync
+from tests.support.kafka import Cluster, content, count, digest, last_values, read_topic
+from tests.support.mirror import MirrorProcess, write_properties
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 log = logging.getLogger(__name__)
-
-
-class Cluster(Protocol):
-    name: str
-    bootstrap_servers: str
 
 
 def make_topic(cluster: Cluster, name: str, partitions: int, **configs: str) -> None:
@@ -89,9 +76,14 @@ def test_records_of_every_shape_arrive_identical_and_internal_topics_decode(
     )
     remote = f"primary.{topic}"
     with MirrorProcess(props) as mirror:
-        took = wait_for(
-            lambda: count(backup.bootstrap_servers, remote) >= committed, 240, remote, mirror.log
+        started = time.monotonic()
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= committed,
+            timeout=240,
+            what=remote,
+            log=mirror.log,
         )
+        took = time.monotonic() - started
         log.info("backlog of %d records mirrored in %.1f s", committed, took)
         # A topic made while the mirror runs is picked up without a restart.
         late = f"{prefix}-late"
@@ -100,18 +92,20 @@ def test_records_of_every_shape_arrive_identical_and_internal_topics_decode(
         for i in range(10):
             p.produce(late, f"late-{i}".encode(), partition=i % 2)
         p.flush(10)
-        took = wait_for(
+        started = time.monotonic()
+        eventually(
             lambda: count(backup.bootstrap_servers, f"primary.{late}") >= 10,
-            60,
-            "the late topic",
-            mirror.log,
+            timeout=60,
+            what="the late topic",
+            log=mirror.log,
         )
+        took = time.monotonic() - started
         log.info("topic created after start: first records on the target after %.1f s", took)
-        wait_for(
+        eventually(
             lambda: count(backup.bootstrap_servers, "primary.heartbeats") > 0,
-            60,
-            "primary.heartbeats on backup",
-            mirror.log,
+            timeout=60,
+            what="primary.heartbeats on backup",
+            log=mirror.log,
         )
         assert mirror.stop() == 0, mirror.log()[-3000:]
 
@@ -172,14 +166,22 @@ def test_kill_9_mid_stream_then_restart_copies_each_record_once(
     )
     remote = f"primary.{topic}"
     first = MirrorProcess(props)
-    wait_for(lambda: count(backup.bootstrap_servers, remote) > 5000, 180, "first records",
-             first.log)  # fmt: skip
+    eventually(
+        lambda: count(backup.bootstrap_servers, remote) > 5000,
+        timeout=180,
+        what="first records",
+        log=first.log,
+    )
     first.kill9()
     produce(20_000)
     tails = last_values(primary.bootstrap_servers, topic)
     with MirrorProcess(props) as second:
-        wait_for(lambda: last_values(backup.bootstrap_servers, remote) == tails, 240,
-                 "catch-up", second.log)  # fmt: skip
+        eventually(
+            lambda: last_values(backup.bootstrap_servers, remote) == tails,
+            timeout=240,
+            what="catch-up",
+            log=second.log,
+        )
         assert second.stop() == 0
     source = read_topic(primary.bootstrap_servers, topic)
     target = read_topic(backup.bootstrap_servers, remote)
@@ -225,19 +227,27 @@ def test_active_active_never_loops(primary: Cluster, backup: Cluster, tmp_path: 
         for cluster in (primary, backup):
             # Checkpoints of each side's group land on the other side, for its remote topic.
             home = other(cluster)
-            wait_for(
+            eventually(
                 lambda c=cluster, h=home: (
                     checkpoint_offsets(c, h, group)  # type: ignore[misc]
                     == {(f"{h}.aa-{tag}", 0): 3}
                 ),
-                120,
-                f"checkpoints of {home}'s group on {cluster.name}",
-                mirror.log,
+                timeout=120,
+                what=f"checkpoints of {home}'s group on {cluster.name}",
+                log=mirror.log,
             )
-        wait_for(lambda: count(backup.bootstrap_servers, f"primary.aa-{tag}") >= 5, 120,
-                 "primary -> backup", mirror.log)  # fmt: skip
-        wait_for(lambda: count(primary.bootstrap_servers, f"backup.aa-{tag}") >= 5, 120,
-                 "backup -> primary", mirror.log)  # fmt: skip
+        eventually(
+            lambda: count(backup.bootstrap_servers, f"primary.aa-{tag}") >= 5,
+            timeout=120,
+            what="primary -> backup",
+            log=mirror.log,
+        )
+        eventually(
+            lambda: count(primary.bootstrap_servers, f"backup.aa-{tag}") >= 5,
+            timeout=120,
+            what="backup -> primary",
+            log=mirror.log,
+        )
         time.sleep(5)  # a few refresh rounds: time enough to make a loop, if it would
         for cluster in (primary, backup):
             admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
@@ -290,15 +300,22 @@ def test_partition_increase_config_change_and_new_topic_reach_target(
         return 0 if meta is None or meta.error else len(meta.partitions)
 
     with MirrorProcess(props) as mirror:
-        wait_for(lambda: partitions() == 1, 60, "remote topic", mirror.log)
+        eventually(lambda: partitions() == 1, timeout=60, what="remote topic", log=mirror.log)
         source = AdminClient({"bootstrap.servers": primary.bootstrap_servers})
         source.create_partitions([NewPartitions(topic, 3)])[topic].result(30)
-        took = wait_for(lambda: partitions() == 3, 30, "new partitions", mirror.log)
+        started = time.monotonic()
+        eventually(lambda: partitions() == 3, timeout=30, what="new partitions", log=mirror.log)
+        took = time.monotonic() - started
         log.info("partition increase reached the target after %.1f s", took)
         p = Producer({"bootstrap.servers": primary.bootstrap_servers})
         p.produce(topic, b"in-new-partition", partition=2)
         p.flush(10)
-        wait_for(lambda: count(backup.bootstrap_servers, remote) >= 1, 60, "record", mirror.log)
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= 1,
+            timeout=60,
+            what="record",
+            log=mirror.log,
+        )
         # A topic config changed on the source reaches the target.
         resource = ConfigResource("topic", topic, {"retention.ms": "123456789"})
         source.incremental_alter_configs(
@@ -306,14 +323,26 @@ def test_partition_increase_config_change_and_new_topic_reach_target(
                 ConfigEntry("retention.ms", "123456789",
                             incremental_operation=AlterConfigOpType.SET)])]
         )[resource].result(30)  # fmt: skip
-        took = wait_for(lambda: remote_config(target, remote, "retention.ms") == "123456789",
-                        30, "config change", mirror.log)  # fmt: skip
+        started = time.monotonic()
+        eventually(
+            lambda: remote_config(target, remote, "retention.ms") == "123456789",
+            timeout=30,
+            what="config change",
+            log=mirror.log,
+        )
+        took = time.monotonic() - started
         log.info("topic config change reached the target after %.1f s", took)
         # A topic created while the mirror runs is created on the target and mirrored.
         later = f"{topic}-later"
         make_topic(primary, later, 2)
-        took = wait_for(lambda: later_partitions(target, f"primary.{later}") == 2, 30,
-                        "new topic", mirror.log)  # fmt: skip
+        started = time.monotonic()
+        eventually(
+            lambda: later_partitions(target, f"primary.{later}") == 2,
+            timeout=30,
+            what="new topic",
+            log=mirror.log,
+        )
+        took = time.monotonic() - started
         log.info("a new topic reached the target after %.1f s", took)
         assert mirror.stop() == 0
     mirrored = read_topic(backup.bootstrap_servers, remote)
@@ -340,7 +369,12 @@ def test_mirrors_with_separate_executor_jvms(
     )
     remote = f"primary.{topic}"
     with MirrorProcess(props) as mirror:
-        wait_for(lambda: count(backup.bootstrap_servers, remote) >= 2000, 240, remote, mirror.log)
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= 2000,
+            timeout=240,
+            what=remote,
+            log=mirror.log,
+        )
         assert mirror.stop() == 0
     source = read_topic(primary.bootstrap_servers, topic)
     target = read_topic(backup.bootstrap_servers, remote)
@@ -367,7 +401,12 @@ def test_oversized_record_fails_the_task_naming_topic_partition_offset(
         "config.properties.exclude = max\\.message\\.bytes\n",
     )
     with MirrorProcess(props) as mirror:
-        wait_for(lambda: "is larger than" in mirror.log(), 120, "the oversized error", mirror.log)
+        eventually(
+            lambda: "is larger than" in mirror.log(),
+            timeout=120,
+            what="the oversized error",
+            log=mirror.log,
+        )
         assert mirror.stop() == 0
     line = next(ln for ln in mirror.log().splitlines() if "is larger than" in ln)
     assert f"{topic}-0@1" in line, line
@@ -381,8 +420,11 @@ def test_oversized_record_fails_the_task_naming_topic_partition_offset(
         f.write("skip.oversized.records = true\n")
     with MirrorProcess(props) as mirror:
         remote = f"primary.{topic}"
-        wait_for(
-            lambda: count(backup.bootstrap_servers, remote) >= 2, 120, "small ones", mirror.log
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= 2,
+            timeout=120,
+            what="small ones",
+            log=mirror.log,
         )
         assert mirror.stop() == 0
     values = [r[2] for r in read_topic(backup.bootstrap_servers, remote)[0]]

@@ -11,23 +11,23 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from confluent_kafka import Consumer, TopicPartition
-from mirror_support import (
+
+from mm2.localcluster import LocalCluster, LocalClusters
+from tests.support.clusters import ClusterPair
+from tests.support.mirror import (
     ContinuousProducer,
     MirrorProcess,
     free_port,
     make_topic,
-    wait_for,
     write_properties,
 )
-
-from mm2.localcluster import LocalCluster, LocalClusters
+from tests.support.waiting import eventually
 
 # Each test waits on its own deadlines (an outage of up to 60 s, then catch-up) that add up to
 # more than pytest's default 300 s on a loaded CI host: the timeout is only a backstop for hangs.
@@ -36,9 +36,8 @@ log = logging.getLogger(__name__)
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[LocalClusters]:
-    with LocalClusters(["truth-source", "truth-target"]) as pair:
-        yield pair
+def clusters(cluster_pair: ClusterPair) -> LocalClusters:
+    return cluster_pair("truth-source", "truth-target")
 
 
 def mm2(*args: str) -> Any:
@@ -82,17 +81,26 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
     with MirrorProcess(props) as mirror:
         try:
             load.start()
-            wait_for(lambda: flow(api).get("state") == "RUNNING"
-                     and flow(api)["lag"]["records_copied"] > 100, 180,
-                     "the flow RUNNING and copying", mirror.log)  # fmt: skip
+            eventually(
+                lambda: (
+                    flow(api).get("state") == "RUNNING" and flow(api)["lag"]["records_copied"] > 100
+                ),
+                timeout=180,
+                what="the flow RUNNING and copying",
+                log=mirror.log,
+            )
             every = api.get("/flows/primary/backup/partitions").json()
             rows = [r for r in every if r["topic"] == topic]  # heartbeats are mirrored too
             assert {r["partition"] for r in rows} == {0, 1, 2, 3}, every
             assert all(r["log_end"] > 0 and r["target_topic"] == f"primary.{topic}"
                        for r in rows), rows  # fmt: skip
             assert any(r["owner"] for r in rows), rows
-            wait_for(lambda: api.get("/health/flows").status_code == 200, 60,
-                     "/health/flows 200", mirror.log)  # fmt: skip
+            eventually(
+                lambda: api.get("/health/flows").status_code == 200,
+                timeout=60,
+                what="/health/flows 200",
+                log=mirror.log,
+            )
 
             # `mm2 status` shows the same rows, from the REST API and from Kafka directly.
             url = f"http://127.0.0.1:{port}"
@@ -126,16 +134,24 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
             # The target dies: the flow is not RUNNING, names why, and its lag grows.
             target.halt()  # clean: a crash mid-commit can hang a transaction (LocalCluster.halt)
             halted = time.monotonic()
-            wait_for(lambda: flow(api).get("state") not in ("RUNNING", None), 90,
-                     "the flow not RUNNING with the target down", mirror.log)  # fmt: skip
+            eventually(
+                lambda: flow(api).get("state") not in ("RUNNING", None),
+                timeout=90,
+                what="the flow not RUNNING with the target down",
+                log=mirror.log,
+            )
             seen = time.monotonic() - halted
             down = flow(api)
             log.info("%.1f s after the halt: %s (%s), lag %s", seen, down["state"],
                      down["cause"], down["lag"])  # fmt: skip
             assert down["cause"], down
             first = down["lag"]["records"]
-            wait_for(lambda: flow(api).get("lag", {}).get("records", 0) > first + 100, 60,
-                     "the lag growing while the target is down", mirror.log)  # fmt: skip
+            eventually(
+                lambda: flow(api).get("lag", {}).get("records", 0) > first + 100,
+                timeout=60,
+                what="the lag growing while the target is down",
+                log=mirror.log,
+            )
             health = api.get("/health/flows")
             assert health.status_code == 503 and "primary->backup" in health.json()["causes"]
             # What the MirrorMakerFlowNotCopying alert (deploy/prometheus) fires on.
@@ -145,22 +161,38 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
             assert len(flagged) == 1 and 'state="RUNNING"' not in flagged[0], flagged
         finally:
             target.resume()
-        wait_for(lambda: flow(api).get("state") == "RUNNING", 240,
-                 "RUNNING again after the target came back", mirror.log)  # fmt: skip
-        wait_for(lambda: flow(api)["lag"]["records"] < 200, 240, "caught up", mirror.log)
+        eventually(
+            lambda: flow(api).get("state") == "RUNNING",
+            timeout=240,
+            what="RUNNING again after the target came back",
+            log=mirror.log,
+        )
+        eventually(
+            lambda: flow(api)["lag"]["records"] < 200, timeout=240, what="caught up", log=mirror.log
+        )
 
         # Paused: the records that wait are counted.
         assert api.put("/flows/primary/backup/pause").status_code == 202
-        wait_for(lambda: flow(api).get("state") == "PAUSED", 60, "PAUSED", mirror.log)
+        eventually(
+            lambda: flow(api).get("state") == "PAUSED", timeout=60, what="PAUSED", log=mirror.log
+        )
         time.sleep(2)
         before = flow(api)["lag"]["records"]
-        wait_for(lambda: flow(api)["lag"]["records"] >= before + 1000, 90,
-                 "the lag of a paused flow growing", mirror.log)  # fmt: skip
+        eventually(
+            lambda: flow(api)["lag"]["records"] >= before + 1000,
+            timeout=90,
+            what="the lag of a paused flow growing",
+            log=mirror.log,
+        )
         assert "paused" in flow(api)["cause"]
         load.stop()
         load.join()
         assert api.put("/flows/primary/backup/resume").status_code == 202
-        wait_for(lambda: flow(api).get("state") == "RUNNING" and flow(api)["lag"]["records"]
-                 == 0, 180, "resumed and caught up", mirror.log)  # fmt: skip
+        eventually(
+            lambda: flow(api).get("state") == "RUNNING" and flow(api)["lag"]["records"] == 0,
+            timeout=180,
+            what="resumed and caught up",
+            log=mirror.log,
+        )
         api.close()
         assert mirror.stop() == 0, mirror.log()[-3000:]

@@ -19,29 +19,28 @@ from pathlib import Path
 
 import httpx
 import pytest
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
 )
-from mirror_support import (
+
+from mm2.localcluster import LocalCluster, LocalClusters
+from tests.support import kafka
+from tests.support.clusters import ClusterPair
+from tests.support.kafka import Record, content, count, read_topic
+from tests.support.mirror import (
     PARTITIONS,
     ContinuousProducer,
     MirrorProcess,
-    Record,
     caught_up,
-    content,
-    count,
     free_port,
     make_topic,
-    read_topic,
-    wait_for,
     write_properties,
 )
-
-from mm2.localcluster import LocalCluster, LocalClusters
+from tests.support.waiting import eventually
 
 # Each test waits on its own deadlines (an outage of up to 60 s, then catch-up) that add up to
 # more than pytest's default 300 s on a loaded CI host: the timeout is only a backstop for hangs.
@@ -50,10 +49,9 @@ log = logging.getLogger(__name__)
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[LocalClusters]:
+def clusters(cluster_pair: ClusterPair) -> LocalClusters:
     """A source and a target of this module's own, which tests may halt and resume."""
-    with LocalClusters(["resilience-source", "resilience-target"]) as pair:
-        yield pair
+    return cluster_pair("resilience-source", "resilience-target")
 
 
 @pytest.fixture
@@ -77,16 +75,10 @@ def target(clusters: LocalClusters) -> Iterator[LocalCluster]:
 
 def produce(cluster: LocalCluster, topic: str, start: int, n: int) -> int:
     """Records start..start+n-1 (keyed, spread over the partitions); returns start + n."""
-    producer = Producer({**cluster.client_config(), "linger.ms": 20})
-    for i in range(start, start + n):
-        while True:
-            try:
-                producer.produce(topic, f"r{i}".encode() * 10, f"k{i}".encode(),
-                                 partition=i % PARTITIONS)  # fmt: skip
-                break
-            except BufferError:
-                producer.poll(0.5)
-    assert producer.flush(60) == 0, "records left unsent on the source"
+    records = (
+        (i % PARTITIONS, f"k{i}".encode(), f"r{i}".encode() * 10) for i in range(start, start + n)
+    )
+    kafka.produce(cluster.bootstrap_servers, topic, records, config={"linger.ms": 20})
     return start + n
 
 
@@ -129,16 +121,24 @@ def test_restart_on_an_empty_state_dir_copies_nothing_twice(
     n = produce(source, topic, 0, 4_000)
     props = properties(tmp_path, source, target, topic)
     with MirrorProcess(props) as first:
-        wait_for(lambda: caught_up(source, target, topic), 180, "the first N records",
-                 first.log)  # fmt: skip
+        eventually(
+            lambda: caught_up(source, target, topic),
+            timeout=180,
+            what="the first N records",
+            log=first.log,
+        )
         assert first.stop() == 0, first.log()[-3000:]
     state = tmp_path / "state"
     assert state.is_dir(), "mm2.state.dir was never created"
     shutil.rmtree(state)
     total = produce(source, topic, n, 1_500)
     with MirrorProcess(props) as second:
-        wait_for(lambda: caught_up(source, target, topic), 180, "the M records after the restart",
-                 second.log)  # fmt: skip
+        eventually(
+            lambda: caught_up(source, target, topic),
+            timeout=180,
+            what="the M records after the restart",
+            log=second.log,
+        )
         time.sleep(3)  # time enough to copy anything twice, if it would
         assert second.stop() == 0, second.log()[-3000:]
     assert assert_each_once_in_order(source, target, topic) == total
@@ -156,8 +156,12 @@ def test_target_down_for_60_s_heals_without_a_rest_call(
     with MirrorProcess(props) as mirror:
         try:
             producer.start()
-            wait_for(lambda: count(target.bootstrap_servers, remote) > 200, 180,
-                     "first records on the target", mirror.log)  # fmt: skip
+            eventually(
+                lambda: count(target.bootstrap_servers, remote) > 200,
+                timeout=180,
+                what="first records on the target",
+                log=mirror.log,
+            )
             target.halt()  # clean: a crash mid-commit can hang a transaction (LocalCluster.halt)
             log.info("target halted with %d records produced", producer.sent)
             time.sleep(60)
@@ -167,8 +171,12 @@ def test_target_down_for_60_s_heals_without_a_rest_call(
         finally:
             producer.stop()
             target.resume()
-        wait_for(lambda: caught_up(source, target, topic), 240,
-                 "catch-up after the target came back", mirror.log)  # fmt: skip
+        eventually(
+            lambda: caught_up(source, target, topic),
+            timeout=240,
+            what="catch-up after the target came back",
+            log=mirror.log,
+        )
 
         # No REST call healed it; REST only reads the outcome.
         names = api.get("/connectors").json()
@@ -180,7 +188,12 @@ def test_target_down_for_60_s_heals_without_a_rest_call(
             tasks = body.get("tasks") or []
             return bool(tasks) and all(t["state"] == "RUNNING" for t in tasks)
 
-        wait_for(source_task_running, 120, "the MirrorSourceConnector task RUNNING", mirror.log)
+        eventually(
+            source_task_running,
+            timeout=120,
+            what="the MirrorSourceConnector task RUNNING",
+            log=mirror.log,
+        )
         assert api.get(f"/connectors/{sources[0]}/status").json()["connector"]["state"] == (
             "RUNNING"
         )
@@ -209,8 +222,12 @@ def test_source_broker_restart_then_config_change_still_arrives(
     props = properties(tmp_path, source, target, topic)
     target_admin = AdminClient(target.client_config())
     with MirrorProcess(props) as mirror:
-        wait_for(lambda: caught_up(source, target, topic), 180, "records before the restart",
-                 mirror.log)  # fmt: skip
+        eventually(
+            lambda: caught_up(source, target, topic),
+            timeout=180,
+            what="records before the restart",
+            log=mirror.log,
+        )
         try:
             source.halt()
             log.info("source halted")
@@ -224,10 +241,18 @@ def test_source_broker_restart_then_config_change_still_arrives(
                         incremental_operation=AlterConfigOpType.SET)])  # fmt: skip
         source_admin.incremental_alter_configs([change])[change].result(60)
         total = produce(source, topic, n, 1_000)
-        wait_for(lambda: remote_config(target_admin, remote, "retention.ms") == "123456789",
-                 180, "the config change on the target's remote topic", mirror.log)  # fmt: skip
-        wait_for(lambda: caught_up(source, target, topic), 180, "records after the restart",
-                 mirror.log)  # fmt: skip
+        eventually(
+            lambda: remote_config(target_admin, remote, "retention.ms") == "123456789",
+            timeout=180,
+            what="the config change on the target's remote topic",
+            log=mirror.log,
+        )
+        eventually(
+            lambda: caught_up(source, target, topic),
+            timeout=180,
+            what="records after the restart",
+            log=mirror.log,
+        )
         assert mirror.stop() == 0, mirror.log()[-3000:]
     assert assert_each_once_in_order(source, target, topic) == total
 
@@ -243,8 +268,12 @@ def test_kill_9_twice_under_load_exactly_once(
     try:
         first = MirrorProcess(props)
         mirrors.append(first)
-        wait_for(lambda: count(target.bootstrap_servers, remote) > 1_000, 180,
-                 "first records", first.log)  # fmt: skip
+        eventually(
+            lambda: count(target.bootstrap_servers, remote) > 1_000,
+            timeout=180,
+            what="first records",
+            log=first.log,
+        )
         first.kill9()
         copied = count(target.bootstrap_servers, remote)
         log.info("first kill -9 at %d records produced, %d offsets on the target",
@@ -252,15 +281,21 @@ def test_kill_9_twice_under_load_exactly_once(
         second = MirrorProcess(props)
         mirrors.append(second)
         # The second crash comes at another moment: once the new mirror is copying again.
-        wait_for(lambda: count(target.bootstrap_servers, remote) > copied + 1_500, 180,
-                 "records copied by the second mirror", second.log)  # fmt: skip
+        eventually(
+            lambda: count(target.bootstrap_servers, remote) > copied + 1_500,
+            timeout=180,
+            what="records copied by the second mirror",
+            log=second.log,
+        )
         time.sleep(1.3)
         second.kill9()
         log.info("second kill -9 at %d records produced", producer.sent)
         third = MirrorProcess(props)
         mirrors.append(third)
         producer.join()
-        wait_for(lambda: caught_up(source, target, topic), 240, "catch-up", third.log)
+        eventually(
+            lambda: caught_up(source, target, topic), timeout=240, what="catch-up", log=third.log
+        )
         time.sleep(3)
         assert third.stop() == 0, third.log()[-3000:]
     finally:

@@ -10,28 +10,19 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from mirror_support import (
-    MirrorProcess,
-    count,
-    free_port,
-    read_topic,
-    wait_for,
-    write_properties,
-)
+
+from tests.support.kafka import Cluster, count, read_topic
+from tests.support.mirror import MirrorProcess, free_port, write_properties
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 SOURCE = "primary.backup.MirrorSourceConnector"
-
-
-class Cluster(Protocol):
-    name: str
-    bootstrap_servers: str
 
 
 @dataclass
@@ -52,7 +43,7 @@ class Setup:
         producer.flush(30)
 
     def wait(self, check: Any, what: str, timeout: float = 120) -> None:
-        wait_for(check, timeout, what, self.mirror.log)
+        eventually(check, timeout=timeout, what=what, log=self.mirror.log)
 
     def start(self) -> None:
         self.mirror = MirrorProcess(self.props)

@@ -17,14 +17,12 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 import trustme
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from cryptography.hazmat.primitives import serialization
-from mirror_support import MirrorProcess, count, read_topic, wait_for, write_properties
 
 from mm2.kafka.features import has_feature
 from mm2.localcluster import (
@@ -36,16 +34,13 @@ from mm2.localcluster import (
     mutual_tls_listener,
     scram_listener,
 )
+from tests.support.kafka import Cluster, count, read_topic
+from tests.support.mirror import MirrorProcess, write_properties
+from tests.support.waiting import eventually
 
 GSSAPI_CLIENT = Path(sys.prefix) / "gssapi-client"
 RECORDS = 200
 SCRAM_USER, SCRAM_PASSWORD = "mirror", "mirror-secret-512"
-
-
-class Cluster(Protocol):
-    """The session's plain `backup` cluster (tests/conftest.py)."""
-
-    bootstrap_servers: str
 
 
 @dataclass(frozen=True)
@@ -180,8 +175,11 @@ primary.sasl.jaas.config = com.sun.security.auth.module.Krb5LoginModule required
     )
     remote = f"primary.{topic}"
     with MirrorProcess(props) as mirror:
-        wait_for(
-            lambda: count(backup.bootstrap_servers, remote) >= RECORDS, 240, remote, mirror.log
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= RECORDS,
+            timeout=240,
+            what=remote,
+            log=mirror.log,
         )
         assert mirror.stop() == 0, mirror.log()[-3000:]
     _same_records(source.bootstrap_servers, topic, backup.bootstrap_servers)
@@ -235,8 +233,11 @@ backup.ssl.keystore.location = {pki.client}
     )
     remote = f"primary.{topic}"
     with MirrorProcess(props) as mirror:
-        wait_for(
-            lambda: count(target.bootstrap_servers, remote) >= RECORDS, 240, remote, mirror.log
+        eventually(
+            lambda: count(target.bootstrap_servers, remote) >= RECORDS,
+            timeout=240,
+            what=remote,
+            log=mirror.log,
         )
         assert mirror.stop() == 0, mirror.log()[-3000:]
     _same_records(source.bootstrap_servers, topic, target.bootstrap_servers)

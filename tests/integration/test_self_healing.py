@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
-from conftest import KafkaCluster
 
 from mm2.config import load
 from mm2.config.model import Flow
@@ -27,6 +26,8 @@ from mm2.localcluster import LocalCluster
 from mm2.records import Heartbeat
 from mm2.runtime.herder import Herder
 from mm2.runtime.task_runner import Backoff
+from tests.support.kafka import KafkaCluster
+from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -59,14 +60,6 @@ def flow_for(tmp_path: Path, primary: KafkaCluster, target: LocalCluster) -> Flo
     path = tmp_path / "mm2.properties"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return load(path).flow("primary", "outage")
-
-
-def eventually(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not in {timeout:.0f} s: {what}")
-        time.sleep(0.25)
 
 
 def states(herder: Herder) -> dict[str, list[str]]:
@@ -106,8 +99,8 @@ def test_tasks_heal_after_the_target_was_down_at_start_and_during_the_run(
         # The heartbeat task creates its topic in start(): that times out (30 s) and is retried.
         eventually(
             lambda: herder.status("MirrorHeartbeatConnector").tasks[0].restarts > 0,
-            60,
-            "the heartbeat task restarted after its start failed",
+            timeout=60,
+            what="the heartbeat task restarted after its start failed",
         )
         assert not any("FAILED" in s for s in states(herder).values()), states(herder)
         heartbeat = herder.status("MirrorHeartbeatConnector").tasks[0]
@@ -118,23 +111,29 @@ def test_tasks_heal_after_the_target_was_down_at_start_and_during_the_run(
         back = int(time.time() * 1000)
         eventually(
             lambda: all(s == ["RUNNING"] for s in states(herder).values()),
-            60,
-            f"every task RUNNING after the target is back: {states(herder)}",
+            timeout=60,
+            what=f"every task RUNNING after the target is back: {states(herder)}",
         )
-        eventually(lambda: heartbeats_since(outage.bootstrap_servers, back) > 0, 30,
-                   "heartbeats on the target after it came back")  # fmt: skip
+        eventually(
+            lambda: heartbeats_since(outage.bootstrap_servers, back) > 0,
+            timeout=30,
+            what="heartbeats on the target after it came back",
+        )
 
         outage.halt()  # down again while the tasks run (clean: see LocalCluster.halt)
         time.sleep(20)
         assert not any("FAILED" in s for s in states(herder).values()), states(herder)
         outage.resume()
         back = int(time.time() * 1000)
-        eventually(lambda: heartbeats_since(outage.bootstrap_servers, back) > 0, 60,
-                   "heartbeats on the target after the second outage")  # fmt: skip
+        eventually(
+            lambda: heartbeats_since(outage.bootstrap_servers, back) > 0,
+            timeout=60,
+            what="heartbeats on the target after the second outage",
+        )
         eventually(
             lambda: all(s == ["RUNNING"] for s in states(herder).values()),
-            60,
-            f"every task RUNNING after the second outage: {states(herder)}",
+            timeout=60,
+            what=f"every task RUNNING after the second outage: {states(herder)}",
         )
     finally:
         herder.stop()
@@ -167,4 +166,4 @@ def test_topic_sync_retries_through_a_target_outage(
             assert exc.retriable, exc
             return False
 
-    eventually(routed, 60, f"{remote} created on the target after the outage")
+    eventually(routed, timeout=60, what=f"{remote} created on the target after the outage")

@@ -21,26 +21,25 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
-from mirror_support import (
+
+from mm2.localcluster import LocalCluster, LocalClusters
+from tests.support.clusters import ClusterPair
+from tests.support.kafka import Record, last_values, read_topic
+from tests.support.mirror import (
     PARTITIONS,
     ContinuousProducer,
     MirrorProcess,
-    Record,
     caught_up,
-    last_values,
     make_topic,
-    read_topic,
-    wait_for,
     write_properties,
 )
-
-from mm2.localcluster import LocalCluster, LocalClusters
+from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1500)]
 log = logging.getLogger(__name__)
@@ -52,9 +51,8 @@ _PAD = b"." * 100
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[LocalClusters]:
-    with LocalClusters(["soak-source", "soak-target"]) as pair:
-        yield pair
+def clusters(cluster_pair: ClusterPair) -> LocalClusters:
+    return cluster_pair("soak-source", "soak-target")
 
 
 def sequenced(i: int) -> bytes:
@@ -177,7 +175,7 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
         return max(copied(), sum(sequence(p, v) + 1 for p, v in tails.items()))
 
     def progress_beyond(mark: int, what: str, current: MirrorProcess) -> None:
-        wait_for(lambda: copied() > mark, 300, what, current.log)
+        eventually(lambda: copied() > mark, timeout=300, what=what, log=current.log)
 
     def remote_exists() -> bool:
         topics = AdminClient(target.client_config()).list_topics(timeout=10).topics
@@ -186,7 +184,7 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
     try:
         producer.start()
         current = mirror()
-        wait_for(answers(remote_exists), 300, "the remote topic", current.log)
+        eventually(answers(remote_exists), timeout=300, what="the remote topic", log=current.log)
         follower = Follower(target, remote)
         progress_beyond(500, "the first records on the target", current)
         phase("first records on the target")
@@ -236,8 +234,12 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
         producer.stop()
         producer.join(0)  # every record sent was delivered, no delivery error
         phase("producer stopped")
-        wait_for(answers(lambda: caught_up(source, target, topic)), 300, "the final catch-up",
-                 current.log)  # fmt: skip
+        eventually(
+            answers(lambda: caught_up(source, target, topic)),
+            timeout=300,
+            what="the final catch-up",
+            log=current.log,
+        )
         time.sleep(3)  # time enough to copy anything twice, if it would
         phase("caught up")
         assert current.stop() == 0, current.log()[-3000:]

@@ -36,18 +36,12 @@ import psutil
 import pyspark
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
-from mirror_support import (
-    ContinuousProducer,
-    MirrorProcess,
-    content,
-    count,
-    last_values,
-    read_topic,
-    wait_for,
-    write_properties,
-)
 
 from mm2.localcluster import LocalCluster, LocalClusters
+from tests.support.clusters import ClusterPair
+from tests.support.kafka import content, count, last_values, read_topic
+from tests.support.mirror import ContinuousProducer, MirrorProcess, write_properties
+from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 log = logging.getLogger(__name__)
@@ -220,8 +214,12 @@ def spark_cluster(tmp_path: Path) -> Iterator[SparkCluster]:
     cluster = SparkCluster(directory, workers=2)
     try:
         # A worker that does not come up is a failure of this test, never a skip.
-        wait_for(lambda: cluster.alive_workers() == 2, 180, "two Spark workers registered",
-                 cluster.logs)  # fmt: skip
+        eventually(
+            lambda: cluster.alive_workers() == 2,
+            timeout=180,
+            what="two Spark workers registered",
+            log=cluster.logs,
+        )
         yield cluster
     finally:
         cluster.stop()
@@ -231,9 +229,8 @@ def spark_cluster(tmp_path: Path) -> Iterator[SparkCluster]:
 
 
 @pytest.fixture(scope="module")
-def clusters() -> Iterator[LocalClusters]:
-    with LocalClusters(["sparkc-source", "sparkc-target"]) as pair:
-        yield pair
+def clusters(cluster_pair: ClusterPair) -> LocalClusters:
+    return cluster_pair("sparkc-source", "sparkc-target")
 
 
 def copying_workers(spark: SparkCluster, source: LocalCluster) -> list[int]:
@@ -314,15 +311,24 @@ spark.driver.bindAddress = 127.0.0.1
             def logs() -> str:
                 return f"{mirror.log()}\n{spark_cluster.logs()}"
 
-            wait_for(lambda: count(target.bootstrap_servers, remote) > 1_500, 300,
-                     "records copied on the Spark cluster", logs)  # fmt: skip
+            eventually(
+                lambda: count(target.bootstrap_servers, remote) > 1_500,
+                timeout=300,
+                what="records copied on the Spark cluster",
+                log=logs,
+            )
             copying: list[int] = []
 
             def every_copy_task_runs() -> bool:
                 copying[:] = copying_workers(spark_cluster, source)
                 return len(copying) == tasks_max
 
-            wait_for(every_copy_task_runs, 180, f"{tasks_max} worker(s) running copy tasks", logs)
+            eventually(
+                every_copy_task_runs,
+                timeout=180,
+                what=f"{tasks_max} worker(s) running copy tasks",
+                log=logs,
+            )
             lost = copying[0]
             other = 1 - lost
             before = count(target.bootstrap_servers, remote)
@@ -331,28 +337,45 @@ spark.driver.bindAddress = 127.0.0.1
             spark_cluster.workers[lost].kill()
             log.info("killed worker-%d (and its executor) with %d records on the target, "
                      "%d produced", lost, before, writer.sent)  # fmt: skip
-            gone = wait_for(lambda: spark_cluster.alive_workers() == 1, 180,
-                            "the master to see the worker gone", logs)  # fmt: skip
-            moved = gone + wait_for(
-                lambda: copying_workers(spark_cluster, source) == [other], 300,
-                f"the copy task running on worker-{other}", logs,
-            )  # fmt: skip
-            wait_for(lambda: count(target.bootstrap_servers, remote) > before + 2_000, 300,
-                     f"records copied by worker-{other}", logs)  # fmt: skip
+            killed = time.monotonic()
+            eventually(
+                lambda: spark_cluster.alive_workers() == 1,
+                timeout=180,
+                what="the master to see the worker gone",
+                log=logs,
+            )
+            gone = time.monotonic() - killed
+            eventually(
+                lambda: copying_workers(spark_cluster, source) == [other],
+                timeout=300,
+                what=f"the copy task running on worker-{other}",
+                log=logs,
+            )
+            moved = time.monotonic() - killed
+            eventually(
+                lambda: count(target.bootstrap_servers, remote) > before + 2_000,
+                timeout=300,
+                what=f"records copied by worker-{other}",
+                log=logs,
+            )
             # every partition moves again, the lost task's too (its records were not in flight
             # on the surviving task before the kill when there were two)
-            wait_for(
+            eventually(
                 lambda: all(
                     n > at_kill.get(p, 0)
                     for p, n in per_partition(target.bootstrap_servers, remote).items()
                 ),
-                300, "every partition copied after the kill", logs,
-            )  # fmt: skip
+                timeout=300,
+                what="every partition copied after the kill",
+                log=logs,
+            )
             log.info("the master saw worker-%d gone after %.1f s; worker-%d copied after %.1f s",
                      lost, gone, other, moved)  # fmt: skip
             writer.stop()
             writer.join()  # every record sent was delivered
-            wait_for(lambda: caught_up(source, target, topic), 300, "catch-up", logs)
+            eventually(
+                lambda: caught_up(source, target, topic), timeout=300, what="catch-up", log=logs
+            )
             time.sleep(3)  # time enough to copy anything twice, if it would
             assert mirror.stop() == 0, mirror.log()[-3000:]
     finally:

@@ -16,16 +16,10 @@ from typing import Any
 
 import httpx
 import pytest
-from mirror_support import (
-    ContinuousProducer,
-    MirrorProcess,
-    content,
-    count,
-    free_port,
-    read_topic,
-    wait_for,
-    write_properties,
-)
+
+from tests.support.kafka import content, count, read_topic
+from tests.support.mirror import ContinuousProducer, MirrorProcess, free_port, write_properties
+from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 log = logging.getLogger(__name__)
@@ -77,20 +71,32 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
         return "\n".join(f"--- {m.log_path.name}\n{m.log()[-6000:]}" for m in mirrors)
 
     try:
-        wait_for(lambda: leads(urls[0]) or leads(urls[1]), 180, "a leader for backup",
-                 both_logs)  # fmt: skip
+        eventually(
+            lambda: leads(urls[0]) or leads(urls[1]),
+            timeout=180,
+            what="a leader for backup",
+            log=both_logs,
+        )
         leader_i = 0 if leads(urls[0]) else 1
         standby_i = 1 - leader_i
         leader, standby = mirrors[leader_i], mirrors[standby_i]
-        wait_for(lambda: bool(leaders(urls[standby_i]).get("backup")), 60,
-                 "the standby to learn the leader", both_logs)  # fmt: skip
+        eventually(
+            lambda: bool(leaders(urls[standby_i]).get("backup")),
+            timeout=60,
+            what="the standby to learn the leader",
+            log=both_logs,
+        )
         seen = leaders(urls[standby_i])["backup"]
         assert seen is not None and seen["url"] == urls[leader_i], seen
         assert not leads(urls[standby_i]), "two leaders for one cluster"
 
         load.start()
-        wait_for(lambda: count(backup.bootstrap_servers, remote) > 300, 180,
-                 "records copied by the leader", both_logs)  # fmt: skip
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) > 300,
+            timeout=180,
+            what="records copied by the leader",
+            log=both_logs,
+        )
 
         # The standby answers reads with the leader's state, and forwards changes.
         api = httpx.Client(base_url=urls[standby_i], timeout=60)
@@ -98,23 +104,41 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
         assert ("primary", "backup") in flows, flows
         assert api.put("/flows/primary/backup/pause").status_code == 202
         on_leader = httpx.Client(base_url=urls[leader_i], timeout=60)
-        wait_for(lambda: on_leader.get(f"/connectors/{SOURCE}/status").json()["connector"]
-                 ["state"] == "PAUSED", 60, "the pause forwarded to the leader",
-                 both_logs)  # fmt: skip
+        eventually(
+            lambda: (
+                on_leader.get(f"/connectors/{SOURCE}/status").json()["connector"]["state"]
+                == "PAUSED"
+            ),
+            timeout=60,
+            what="the pause forwarded to the leader",
+            log=both_logs,
+        )
         assert api.get(f"/connectors/{SOURCE}/status").json()["connector"]["state"] == "PAUSED"
         assert api.put("/flows/primary/backup/resume").status_code == 202
-        wait_for(lambda: on_leader.get(f"/connectors/{SOURCE}/status").json()["connector"]
-                 ["state"] == "RUNNING", 60, "the resume forwarded to the leader",
-                 both_logs)  # fmt: skip
+        eventually(
+            lambda: (
+                on_leader.get(f"/connectors/{SOURCE}/status").json()["connector"]["state"]
+                == "RUNNING"
+            ),
+            timeout=60,
+            what="the resume forwarded to the leader",
+            log=both_logs,
+        )
 
         before = count(backup.bootstrap_servers, remote)
         leader.kill9()
         killed = time.monotonic()
         log.info("leader killed -9 with %d records on the target", before)
-        wait_for(lambda: leads(urls[standby_i]), 120, "the standby elected", both_logs)
+        eventually(
+            lambda: leads(urls[standby_i]), timeout=120, what="the standby elected", log=both_logs
+        )
         elected = time.monotonic() - killed
-        wait_for(lambda: count(backup.bootstrap_servers, remote) > before + 300, 180,
-                 "copying resumed on the standby", both_logs)  # fmt: skip
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) > before + 300,
+            timeout=180,
+            what="copying resumed on the standby",
+            log=both_logs,
+        )
         resumed = time.monotonic() - killed
         log.info("standby elected %.1f s and copying %.1f s after the kill", elected, resumed)
         # The pause and resume made over REST are in Kafka: the new leader runs the source
@@ -125,8 +149,12 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
         load.stop()
         load.join()
         sent = load.sent
-        wait_for(lambda: count(backup.bootstrap_servers, remote) >= sent, 240,
-                 "every record on the target", both_logs)  # fmt: skip
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= sent,
+            timeout=240,
+            what="every record on the target",
+            log=both_logs,
+        )
         time.sleep(3)  # time enough to copy anything twice, if it would
         assert standby.stop() == 0, standby.log()[-3000:]
     finally:

@@ -14,7 +14,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from mm2.config import load
 from mm2.localcluster import LocalCluster
-from tests.unit.store_support import (
+from tests.support.stores import (
     KEY_PASSWORD,
     STORE_PASSWORD,
     TRUST_PASSWORD,

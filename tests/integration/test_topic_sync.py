@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
@@ -18,22 +17,16 @@ from mm2.connectors.topic_sync import TopicSync
 from mm2.copy.routes import Route
 from mm2.errors import KafkaClientError
 from mm2.kafka.topics import ConfigOp, NewTopicSpec, TopicAdmin
+from tests.support.kafka import Cluster
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
 T = TypeVar("T")
 
 
-class KafkaCluster(Protocol):
-    """What conftest's `primary` / `backup` fixtures give."""
-
-    bootstrap_servers: str
-
-    def client_config(self) -> dict[str, str]: ...
-
-
 def create_topic(
-    cluster: KafkaCluster, name: str, *, partitions: int = 1, config: dict[str, str] | None = None
+    cluster: Cluster, name: str, *, partitions: int = 1, config: dict[str, str] | None = None
 ) -> str:
     """Create `name` (the tests need exact names, e.g. `backup.<uuid>` for a cycle)."""
     spec = NewTopicSpec(name, partitions, 1, config or {})
@@ -47,9 +40,7 @@ def prefix() -> str:
 
 
 @pytest.fixture
-def make_sync(
-    tmp_path: Path, primary: KafkaCluster, backup: KafkaCluster
-) -> Callable[..., TopicSync]:
+def make_sync(tmp_path: Path, primary: Cluster, backup: Cluster) -> Callable[..., TopicSync]:
     """`make_sync(topics=..., **flow_settings)` -> a TopicSync for primary->backup."""
 
     def make(*, acl_recheck_seconds: float = 60.0, **settings: str) -> TopicSync:
@@ -77,30 +68,18 @@ def make_sync(
     return make
 
 
-def eventually(check: Callable[[], T | None], timeout: float = 30.0) -> T:
-    """Call `check` until it returns something truthy (metadata reaches brokers with a lag)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true after {timeout}s: {check}")
-        time.sleep(0.3)
-
-
-def configs_of(cluster: KafkaCluster, topic: str) -> dict[str, str | None]:
+def configs_of(cluster: Cluster, topic: str) -> dict[str, str | None]:
     described = TopicAdmin(cluster.client_config()).describe_topic_configs([topic])
     return {e.name: e.value for e in described[topic]}
 
 
-def alter(cluster: KafkaCluster, topic: str, *ops: ConfigOp) -> None:
+def alter(cluster: Cluster, topic: str, *ops: ConfigOp) -> None:
     failures = TopicAdmin(cluster.client_config()).incremental_alter_configs({topic: ops})
     assert not failures
 
 
 def test_new_topic_appears_with_partitions_and_filtered_configs(
-    make_sync: Callable[..., TopicSync], primary: KafkaCluster, backup: KafkaCluster, prefix: str
+    make_sync: Callable[..., TopicSync], primary: Cluster, backup: Cluster, prefix: str
 ) -> None:
     topic = create_topic(
         primary,
@@ -113,7 +92,12 @@ def test_new_topic_appears_with_partitions_and_filtered_configs(
         },
     )
     sync = make_sync(topics=f"{prefix}.*")
-    routes = eventually(lambda: sync.refresh_topics().get(topic))
+    routes = eventually(
+        lambda: sync.refresh_topics().get(topic),
+        timeout=30,
+        interval=0.3,
+        what=f"a route for {topic}",
+    )
     assert (routes.target_topic, routes.partitions) == (f"primary.{topic}", 3)
     assert TopicAdmin(backup.client_config()).list_topics()[f"primary.{topic}"] == 3
     remote = configs_of(backup, f"primary.{topic}")
@@ -123,18 +107,23 @@ def test_new_topic_appears_with_partitions_and_filtered_configs(
 
 
 def test_partition_increase_propagates(
-    make_sync: Callable[..., TopicSync], primary: KafkaCluster, backup: KafkaCluster, prefix: str
+    make_sync: Callable[..., TopicSync], primary: Cluster, backup: Cluster, prefix: str
 ) -> None:
     topic = create_topic(primary, f"{prefix}-b", partitions=1)
     sync = make_sync(topics=f"{prefix}.*")
-    eventually(lambda: sync.refresh_topics().get(topic))
+    eventually(
+        lambda: sync.refresh_topics().get(topic),
+        timeout=30,
+        interval=0.3,
+        what=f"a route for {topic}",
+    )
     assert not TopicAdmin(primary.client_config()).increase_partitions({topic: 3})
 
     def grown() -> Route | None:
         route = sync.refresh_topics().get(topic)
         return route if route is not None and route.partitions == 3 else None
 
-    eventually(grown)
+    eventually(grown, timeout=30, interval=0.3, what=f"{topic} grown to 3 partitions")
     assert TopicAdmin(backup.client_config()).list_topics()[f"primary.{topic}"] == 3
     # never decreases, and asking for fewer partitions than there are is not a failure
     assert not TopicAdmin(backup.client_config()).increase_partitions({f"primary.{topic}": 2})
@@ -142,18 +131,23 @@ def test_partition_increase_propagates(
 
 
 def test_config_change_propagates_and_excluded_target_edit_survives(
-    make_sync: Callable[..., TopicSync], primary: KafkaCluster, backup: KafkaCluster, prefix: str
+    make_sync: Callable[..., TopicSync], primary: Cluster, backup: Cluster, prefix: str
 ) -> None:
     topic = create_topic(primary, f"{prefix}-c", config={"retention.ms": "1000000"})
     remote = f"primary.{topic}"
     sync = make_sync(topics=f"{prefix}.*")
-    eventually(lambda: sync.refresh_topics().get(topic))
+    eventually(
+        lambda: sync.refresh_topics().get(topic),
+        timeout=30,
+        interval=0.3,
+        what=f"a route for {topic}",
+    )
     assert sync.sync_configs() == 1
     assert sync.sync_configs() == 0  # nothing changed: no AlterConfigs request
     alter(backup, remote, ConfigOp("message.timestamp.type", "SET", "LogAppendTime"))  # excluded
     alter(backup, remote, ConfigOp("segment.ms", "SET", "7777777"))  # a source default
     alter(primary, topic, ConfigOp("retention.ms", "SET", "2000000"))
-    eventually(lambda: sync.sync_configs() == 1)
+    eventually(lambda: sync.sync_configs() == 1, timeout=30, interval=0.3, what="one config sync")
     after = configs_of(backup, remote)
     assert after["retention.ms"] == "2000000"
     assert after["message.timestamp.type"] == "LogAppendTime"  # never synced, so it survives
@@ -161,12 +155,17 @@ def test_config_change_propagates_and_excluded_target_edit_survives(
 
 
 def test_use_defaults_from_source_sets_defaults(
-    make_sync: Callable[..., TopicSync], primary: KafkaCluster, backup: KafkaCluster, prefix: str
+    make_sync: Callable[..., TopicSync], primary: Cluster, backup: Cluster, prefix: str
 ) -> None:
     topic = create_topic(primary, f"{prefix}-s")
     remote = f"primary.{topic}"
     sync = make_sync(topics=f"{prefix}.*", use_defaults_from="source")
-    eventually(lambda: sync.refresh_topics().get(topic))
+    eventually(
+        lambda: sync.refresh_topics().get(topic),
+        timeout=30,
+        interval=0.3,
+        what=f"a route for {topic}",
+    )
     assert sync.sync_configs() == 1
     described = TopicAdmin(backup.client_config()).describe_topic_configs([remote])[remote]
     retention = next(e for e in described if e.name == "retention.ms")
@@ -174,7 +173,7 @@ def test_use_defaults_from_source_sets_defaults(
 
 
 def test_cycles_and_internal_topics_are_not_mirrored(
-    make_sync: Callable[..., TopicSync], primary: KafkaCluster, backup: KafkaCluster, prefix: str
+    make_sync: Callable[..., TopicSync], primary: Cluster, backup: Cluster, prefix: str
 ) -> None:
     ok = create_topic(primary, f"{prefix}-ok")
     skipped = [
@@ -198,14 +197,14 @@ def test_cycles_and_internal_topics_are_not_mirrored(
         routes = sync.refresh_topics()
         return routes if ok in routes else None
 
-    assert set(eventually(routed)) == {ok}
+    assert set(eventually(routed, timeout=30, interval=0.3, what="the routes")) == {ok}
     on_backup = TopicAdmin(backup.client_config()).list_topics(include_internal=True)
     for topic in [*skipped, "__consumer_offsets"]:
         assert f"primary.{topic}" not in on_backup
 
 
 def test_heartbeats_mirrored_even_when_the_filter_rejects_them(
-    make_sync: Callable[..., TopicSync], primary: KafkaCluster, backup: KafkaCluster, prefix: str
+    make_sync: Callable[..., TopicSync], primary: Cluster, backup: Cluster, prefix: str
 ) -> None:
     # an upstream cluster's heartbeats (original topic "heartbeats"), uuid-named for isolation
     heartbeats = create_topic(primary, f"{prefix}.heartbeats")
@@ -213,13 +212,18 @@ def test_heartbeats_mirrored_even_when_the_filter_rejects_them(
     assert heartbeats not in off.refresh_topics()
     assert f"primary.{heartbeats}" not in TopicAdmin(backup.client_config()).list_topics()
     sync = make_sync(topics="nothing-matches", heartbeats_replication_enabled="true")
-    route = eventually(lambda: sync.refresh_topics().get(heartbeats))
+    route = eventually(
+        lambda: sync.refresh_topics().get(heartbeats),
+        timeout=30,
+        interval=0.3,
+        what=f"a route for {heartbeats}",
+    )
     assert route.target_topic == f"primary.{heartbeats}"
 
 
 def test_no_authorizer_skips_acl_sync_and_logs_once(
     make_sync: Callable[..., TopicSync],
-    primary: KafkaCluster,
+    primary: Cluster,
     caplog: pytest.LogCaptureFixture,
     prefix: str,
 ) -> None:
@@ -234,7 +238,7 @@ def test_no_authorizer_skips_acl_sync_and_logs_once(
     assert any("skipping" in r.message for r in caplog.records if r.levelno == logging.DEBUG)
 
 
-def test_topic_admin_create_semantics(backup: KafkaCluster, prefix: str) -> None:
+def test_topic_admin_create_semantics(backup: Cluster, prefix: str) -> None:
     admin = TopicAdmin(backup.client_config())
     spec = NewTopicSpec(f"{prefix}-n", 2, -1, {"retention.ms": "5000"})
     bad = NewTopicSpec(f"{prefix}-bad", 1, 5)

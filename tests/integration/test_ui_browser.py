@@ -16,7 +16,9 @@ from typing import Any
 
 import httpx
 import pytest
-from mirror_support import MirrorProcess, free_port, wait_for, write_properties
+
+from tests.support.mirror import MirrorProcess, free_port, write_properties
+from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -77,7 +79,7 @@ def test_the_page_shows_what_flows_says(primary: Any, backup: Any, new_topic: An
         return any(f["state"] == "RUNNING" for f in flows)
 
     with MirrorProcess(props) as mirror:
-        wait_for(running, 180, "a RUNNING flow", mirror.log)
+        eventually(running, timeout=180, what="a RUNNING flow", log=mirror.log)
         dom = browse(f"{url}/ui", "--dump-dom")
         assert dom.returncode == 0, dom.stderr[-3000:]
         rows = Rows()

@@ -1,0 +1,1 @@
+"""What the tests share: waiting, clusters, Kafka readers and writers, fakes and oracles."""

@@ -1,0 +1,241 @@
+"""Helpers for mirror tests: write mm2.properties, run connect-mirror-maker, write to the source
+under load, tell when the target caught up (reading records back is tests.support.kafka's)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Producer
+
+from mm2.localcluster import LocalCluster
+from tests.support.kafka import create_topic, last_values
+
+# Partitions of the topics the resilience and soak tests write under load.
+PARTITIONS = 4
+
+
+def write_properties(
+    directory: Path, primary: str, backup: str, topics: str, extra: str = ""
+) -> Path:
+    path = directory / "mm2.properties"
+    path.write_text(
+        f"""clusters = primary, backup
+primary.bootstrap.servers = {primary}
+backup.bootstrap.servers = {backup}
+primary->backup.enabled = true
+primary->backup.topics = {topics}
+replication.factor = 1
+offset-syncs.topic.replication.factor = 1
+heartbeats.topic.replication.factor = 1
+checkpoints.topic.replication.factor = 1
+mm2.state.dir = {directory / "state"}
+refresh.topics.interval.seconds = 1
+tasks.max = 2
+listeners = http://127.0.0.1:0
+mm2.configs.topic = mm2-configs.{uuid.uuid4().hex[:12]}.internal
+{extra}
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+class MirrorProcess:
+    """`connect-mirror-maker FILE` as a subprocess, its output in a log file."""
+
+    def __init__(self, properties: Path, *args: str) -> None:
+        self.log_path = properties.parent / f"mirror-{time.monotonic_ns()}.log"
+        self._log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mm2.cli.mirror_maker", str(properties), *args],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self, timeout: float = 90.0) -> int:
+        """SIGTERM, as an operator's service manager sends; returns the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            code = self.process.wait(timeout)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+            self._log.close()
+        return code
+
+    def kill9(self) -> None:
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+        self._log.close()
+
+    def kill9_tree(self) -> int:
+        """SIGKILL the mirror and every process under it (the Spark JVM, its Python workers) at
+        once, as a host crash or an OOM kill of the container would; how many processes died.
+        kill9() leaves the children to notice their parent is gone."""
+        pids = [self.process.pid, *descendants(self.process.pid)]
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.process.wait(30)
+        self._log.close()
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in pids[1:]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return len(pids)
+
+    def __enter__(self) -> MirrorProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process.poll() is None:
+            self.stop()
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process under pid (children, their children...), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state
+        children.setdefault(ppid, []).append(int(entry.name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """pid exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def make_topic(cluster: LocalCluster, prefix: str, partitions: int = PARTITIONS) -> str:
+    return create_topic(cluster, f"{prefix}-{uuid.uuid4().hex[:8]}", partitions=partitions)
+
+
+def _repeated_index(i: int) -> bytes:
+    return f"c{i}".encode() * 10
+
+
+class ContinuousProducer:
+    """Writes to the source in a thread, at a steady rate, until `limit` records or `seconds`
+    have passed or stop() is called; counts delivered records and delivery errors.
+
+    Record i goes to partition i % partitions with key `k<i>` and value `value(i)`; `config` is
+    added to the producer's (e.g. enable.idempotence)."""
+
+    def __init__(
+        self,
+        cluster: LocalCluster,
+        topic: str,
+        *,
+        rate: float,
+        limit: int,
+        seconds: float,
+        partitions: int = PARTITIONS,
+        value: Callable[[int], bytes] = _repeated_index,
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._producer = Producer({**cluster.client_config(), "linger.ms": 10, **(config or {})})
+        self._topic = topic
+        self._rate = rate
+        self._limit = limit
+        self._seconds = seconds
+        self._partitions = partitions
+        self._value = value
+        self._stop = threading.Event()
+        self.sent = 0
+        self.delivered = 0
+        self.errors: list[str] = []
+        self._thread = threading.Thread(target=self._run, name="resilience-producer", daemon=True)
+
+    def _on_delivery(self, err: Any, _msg: Any) -> None:
+        if err is None:
+            self.delivered += 1
+        else:
+            self.errors.append(str(err))
+
+    def _run(self) -> None:
+        started = time.monotonic()
+        while (
+            not self._stop.is_set()
+            and self.sent < self._limit
+            and time.monotonic() - started < self._seconds
+        ):
+            i = self.sent
+            try:
+                self._producer.produce(
+                    self._topic,
+                    self._value(i),
+                    f"k{i}".encode(),
+                    partition=i % self._partitions,
+                    on_delivery=self._on_delivery,
+                )
+            except BufferError:
+                self._producer.poll(0.5)
+                continue
+            self.sent += 1
+            self._producer.poll(0)
+            # Steady pace: sleep until the time the next record is due.
+            due = started + self.sent / self._rate
+            pause = due - time.monotonic()
+            if pause > 0:
+                self._stop.wait(pause)
+        self._producer.flush(120)
+
+    def start(self) -> ContinuousProducer:
+        self._thread.start()
+        return self
+
+    def join(self, timeout: float = 300) -> None:
+        """Wait until the producer has ended (by its own bounds or stop()) and flushed; every
+        record it sent was delivered."""
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "the producer thread did not end"
+        assert not self.errors, f"{len(self.errors)} delivery errors, e.g. {self.errors[:3]}"
+        assert self.delivered == self.sent, (self.delivered, self.sent)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(180)
+
+
+def caught_up(source: LocalCluster, target: LocalCluster, topic: str) -> bool:
+    """Every partition of the remote topic ends with the source partition's last record."""
+    want = last_values(source.bootstrap_servers, topic)
+    return bool(want) and last_values(target.bootstrap_servers, f"primary.{topic}") == want
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now (for a mirror's REST listener)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

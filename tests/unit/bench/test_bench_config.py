@@ -1,0 +1,111 @@
+"""bench flags, the mm2.properties both systems run with, and the Apache MM2 pom."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from bench.apache import POM, candidate_versions
+from bench.settings import QUICK, Settings, parse_args
+from bench.systems import mirror_properties
+from mm2.localcluster import KAFKA_VERSION
+
+
+def _props(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            out[key.strip()] = value.strip()
+    return out
+
+
+def test_full_run_is_the_issue_sizes() -> None:
+    s = parse_args([])
+    assert (s.w1_records, s.w1_record_bytes, s.w1_partitions) == (2_000_000, 1024, 8)
+    assert (s.w2_rate, s.w2_seconds) == (20_000, 60.0)
+    assert (s.w3_topics, s.w3_partitions) == (200, 10)
+    assert s.systems == ("mm2", "apache")
+    assert s.label == "full"
+
+
+def test_quick_preset_and_flags_on_top_of_it() -> None:
+    s = parse_args(["--quick", "--w1-records", "1234", "--systems", "apache", "--w2-seconds", "2"])
+    assert s.label == "quick"
+    assert s.w1_records == 1234
+    assert s.w2_rate == QUICK["w2_rate"]
+    assert s.w2_seconds == 2.0
+    assert s.systems == ("apache",)
+
+
+def test_unknown_system_is_refused() -> None:
+    with pytest.raises(SystemExit):
+        parse_args(["--systems", "mm2,kafka"])
+
+
+def test_both_systems_get_the_same_settings_but_our_state_dir() -> None:
+    common = {
+        "primary": "p:1",
+        "backup": "b:2",
+        "topics": "w1-.*",
+        "tasks_max": 3,
+        "state_dir": Path("/tmp/state"),
+    }
+    ours = _props(mirror_properties("mm2", **common))  # type: ignore[arg-type]
+    theirs = _props(mirror_properties("apache", **common))  # type: ignore[arg-type]
+    assert ours.pop("mm2.state.dir") == "/tmp/state"
+    assert ours == theirs
+    assert theirs["tasks.max"] == "3"
+    assert theirs["primary->backup.topics"] == "w1-.*"
+    assert theirs["backup.producer.acks"] == "all"
+    assert theirs["backup.producer.compression.type"] == "none"
+    assert theirs["primary.consumer.max.partition.fetch.bytes"] == "1048576"
+    # Single-broker clusters: every internal topic with one replica.
+    factors = [k for k in theirs if k.endswith("replication.factor")]
+    assert len(factors) == 7
+    assert {theirs[k] for k in factors} == {"1"}
+
+
+def test_apache_versions_start_with_the_brokers() -> None:
+    versions = candidate_versions()
+    assert versions[0] == KAFKA_VERSION
+    assert len(versions) == len(set(versions))
+    assert candidate_versions("4.3.1") == ["4.3.1"]
+
+
+def test_pom_asks_for_connect_mirror_at_the_version_property() -> None:
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    root = ET.parse(POM).getroot()
+    deps = {
+        d.findtext("m:artifactId", namespaces=ns): d.findtext("m:version", namespaces=ns)
+        for d in root.iterfind("m:dependencies/m:dependency", ns)
+    }
+    assert deps["connect-mirror"] == "${kafka.version}"
+
+
+def test_settings_defaults_are_frozen() -> None:
+    with pytest.raises(AttributeError):
+        Settings().w1_records = 1  # type: ignore[misc]
+
+
+def test_at_least_once_run_differs_from_ours_only_by_exactly_once() -> None:
+    common = {
+        "primary": "p:1",
+        "backup": "b:2",
+        "topics": "w1-.*",
+        "tasks_max": 4,
+        "state_dir": Path("/tmp/state"),
+    }
+    ours = _props(mirror_properties("mm2", **common))  # type: ignore[arg-type]
+    off = _props(mirror_properties("mm2-at-least-once", **common))  # type: ignore[arg-type]
+    assert off.pop("exactly.once.source.support") == "disabled"
+    assert off == ours
+    assert "exactly.once.source.support" not in ours  # mm2's default: enabled
+
+
+def test_at_least_once_system_is_chosen_by_flag_only() -> None:
+    assert "mm2-at-least-once" not in parse_args([]).systems
+    s = parse_args(["--systems", "mm2,mm2-at-least-once,apache"])
+    assert s.systems == ("mm2", "mm2-at-least-once", "apache")

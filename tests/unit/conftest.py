@@ -1,7 +1,0 @@
-"""Fixtures shared by the unit tests."""
-
-from __future__ import annotations
-
-from apache_oracle import apache
-
-__all__ = ["apache"]

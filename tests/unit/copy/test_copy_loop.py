@@ -1,0 +1,212 @@
+"""How a copy task ends a transaction: the order of its records, its positions, the flush and
+the commit, on fake clients injected into the loop and its sink (mm2.copy.loop,
+mm2.copy.transaction)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+import pytest
+from confluent_kafka import KafkaError
+
+from mm2.copy.loop import CopyLoop
+from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.copy.transaction import TransactionSink, producer_settings
+from mm2.kafka.failure import AuthAlarm
+from mm2.offset_syncs.emitter import OffsetSyncEmitter
+
+OFFSETS = "mm2-offsets.primary.internal"
+
+
+class FakeMessage:
+    def __init__(self, topic: str, partition: int, offset: int, value: bytes = b"v") -> None:
+        self._t, self._p, self._o, self._v = topic, partition, offset, value
+
+    def error(self) -> None:
+        return None
+
+    def topic(self) -> str:
+        return self._t
+
+    def partition(self) -> int:
+        return self._p
+
+    def offset(self) -> int:
+        return self._o
+
+    def value(self) -> bytes:
+        return self._v
+
+    def key(self) -> bytes:
+        return b"k"
+
+    def timestamp(self) -> tuple[int, int]:
+        return (1, 1_700_000_000_000 + self._o)
+
+    def headers(self) -> None:
+        return None
+
+
+class FakeConsumer:
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.assigned: list[list[Any]] = []
+
+    def assign(self, partitions: list[Any]) -> None:
+        self.assigned.append(partitions)
+
+    def close(self) -> None:
+        pass
+
+
+class FakeProducer:
+    """Records every call; flush delivers what was produced (failing the offsets in `fail`)."""
+
+    calls: list[str]
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.transactional = "transactional.id" in config
+        self.calls = []
+        self.unacked: list[tuple[Callable[[KafkaError | None, Any], None] | None, Any]] = []
+        self.fail: set[int] = set()
+        self.next_down = 0
+
+    def init_transactions(self, timeout: float) -> None:
+        self.calls.append("init")
+
+    def begin_transaction(self) -> None:
+        self.calls.append("begin")
+
+    def produce(self, topic: str, value: bytes, key: bytes, *args: Any, **kw: Any) -> None:
+        callback = args[1] if len(args) > 1 else None
+        self.calls.append(f"produce {topic}")
+        self.unacked.append((callback, FakeDelivered(self, value, key)))
+
+    def poll(self, timeout: float) -> int:
+        return 0
+
+    def flush(self, timeout: float) -> int:
+        self.calls.append("flush")
+        for callback, msg in self.unacked:
+            if callback is None:
+                continue
+            upstream = msg.upstream
+            err = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE) if upstream in self.fail else None
+            callback(err, msg)
+        self.unacked.clear()
+        return 0
+
+    def commit_transaction(self) -> None:
+        self.calls.append("commit")
+
+    def abort_transaction(self, timeout: float) -> None:
+        self.calls.append("abort")
+
+
+class FakeDelivered:
+    def __init__(self, producer: FakeProducer, value: bytes, key: bytes) -> None:
+        self.upstream = int(value) if value.isdigit() else -1
+        self._offset = producer.next_down
+        producer.next_down += 1
+        self._value, self._key = value, key
+
+    def offset(self) -> int:
+        return self._offset
+
+    def value(self) -> bytes:
+        return self._value
+
+    def key(self) -> bytes:
+        return self._key
+
+
+def _copier(transactional: bool, skip_oversized: bool = False) -> CopyLoop:
+    spec = CopyTaskSpec(
+        flow="primary->backup",
+        task=0,
+        connector="MirrorSourceConnector",
+        source_alias="primary",
+        source_cluster_id="c1",
+        source_consumer={"bootstrap.servers": "s:9092"},
+        target_producer={"bootstrap.servers": "t:9092"},
+        offsets_topic=OFFSETS,
+        partitions=[Assignment("orders", 0, "primary.orders", 10)],
+        transactional_id="primary-mm2-MirrorSourceConnector-0" if transactional else None,
+        skip_oversized=skip_oversized,
+    )
+    producer: Any = FakeProducer(producer_settings(spec))  # stands in for confluent-kafka's
+    sink = TransactionSink(spec, producer, AuthAlarm("backup"))
+    return CopyLoop(
+        spec,
+        consumer=cast(Any, FakeConsumer({})),
+        alarm=AuthAlarm("primary"),
+        sink=sink,
+        syncs=OffsetSyncEmitter("", None, 100),
+        feed=None,
+    )
+
+
+def _copy(copier: CopyLoop, offsets: list[int]) -> FakeProducer:
+    messages: list[Any] = [FakeMessage("orders", 0, o, str(o).encode()) for o in offsets]
+    copier._copy(messages)
+    producer = copier._sink._producer
+    assert isinstance(producer, FakeProducer)
+    return producer
+
+
+def test_in_a_transaction_positions_go_out_with_the_records_before_the_flush() -> None:
+    copier = _copier(transactional=True)
+    producer = _copy(copier, [10, 11, 12])
+    copier._end_transaction()
+    assert producer.calls == [
+        "init",
+        "begin",
+        "produce primary.orders",
+        "produce primary.orders",
+        "produce primary.orders",
+        f"produce {OFFSETS}",
+        "flush",
+        "commit",
+    ]
+    assert copier.positions() == {("orders", 0): 13}
+
+
+def test_a_failed_record_aborts_the_positions_with_the_records() -> None:
+    copier = _copier(transactional=True, skip_oversized=True)
+    producer = _copy(copier, [10, 11, 12])
+    producer.fail = {11}
+    copier._end_transaction()
+    assert "commit" not in producer.calls
+    assert producer.calls[-2:] == ["flush", "abort"]
+    assert copier.positions() == {("orders", 0): 10}  # read again from the last commit
+    consumer = copier._consumer
+    assert isinstance(consumer, FakeConsumer)
+    assert len(consumer.assigned) == 1  # assigned again (run() assigns the first time)
+
+
+def test_without_a_transaction_positions_follow_the_acknowledged_records() -> None:
+    copier = _copier(transactional=False)
+    producer = _copy(copier, [10, 11])
+    copier._end_transaction()
+    assert producer.calls == [
+        "produce primary.orders",
+        "produce primary.orders",
+        "flush",
+        f"produce {OFFSETS}",
+        "flush",
+    ]
+    assert copier.positions() == {("orders", 0): 12}
+
+
+def test_offset_syncs_see_the_acknowledged_offsets(monkeypatch: pytest.MonkeyPatch) -> None:
+    copier = _copier(transactional=True)
+    _copy(copier, [10, 11, 12])
+    emitted: list[Any] = []
+
+    def emit(results: list[Any], *, wait: bool = True) -> None:
+        emitted.extend(results)
+
+    monkeypatch.setattr(copier._syncs, "emit", emit)
+    copier._end_transaction()
+    (result,) = emitted
+    assert result.runs and result.runs[0][:2] == (10, 0)

@@ -1,0 +1,270 @@
+"""Leader and standby without Kafka: config topics and elections in memory, real runtimes.
+
+The broker-backed takeover is tests/integration/test_standby.py; here each rule on its own:
+who runs a flow, where REST requests go, how changes reach a standby, and that secrets given
+over REST are sealed wherever they are stored.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mm2.api.forward import route
+from mm2.config import load_properties, parse_properties
+from mm2.config.model import Flow
+from mm2.errors import BadRequestError, ConfigError, ConflictError
+from mm2.runtime.changes import Changes, ChangeStore
+from mm2.runtime.mirror_maker import MirrorMaker
+from mm2.runtime.secrets import SealedChanges, SecretBox
+from mm2.runtime.standby import Coordinator
+from mm2.runtime.task_runner import Backoff
+from tests.support.api import PLUGINS
+from tests.support.waiting import eventually
+
+PROPERTIES = """
+clusters = primary, backup
+primary.bootstrap.servers = localhost:1
+backup.bootstrap.servers = localhost:2
+primary->backup.enabled = true
+primary->backup.emit.heartbeats.enabled = false
+backup->primary.emit.heartbeats.enabled = false
+"""
+SOURCE = "primary.backup.MirrorSourceConnector"
+SECRET = 'org.apache.kafka.common.security.plain.PlainLoginModule required password="pw-42";'
+
+
+class Topic:
+    """One config topic: its records, and the readers that follow it."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[str, dict[str, Any] | None]] = []
+        self.readers: list[Callable[[str, dict[str, Any] | None], None]] = []
+
+
+class MemoryLog:
+    def __init__(self, alias: str, topic: Topic) -> None:
+        self.alias, self.topic, self._topic = alias, "mm2-configs.internal", topic
+
+    def write(self, key: str, value: dict[str, Any] | None, *, timeout: float = 30.0) -> None:
+        copy = None if value is None else json.loads(json.dumps(value))
+        self._topic.records.append((key, copy))
+        for reader in list(self._topic.readers):
+            reader(key, copy)
+
+    def follow(
+        self,
+        on_record: Callable[[str, dict[str, Any] | None], None],
+        stopping: threading.Event,
+        on_end: Callable[[], None] = lambda: None,
+    ) -> threading.Thread:
+        for key, value in list(self._topic.records):
+            on_record(key, value)
+        on_end()
+        self._topic.readers.append(on_record)
+        return threading.current_thread()
+
+    def close(self) -> None:
+        pass
+
+
+class Vote:
+    """An election this test decides."""
+
+    def __init__(self, on_change: Callable[[bool], None]) -> None:
+        self.leader = False
+        self._on_change = on_change
+
+    def start(self) -> None:
+        pass
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.set(False)
+
+    def set(self, leader: bool) -> None:
+        if leader != self.leader:
+            self.leader = leader
+            self._on_change(leader)
+
+
+class Node:
+    """One connect-mirror-maker process: its runtime and its votes."""
+
+    def __init__(self, url: str, topics: dict[str, Topic], state: Path, key: str | None) -> None:
+        text = PROPERTIES + (f"mm2.rest.secrets.key = {key}\n" if key else "")
+        config = load_properties(parse_properties(text, "mm2.properties"))
+        self.votes: dict[str, Vote] = {}
+        self.topics = topics
+        box = SecretBox(key)
+
+        def make_log(flow: Flow) -> MemoryLog:
+            return MemoryLog(flow.target, topics.setdefault(flow.target, Topic()))
+
+        def elect(alias: str, on_change: Callable[[bool], None]) -> Vote:
+            return self.votes.setdefault(alias, Vote(on_change))
+
+        self.coordinator = Coordinator(
+            worker_id=url, url=url, home="backup", logs=make_log, elect=elect, box=box
+        )
+        for flow in config.flows:
+            self.coordinator.watch(flow)
+        self.store = ChangeStore(state / "rest-changes.json", codec=SealedChanges(box))
+        stored = self.coordinator.initial_changes(timeout=1)
+        if stored is not None:
+            self.store.replace(stored)
+        self.mirror = MirrorMaker(config, PLUGINS, self.store, coordinator=self.coordinator,
+                                  worker_id=url, backoff=Backoff(0.01, 0.05))  # fmt: skip
+        self.mirror.start()
+        self.coordinator.start_elections()
+
+    def lead(self, *clusters: str, leading: bool = True) -> None:
+        for alias in clusters:
+            self.votes[alias].set(leading)
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[tuple[Node, Node]]:
+    topics: dict[str, Topic] = {}
+    a = Node("http://a:8083", topics, tmp_path / "a", "shared-key")
+    b = Node("http://b:8083", topics, tmp_path / "b", "shared-key")
+    yield a, b
+    a.mirror.stop()
+    b.mirror.stop()
+
+
+def state(node: Node, name: str = SOURCE) -> str:
+    return node.mirror.status(name).state
+
+
+def test_only_the_leader_runs_a_clusters_flows(pair: tuple[Node, Node]) -> None:
+    a, b = pair
+    assert state(a) == state(b) == "UNASSIGNED"  # nobody elected yet
+    a.lead("backup")
+    eventually(lambda: state(a) == "RUNNING", timeout=10, what="a RUNNING")
+    assert state(b) == "UNASSIGNED"
+    assert b.mirror.leaders()["backup"] is not None
+    assert b.mirror.leaders()["backup"].url == "http://a:8083"  # type: ignore[union-attr]
+    assert a.mirror.runs_here("primary->backup") and not b.mirror.runs_here("primary->backup")
+    # The leader dies: its votes go to the standby, which starts the flow.
+    a.lead("backup", leading=False)
+    assert state(a) == "UNASSIGNED"
+    b.lead("backup")
+    eventually(lambda: state(b) == "RUNNING", timeout=10, what="b RUNNING")
+
+
+def test_changes_on_the_leader_reach_the_standby_through_kafka(pair: tuple[Node, Node]) -> None:
+    a, b = pair
+    a.lead("backup")
+    a.mirror.pause(SOURCE)
+    assert state(a) == "PAUSED"
+    assert state(b) == "PAUSED"  # the target state arrived, the herder stays idle
+    a.mirror.patch_config(SOURCE, {"topics": "orders.*"})
+    assert b.mirror.info(SOURCE).config["topics"] == "orders.*"
+    # A change this process may not make (it does not lead backup) is refused, not lost.
+    with pytest.raises(ConflictError):
+        b.mirror.resume(SOURCE)
+    a.lead("backup", leading=False)
+    b.lead("backup")
+    assert state(b) == "PAUSED"  # the new leader honours the pause made on the old one
+    b.mirror.resume(SOURCE)
+    eventually(lambda: state(b) == "RUNNING", timeout=10, what="b RUNNING")
+
+
+def test_a_new_process_starts_from_the_changes_in_kafka(tmp_path: Path) -> None:
+    topics: dict[str, Topic] = {}
+    a = Node("http://a:8083", topics, tmp_path / "a", "k")
+    a.lead("backup")
+    a.mirror.stop_connector(SOURCE)
+    a.mirror.stop()
+    late = Node("http://c:8083", topics, tmp_path / "c", "k")  # another host, empty state dir
+    try:
+        assert state(late) == "STOPPED"
+    finally:
+        late.mirror.stop()
+
+
+def test_requests_go_where_the_work_is(pair: tuple[Node, Node]) -> None:
+    a, b = pair
+    a.lead("backup")
+    here = route(a.mirror, "PUT", "/flows/primary/backup/pause")
+    assert here == (None, False)
+    leader, read = route(b.mirror, "PUT", "/flows/primary/backup/pause")
+    assert leader is not None and leader.url == "http://a:8083" and not read
+    leader, read = route(b.mirror, "GET", f"/connectors/{SOURCE}/status")
+    assert leader is not None and leader.url == "http://a:8083" and read
+    leader, _ = route(b.mirror, "POST", f"/connectors/{SOURCE}/tasks/0/restart")
+    assert leader is not None and leader.url == "http://a:8083"
+    assert route(b.mirror, "GET", "/connectors")[0] is None  # lists: any process
+    assert route(b.mirror, "DELETE", f"/connectors/{SOURCE}/offsets")[0] is None  # Kafka's
+    # While nobody leads the cluster that keeps changes, a change gets 409, not a guess.
+    a.lead("backup", leading=False)
+    b.coordinator._leaders.clear()
+    with pytest.raises(ConflictError, match="no leader for backup"):
+        route(b.mirror, "PUT", "/flows/primary/backup/pause")
+
+
+def test_secrets_are_sealed_in_kafka_and_in_the_cache(
+    pair: tuple[Node, Node], tmp_path: Path
+) -> None:
+    a, b = pair
+    a.lead("backup")
+    a.mirror.patch_config(SOURCE, {"sasl.jaas.config": SECRET})
+    assert b.mirror.info(SOURCE).config["sasl.jaas.config"] == SECRET
+    for path in (tmp_path / "a" / "rest-changes.json", tmp_path / "b" / "rest-changes.json"):
+        assert "pw-42" not in path.read_text(), path
+    in_kafka = json.dumps(a.topics["backup"].records)
+    assert "sasl.jaas.config" in in_kafka and "pw-42" not in in_kafka
+
+
+def test_a_secret_without_a_key_is_refused_with_the_key_to_set(tmp_path: Path) -> None:
+    topics: dict[str, Topic] = {}
+    node = Node("http://a:8083", topics, tmp_path, None)
+    try:
+        node.lead("backup")
+        with pytest.raises(BadRequestError, match=r"mm2\.rest\.secrets\.key"):
+            node.mirror.patch_config(SOURCE, {"sasl.jaas.config": SECRET})
+        # A config provider reference is not a secret: kept as given.
+        ref = "${file:/etc/mm2/jaas.properties:jaas}"
+        node.mirror.patch_config(SOURCE, {"sasl.jaas.config": ref})
+        assert node.mirror.info(SOURCE).config["sasl.jaas.config"] == ref
+        assert any(ref in json.dumps(v) for _, v in topics["backup"].records)
+    finally:
+        node.mirror.stop()
+
+
+def test_sealed_values_open_only_with_the_same_key() -> None:
+    sealed = SecretBox("one").seal("ssl.key.password", "hunter2")
+    assert "hunter2" not in sealed
+    assert SecretBox("one").open("ssl.key.password", sealed) == "hunter2"
+    with pytest.raises(ConfigError, match=r"another mm2\.rest\.secrets\.key"):
+        SecretBox("two").open("ssl.key.password", sealed)
+    with pytest.raises(ConfigError, match=r"set mm2\.rest\.secrets\.key"):
+        SecretBox(None).open("ssl.key.password", sealed)
+    assert SecretBox(None).seal("topics", "orders") == "orders"  # not a secret
+
+
+def test_an_older_change_file_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "rest-changes.json"
+    path.write_text(json.dumps({"target_states": {SOURCE: "PAUSED"}}))
+    store = ChangeStore(path, codec=SealedChanges(SecretBox(None)))
+    assert store.changes == Changes(target_states={SOURCE: "PAUSED"})
+
+
+def test_a_malformed_changes_record_is_skipped_and_named(
+    pair: tuple[Node, Node], caplog: pytest.LogCaptureFixture
+) -> None:
+    a, b = pair
+    a.lead("backup")
+    a.mirror.pause(SOURCE)
+    cached = b.store.path.read_bytes()
+    log = MemoryLog("backup", a.topics["backup"])
+    log.write("rest-changes", {"version": 10**6, "changes": {"target_states": "PAUSED"}})
+    assert "rest-changes" in caplog.text and "target_states" in caplog.text
+    assert state(b) == "PAUSED" and b.store.path.read_bytes() == cached
+    a.mirror.resume(SOURCE)  # the next good version still arrives
+    assert state(b) == "UNASSIGNED"

@@ -1,0 +1,193 @@
+"""TaskRunner heals its task: retries, restarts with capped backoff, FAILED only for operators."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Mapping
+from typing import ClassVar
+
+import pytest
+
+from mm2.connect.spi import Task, TaskContext
+from mm2.errors import AuthenticationError, ConfigError, KafkaClientError, RecordTooLargeError
+from mm2.runtime.task_runner import Backoff, TaskRunner
+from tests.support.waiting import eventually
+
+TINY = Backoff(initial_s=0.01, maximum_s=0.04, restart_initial_s=0.01, restart_maximum_s=0.04)
+
+
+class ScriptedTask(Task):
+    """Fails as its config says; counts starts, stops and polls per `key` across instances."""
+
+    lock = threading.Lock()
+    counts: ClassVar[dict[str, int]] = {}
+
+    @classmethod
+    def bump(cls, name: str) -> int:
+        with cls.lock:
+            cls.counts[name] = cls.counts.get(name, 0) + 1
+            return cls.counts[name]
+
+    @classmethod
+    def count(cls, name: str) -> int:
+        with cls.lock:
+            return cls.counts.get(name, 0)
+
+    def start(self, config: Mapping[str, str], context: TaskContext) -> None:
+        self.key = config["key"]
+        self.config = config
+        starts = self.bump(f"{self.key}:start")
+        if starts <= int(config.get("start.failures", "0")):
+            raise KafkaClientError("listing topics on backup (b:9092): transport", retriable=True)
+
+    def poll(self) -> float:
+        polls = self.bump(f"{self.key}:poll")
+        mode = self.config.get("poll", "ok")
+        if mode == "crash" and polls <= int(self.config.get("crashes", "1000000")):
+            raise ValueError("bad record")
+        if mode == "auth":
+            raise AuthenticationError("authentication failed for backup (b:9092): wrong password")
+        if mode == "config":
+            raise ConfigError("no such thing", key="x")
+        if mode == "too-large":
+            raise RecordTooLargeError("t-0 offset 5 is larger than the target accepts")
+        if mode == "not-retriable":
+            raise KafkaClientError("INVALID_REPLICATION_FACTOR", retriable=False)
+        return 0.01
+
+    def stop(self) -> None:
+        self.bump(f"{self.key}:stop")
+
+
+def runner(key: str, backoff: Backoff = TINY, **config: str) -> TaskRunner:
+    return TaskRunner(
+        ScriptedTask(),
+        {"key": key, **config},
+        flow="a->b",
+        connector="C",
+        task_id=0,
+        worker_id="w",
+        backoff=backoff,
+    )
+
+
+def test_start_that_fails_retriably_is_stopped_and_started_again() -> None:
+    r = runner("start-retry", **{"start.failures": "3"})
+    r.start()
+    try:
+        eventually(
+            lambda: ScriptedTask.count("start-retry:poll") > 0,
+            timeout=10,
+            what="a poll after the start retries",
+        )
+        assert r.status().state == "RUNNING"
+        assert r.restarts == 3 and r.status().restarts == 3
+        assert ScriptedTask.count("start-retry:stop") == 3  # each failed start was stopped
+        assert r.status().trace is None
+    finally:
+        r.stop()
+
+
+@pytest.mark.parametrize("mode", ["crash", "not-retriable"])
+def test_unexpected_failure_restarts_the_task_and_traces_the_wait(mode: str) -> None:
+    slow = Backoff(initial_s=0.01, maximum_s=0.04, restart_initial_s=0.01, restart_maximum_s=30)
+    r = runner(f"restart-{mode}", slow, poll=mode)
+    r.start()
+    try:
+        # 0.01 s doubling: the 9th wait is over 2 s long, so the state is seen while waiting.
+        eventually(
+            lambda: r.restarts >= 8 and r.status().state == "RESTARTING",
+            timeout=10,
+            what="eight restarts, RESTARTING",
+        )
+        status = r.status()
+        assert status.trace is not None
+        assert re.match(r"restarting in [0-9.]+ s \(at \d{4}-\d\d-\d\dT", status.trace)
+        assert ("ValueError: bad record" if mode == "crash" else "INVALID_REPLICATION") in (
+            status.trace
+        )
+    finally:
+        r.stop()
+    assert not r._thread.is_alive()  # stopped while it waited for the restart
+
+
+def test_task_that_recovers_runs_again_with_a_clean_trace() -> None:
+    r = runner("recover", poll="crash", crashes="2")
+    r.start()
+    try:
+        eventually(
+            lambda: ScriptedTask.count("recover:poll") > 5,
+            timeout=10,
+            what="polls after recovering",
+        )
+        assert r.status().state == "RUNNING"
+        assert r.restarts == 2
+        assert r.status().trace is None
+    finally:
+        r.stop()
+
+
+def test_restart_delays_double_up_to_the_cap(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="mm2.runtime.task_runner")
+    r = runner("delays", poll="crash")
+    r.start()
+    try:
+        eventually(lambda: r.restarts >= 5, timeout=10, what="five restarts")
+    finally:
+        r.stop()
+    delays = re.findall(r"restarting it in ([0-9.]+) s", caplog.text)
+    assert delays[:5] == ["0.01", "0.02", "0.04", "0.04", "0.04"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "text"),
+    [
+        ("auth", "AuthenticationError: authentication failed for backup (b:9092)"),
+        ("config", "ConfigError: x: no such thing"),
+        ("too-large", "RecordTooLargeError: t-0 offset 5"),
+    ],
+)
+def test_operator_errors_fail_the_task_for_good(mode: str, text: str) -> None:
+    r = runner(f"operator-{mode}", poll=mode)
+    r.start()
+    try:
+        eventually(lambda: r.status().state == "FAILED", timeout=10, what="the task FAILED")
+        time.sleep(0.1)  # several restart delays: none may happen
+        status = r.status()
+        assert status.state == "FAILED" and r.restarts == 0
+        assert text in (status.trace or "")
+        assert ScriptedTask.count(f"operator-{mode}:stop") == 1
+    finally:
+        r.stop()
+
+
+def test_retriable_poll_errors_keep_the_task_running_and_show_the_retry() -> None:
+    class Flaky(ScriptedTask):
+        def poll(self) -> float:
+            if self.bump("flaky:poll") < 1_000_000:
+                raise KafkaClientError(
+                    "listing offsets on primary: FENCED_LEADER_EPOCH", retriable=True
+                )
+            return 0.01
+
+    slow = Backoff(initial_s=0.01, maximum_s=30.0)
+    r = TaskRunner(
+        Flaky(), {"key": "flaky"}, flow="a->b", connector="C", task_id=0, worker_id="w",
+        backoff=slow,
+    )  # fmt: skip
+    r.start()
+    try:
+        eventually(
+            lambda: ScriptedTask.count("flaky:poll") > 3,
+            timeout=10,
+            what="polls despite the flaky errors",
+        )
+        status = r.status()
+        assert status.state == "RUNNING" and r.restarts == 0
+        assert "polling again in" in (status.trace or "")
+        assert "FENCED_LEADER_EPOCH" in (status.trace or "")
+    finally:
+        r.stop()
