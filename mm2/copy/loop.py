@@ -174,6 +174,8 @@ class CopyLoop:
             while keep_going():
                 self._round()
             self._end_transaction()
+        except (KafkaException, SystemError) as exc:  # a produce, poll or flush that raised
+            raise self._sink.failure(exc, "copying") from exc
         finally:
             gc.enable()
 

@@ -72,5 +72,10 @@ def _run(
             spec.flow, spec.task, _partitions(spec), time.monotonic() - began,
         )  # fmt: skip
         loop.run(keep_going)
-    finally:
-        loop.close()
+    except BaseException:
+        try:  # the error that ended the task is the one to report, not one from closing
+            loop.close()
+        except Exception as exc:  # noqa: BLE001 - logged; the task's own error follows
+            log.info("%s task %d: closing after a failure: %r", spec.flow, spec.task, exc)
+        raise
+    loop.close()

@@ -86,31 +86,37 @@ class TransactionSink:
     def _call(self, action: Callable[[], object], what: str) -> None:
         """A transactional call, retried while librdkafka says it may succeed later."""
         deadline = time.monotonic() + 60
-        where = f"{self.spec.flow} task {self.spec.task}"
         while True:
             try:
                 action()
                 return
             except KafkaException as exc:
                 err = exc.args[0] if exc.args else None
-                if not isinstance(err, KafkaError):
-                    raise
-                outcome = transaction_outcome(err)
-                if outcome == "fenced":
-                    raise ProducerFencedError(
-                        f"{where}: {what}: fenced by a newer holder of {self.spec.transactional_id}"
-                    ) from exc
-                if outcome == "abortable":
-                    raise AbortableTransactionError(
-                        f"{where}: {what}: {err.str()}", retriable=True
-                    ) from exc
-                if outcome == "retriable" and time.monotonic() < deadline:
+                retry = isinstance(err, KafkaError) and transaction_outcome(err) == "retriable"
+                if retry and time.monotonic() < deadline:
                     self.check()
                     time.sleep(0.1)
                     continue
-                raise KafkaClientError(
-                    f"{where}: {what} failed: {err.str()}", retriable=not err.fatal()
-                ) from exc
+                raise self.failure(exc, what) from exc
+
+    def failure(self, exc: BaseException, what: str) -> Exception:
+        """The typed error for a producer call (`what`) that raised `exc`: fenced, abortable,
+        or a Kafka error naming the call. confluent-kafka can raise a fatal error as a
+        SystemError from inside a delivery callback; its cause is the KafkaException."""
+        if isinstance(exc, SystemError) and isinstance(exc.__cause__, KafkaException):
+            exc = exc.__cause__
+        err = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+        if not isinstance(err, KafkaError):
+            return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+        where = f"{self.spec.flow} task {self.spec.task}"
+        outcome = transaction_outcome(err)
+        if outcome == "fenced":
+            return ProducerFencedError(
+                f"{where}: {what}: fenced by a newer holder of {self.spec.transactional_id}"
+            )
+        if outcome == "abortable":
+            return AbortableTransactionError(f"{where}: {what}: {err.str()}", retriable=True)
+        return KafkaClientError(f"{where}: {what} failed: {err.str()}", retriable=not err.fatal())
 
     # -- transactions --
     def begin(self) -> None:
@@ -144,7 +150,13 @@ class TransactionSink:
                 self._producer.poll(0.05)
 
     def close(self, timeout: float) -> None:
-        self._producer.flush(timeout)
+        """Send what is queued; a producer that failed already (fenced, say) says so here too,
+        and that is logged, never raised over the error that ended the task."""
+        try:
+            self._producer.flush(timeout)
+        except (KafkaException, SystemError) as exc:
+            log.info("%s task %d: closing the producer: %s", self.spec.flow, self.spec.task,
+                     self.failure(exc, "flushing"))  # fmt: skip
 
 
 def fence_transactional_ids(

@@ -8,11 +8,14 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import pytest
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 
+from mm2.copy.failure import CopyTaskFailed
 from mm2.copy.loop import CopyLoop
 from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.copy.task import run_copy_task
 from mm2.copy.transaction import TransactionSink, producer_settings
+from mm2.errors import ProducerFencedError
 from mm2.kafka.failure import AuthAlarm
 from mm2.offset_syncs.emitter import OffsetSyncEmitter
 
@@ -210,3 +213,50 @@ def test_offset_syncs_see_the_acknowledged_offsets(monkeypatch: pytest.MonkeyPat
     copier._end_transaction()
     (result,) = emitted
     assert result.runs and result.runs[0][:2] == (10, 0)
+
+
+class FencedProducer(FakeProducer):
+    """A producer a newer holder of its id fenced: produce raises, and so does every flush, the
+    way confluent-kafka does from inside a delivery callback (a SystemError over the error)."""
+
+    def produce(self, topic: str, value: bytes, key: bytes, *args: Any, **kw: Any) -> None:
+        raise KafkaException(KafkaError(KafkaError._FENCED, "fenced", fatal=True))
+
+    def flush(self, timeout: float) -> int:
+        try:
+            raise KafkaException(KafkaError(KafkaError._FENCED, "fenced", fatal=True))
+        except KafkaException as exc:
+            raise SystemError("<built-in function len> returned a result") from exc
+
+
+def _fenced_copier() -> CopyLoop:
+    copier = _copier(transactional=True)
+    fenced: Any = FencedProducer(producer_settings(copier.spec))
+    copier._sink = TransactionSink(copier.spec, fenced, AuthAlarm("backup"))
+    return copier
+
+
+def test_a_fenced_produce_ends_the_loop_as_fenced_not_as_an_unknown_error() -> None:
+    copier = _fenced_copier()
+    copier._consumer = cast(Any, OneBatchConsumer([FakeMessage("orders", 0, 10, b"10")]))
+    with pytest.raises(ProducerFencedError, match="fenced by a newer holder"):
+        copier.run()
+
+
+def test_closing_a_failed_task_reports_the_error_that_ended_it() -> None:
+    copier = _fenced_copier()
+    copier._consumer = cast(Any, OneBatchConsumer([FakeMessage("orders", 0, 10, b"10")]))
+    spec = copier.spec
+    with pytest.raises(CopyTaskFailed) as failed:
+        run_copy_task(spec, attempt=0, positions=None, open_loop=lambda _spec: copier)
+    assert failed.value.failure.kind == ProducerFencedError.kind, failed.value.failure
+
+
+class OneBatchConsumer(FakeConsumer):
+    def __init__(self, messages: list[Any]) -> None:
+        super().__init__({})
+        self._messages = messages
+
+    def consume(self, count: int, timeout: float) -> list[Any]:
+        batch, self._messages = self._messages, []
+        return batch
