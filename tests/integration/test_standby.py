@@ -8,6 +8,7 @@ copied twice for a read_committed reader.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import uuid
@@ -70,6 +71,7 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
     def both_logs() -> str:
         return "\n".join(f"--- {m.log_path.name}\n{m.log()[-6000:]}" for m in mirrors)
 
+    stack = contextlib.ExitStack()
     try:
         eventually(
             lambda: leads(urls[0]) or leads(urls[1]),
@@ -99,11 +101,11 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
         )
 
         # The standby answers reads with the leader's state, and forwards changes.
-        api = httpx.Client(base_url=urls[standby_i], timeout=60)
+        api = stack.enter_context(httpx.Client(base_url=urls[standby_i], timeout=60))
         flows = {(f["source"], f["target"]) for f in api.get("/flows").json()}
         assert ("primary", "backup") in flows, flows
         assert api.put("/flows/primary/backup/pause").status_code == 202
-        on_leader = httpx.Client(base_url=urls[leader_i], timeout=60)
+        on_leader = stack.enter_context(httpx.Client(base_url=urls[leader_i], timeout=60))
         eventually(
             lambda: (
                 on_leader.get(f"/connectors/{SOURCE}/status").json()["connector"]["state"]
@@ -158,6 +160,7 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
         time.sleep(3)  # time enough to copy anything twice, if it would
         assert standby.stop() == 0, standby.log()[-3000:]
     finally:
+        stack.close()
         load.stop()
         for mirror in mirrors:
             if mirror.process.poll() is None:
