@@ -8,6 +8,7 @@ MM2Error                                  class attributes: kind, retriable, ope
 │   ├── AuthenticationError               wrong credentials or TLS                   [operator]
 │   ├── AuthorizationError                an ACL refused the request                 [operator]
 │   ├── RecordTooLargeError               a record the target refuses as too large   [operator]
+│   ├── RecordRefusedError                a record the target refuses for good       [operator]
 │   ├── ProducerFencedError               a newer holder of a transactional id took over
 │   └── AbortableTransactionError         a transaction that must be aborted and copied again
 ├── RecordFormatError (also ValueError)   bytes that are not an MM2 internal record
@@ -43,6 +44,7 @@ __all__ = [
     "NotFoundError",
     "ProducerFencedError",
     "RecordFormatError",
+    "RecordRefusedError",
     "RecordTooLargeError",
     "error_class",
 ]
@@ -142,6 +144,18 @@ class RecordTooLargeError(KafkaClientError):
     """A source record is larger than the target topic accepts; names topic, partition, offset."""
 
     kind = "record-too-large"
+    operator = True
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=False)
+
+
+class RecordRefusedError(KafkaClientError):
+    """The target refuses a record for a reason that trying again cannot change (a timestamp
+    outside the remote topic's limits, a policy, a null key on a compacted topic); names the
+    topic-partition, the offset and the broker's reason."""
+
+    kind = "record-refused"
     operator = True
 
     def __init__(self, message: str) -> None:

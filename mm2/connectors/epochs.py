@@ -22,7 +22,7 @@ from mm2.connectors.positions_feed import PositionsFeed
 from mm2.connectors.topic_schedule import TopicSchedule, step
 from mm2.copy.positions import PositionsTopic
 from mm2.copy.runner import CopyRunner
-from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.copy.spec import LIBRDKAFKA_BATCH_SIZE, Assignment, CopyTaskSpec
 from mm2.errors import ConfigError, KafkaClientError
 
 __all__ = ["EpochPlanner", "EpochSettings", "Publisher", "StartOffsets"]
@@ -96,6 +96,7 @@ class EpochPlanner:
         self._group_start: dict[TP, int] = {}
         self._runner: CopyRunner | None = None
         self._dealt: list[list[Placed]] = []
+        self._batch_bytes = LIBRDKAFKA_BATCH_SIZE  # the running epoch's bound (CopyTaskSpec)
         # The running epoch's id and the partitions dealt to its copy tasks since it began
         # (mm2.copy.assignment), and the producer that tells them.
         self._epoch = ""
@@ -215,6 +216,8 @@ class EpochPlanner:
         if self._start_offsets is not None:  # where partitions without a position start
             self._group_start = self._start_offsets.start_offsets()
         syncs_topic, syncs_producer = self._syncs
+        limits = self._schedule.max_message_bytes({target for part in dealt for *_, target in part})
+        self._batch_bytes = min([LIBRDKAFKA_BATCH_SIZE, *limits.values()])
         # Where this epoch's added partitions will be published: its copy tasks read from here.
         self._epoch, self._added = uuid.uuid4().hex[:16], {}
         assignments_from = self._publish_additions(self._added)
@@ -240,6 +243,7 @@ class EpochPlanner:
                 epoch=self._epoch,
                 assignments_from=assignments_from,
                 offsets_consumer=dict(self._positions.consumer_config),
+                topic_limits={target: limits[target] for *_, target in part if target in limits},
             )
             for i, part in enumerate(dealt)
         ]
@@ -283,6 +287,13 @@ class EpochPlanner:
         routes = self._schedule.routes
         tasks = task_count(routes, min(self.settings.tasks_max, max(1, runner.free_slots())))
         if tasks != len(self._dealt):
+            return None
+        # A remote topic accepting smaller batches than the running producers send (one that
+        # joins, or whose max.message.bytes the config sync lowered): new producers, new epoch.
+        limits = self._schedule.max_message_bytes(r.target_topic for r in routes.values())
+        if min([LIBRDKAFKA_BATCH_SIZE, *limits.values()]) < self._batch_bytes:
+            log.info("%s: a remote topic accepts batches of %d bytes at most; new copy epoch",
+                     self.settings.flow, min(limits.values()))  # fmt: skip
             return None
         return extend_deal(self._dealt, routes)
 

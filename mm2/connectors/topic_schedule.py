@@ -7,7 +7,7 @@ hold up the others' work; a step that fails with a retriable error is tried agai
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from mm2.connectors.every import Every
@@ -29,6 +29,8 @@ class TopicSyncing(Protocol):
     def sync_configs(self) -> int: ...
 
     def sync_acls(self) -> int: ...
+
+    def max_message_bytes(self, remotes: Iterable[str]) -> dict[str, int]: ...
 
 
 class EndOffsets(Protocol):
@@ -92,6 +94,11 @@ class TopicSchedule:
         if routes != self.routes:
             self.routes = routes
             self._metrics.set_routes(self._source, self._target, routes)
+
+    def max_message_bytes(self, remotes: Iterable[str]) -> dict[str, int]:
+        """Each remote topic's max.message.bytes, where known (the bound of a copy task's
+        record batches: mm2.copy.transaction)."""
+        return self._sync.max_message_bytes(remotes)
 
     def update_lag(self) -> None:
         # Only until the lag monitor (mm2.runtime.lag, every 3 s) has read the flow's partitions:

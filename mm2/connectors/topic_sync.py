@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from mm2.config.model import Flow
 from mm2.connectors.topic_rules import (
@@ -79,6 +79,7 @@ class TopicSync:
         self._acls_reset = -math.inf
         self._no_authorizer_since: float | None = None
         self._warned: dict[str, str] = {}
+        self._limits: dict[str, int] = {}  # remote topic -> its max.message.bytes, as described
 
     # -- naming --
     def remote_topic(self, topic: str) -> str:
@@ -228,6 +229,25 @@ class TopicSync:
         return True
 
     # -- configs --
+    def max_message_bytes(self, remotes: Iterable[str]) -> dict[str, int]:
+        """The largest record batch each remote topic accepts (its max.message.bytes), read
+        once per topic and again after the config sync changed it; a topic not found yet (or
+        the target unreachable) is left out, and its batches keep librdkafka's bound."""
+        missing = sorted(set(remotes) - self._limits.keys())
+        if missing:
+            try:
+                described = self._target.describe_topic_configs(missing)
+            except KafkaClientError as exc:
+                _raise_if_unauthenticated(exc)
+                log.debug("%s: cannot read remote topics' max.message.bytes: %s",
+                          self.flow.name, exc)  # fmt: skip
+                described = {}
+            for remote, entries in described.items():
+                for entry in entries:
+                    if entry.name == "max.message.bytes" and entry.value:
+                        self._limits[remote] = int(entry.value)
+        return {r: self._limits[r] for r in remotes if r in self._limits}
+
     def sync_configs(self) -> int:
         """IncrementalAlterConfigs for routed topics whose wanted configs changed; the count."""
         routes = dict(self._routes)
@@ -263,6 +283,7 @@ class TopicSync:
                 self._warn(f"configs:{remote}", f"config sync failed: {failures[remote]}")
                 continue
             self._warned.pop(f"configs:{remote}", None)
+            self._limits.pop(remote, None)  # read again when next asked
             before = self._applied_configs.get(remote)
             if before is not None:
                 diff = sorted({o.name for o in set(ops) ^ set(before)})

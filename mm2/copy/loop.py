@@ -26,13 +26,13 @@ from confluent_kafka import (
 
 from mm2.copy.assignment import AssignmentFeed
 from mm2.copy.consumer import RESET, source_consumer
+from mm2.copy.refusals import Retries, operators_fault, oversized
 from mm2.copy.spec import TP, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.copy.transaction import AbortableTransactionError, TransactionSink
-from mm2.errors import KafkaClientError, RecordTooLargeError
+from mm2.errors import KafkaClientError
 from mm2.kafka.failure import (
     AuthAlarm,
-    classify,
     client_error,
     cluster_label,
     ends_a_consumer,
@@ -106,6 +106,7 @@ class CopyLoop:
         self._feed_due = 0.0
         self._txn: _Txn | None = None
         self._running = False
+        self._retries = Retries(f"{spec.flow} task {spec.task}")
 
     @classmethod
     def open(cls, spec: CopyTaskSpec) -> CopyLoop:
@@ -192,7 +193,14 @@ class CopyLoop:
         wait = 0.1 if txn is None else 0.005
         messages = self._consumer.consume(_CONSUME_BATCH, 0) or self._consumer.consume(1, wait)
         if messages:
-            self._copy(messages)
+            try:
+                self._copy(messages)
+            except KafkaException as exc:
+                if self._txn is None or not self._sink.must_abort(exc):
+                    raise
+                # A record of the open transaction was refused: the flush below says which and
+                # why, then the transaction is aborted and copied again (or the task ends).
+                self._end_transaction()
         self._sink.poll(0)
         self._check_clients()
         now = time.monotonic()
@@ -314,6 +322,7 @@ class CopyLoop:
                 raise KafkaClientError(
                     f"{self.spec.flow}: {left} positions not acknowledged", retriable=True
                 )
+        self._retries.succeeded()
         copied = []
         for (topic, partition), pending in txn.parts.items():
             self._next[(topic, partition)] = pending.stats.position + 1
@@ -334,38 +343,35 @@ class CopyLoop:
             self._sink.write_position(pending.stats)
 
     def _give_back(self, txn: _Txn, remaining: int) -> None:
-        """Abort what the target refused (or did not acknowledge) and read it again."""
-        too_large = [
-            (p.stats, up, size)
-            for p in txn.parts.values()
-            for up, e, size in p.failures
-            if classify(e).kind == "record-too-large"
-        ]
-        others = [
-            (p.stats, up, e)
-            for p in txn.parts.values()
-            for up, e, _ in p.failures
-            if classify(e).kind != "record-too-large"
-        ]
-        if too_large and not self.spec.skip_oversized:
-            # The broker refuses a whole batch for its largest record: name that one.
-            stats, up, size = max(too_large, key=lambda f: f[2])
-            raise RecordTooLargeError(
-                f"record {stats.topic}-{stats.partition}@{up} ({size} bytes) is larger than "
-                f"{stats.target_topic} on the target accepts; raise the target topic's "
-                "max.message.bytes, or set skip.oversized.records=true to skip such records "
-                "(they are counted and logged)"
-            )
-        self._skip.update((s.topic, s.partition, up) for s, up, _ in too_large)
+        """Judge what the target refused (or did not acknowledge), abort, and copy it again.
+
+        A refusal a person must fix (an ACL, a timestamp outside the remote topic's limits, a
+        policy, a record larger than the topic accepts) ends the task naming the record and
+        the broker's reason; anything else is copied again from the last commit after a
+        backoff, until nothing has been committed for a while (mm2.copy.refusals.Retries)."""
+        refused = [(p.stats, up, e, size) for p in txn.parts.values() for up, e, size in p.failures]
+        fault = operators_fault(self.spec, refused, self._sink.cluster)
+        if fault is not None:
+            try:  # leave no transaction open on the target behind the error
+                self._sink.abort()
+            except KafkaClientError as exc:
+                log.info("%s: aborting before the task ends: %s", self.spec.flow, exc)
+            raise fault
+        skipped = oversized(self.spec, refused)
+        self._skip.update(skipped)
         self._sink.abort()
+        others = [(s, u, e) for s, u, e, _ in refused if (s.topic, s.partition, u) not in skipped]
         if others:
             stats, up, err = others[0]
-            log.warning(
-                "%s: producing %s-%d@%d to %s failed (%s); copying again from the last commit",
-                self.spec.flow, stats.topic, stats.partition, up, stats.target_topic, err.str(),
-            )  # fmt: skip
-        elif remaining:
-            log.warning("%s: %d records unacknowledged; copying again", self.spec.flow, remaining)
+            cause = f"producing {stats.topic}-{stats.partition}@{up} to {stats.target_topic} "
+            cause += f"failed ({err.str()})"
+        else:
+            cause = f"{remaining} records unacknowledged" if remaining else "a failed transaction"
+        wait = self._retries.failed(cause)  # raises once nothing was committed for too long
+        if others or remaining:
+            log.warning("%s: %s; copying again from the last commit in %.1f s",
+                        self.spec.flow, cause, wait)  # fmt: skip
+            time.sleep(wait)
         self._assign()  # back to the committed positions
 
     def positions(self) -> Mapping[TP, int]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 __all__ = ["TP", "Assignment", "CopyTaskSpec"]
 
 TP = tuple[str, int]
+LIBRDKAFKA_BATCH_SIZE = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,15 @@ class CopyTaskSpec:
     epoch: str = ""
     assignments_from: int = -1
     offsets_consumer: dict[str, str] | None = None
+    # Each remote topic's max.message.bytes where the planner knows it: the producer's batches
+    # stay within the smallest, and a refused record is judged against its own topic's.
+    topic_limits: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    @property
+    def batch_bytes(self) -> int:
+        """The largest record batch every remote topic of this task accepts (librdkafka's
+        default batch.size, 1,000,000, when none is smaller)."""
+        return min([LIBRDKAFKA_BATCH_SIZE, *self.topic_limits.values()])
 
     @property
     def source(self) -> str:

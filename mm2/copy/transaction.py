@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from mm2.copy.positions import PARTITIONER, position_record
-from mm2.copy.spec import CopyTaskSpec
+from mm2.copy.spec import LIBRDKAFKA_BATCH_SIZE, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.errors import AbortableTransactionError, KafkaClientError, ProducerFencedError
 from mm2.kafka.failure import (
@@ -52,6 +52,10 @@ def producer_settings(spec: CopyTaskSpec) -> dict[str, Setting]:
         **PARTITIONER,
         "logger": ClientLog(cluster_label(spec.target_producer, spec.target)),
     }
+    # librdkafka fills a batch up to batch.size and, unlike Java's producer, never splits one the
+    # broker refuses: a batch must never be larger than the smallest remote topic accepts.
+    asked = int(str(settings.get("batch.size", LIBRDKAFKA_BATCH_SIZE)))
+    settings["batch.size"] = min(asked, spec.batch_bytes)
     if spec.skip_oversized:  # only the oversized record may fail, not its batch-mates
         settings.update({"batch.num.messages": 1, "linger.ms": 0})
     if spec.transactional_id:
@@ -71,6 +75,7 @@ class TransactionSink:
         self.transactional = bool(spec.transactional_id)
         self._producer = producer
         self._alarm = alarm
+        self.cluster = alarm.cluster
         self.check = alarm.check  # raises the authentication failure the producer reported
         # The hot path calls the producer's own methods, not a wrapper per record.
         self.produce = producer.produce
@@ -98,6 +103,16 @@ class TransactionSink:
                     time.sleep(0.1)
                     continue
                 raise self.failure(exc, what) from exc
+
+    def must_abort(self, exc: KafkaException) -> bool:
+        """Whether a produce failed because the open transaction failed already (the target
+        refused one of its records): it must be aborted before anything else is produced."""
+        err = exc.args[0] if exc.args else None
+        return (
+            self.transactional
+            and isinstance(err, KafkaError)
+            and (err.txn_requires_abort() or err.code() == KafkaError._STATE)
+        )
 
     def failure(self, exc: BaseException, what: str) -> Exception:
         """The typed error for a producer call (`what`) that raised `exc`: fenced, abortable,

@@ -30,6 +30,7 @@ from mm2.errors import (
     AuthenticationError,
     AuthorizationError,
     KafkaClientError,
+    RecordRefusedError,
     RecordTooLargeError,
 )
 from mm2.log.collapse import CAUSE_ATTRIBUTE, blank_numbers
@@ -54,7 +55,9 @@ log = logging.getLogger(__name__)
 LIBRDKAFKA_LOG = logging.getLogger("mm2.kafka.librdkafka")
 
 Setting = str | int | float | bool
-FailureKind = Literal["outage", "authentication", "authorization", "record-too-large", "other"]
+FailureKind = Literal[
+    "outage", "authentication", "authorization", "record-too-large", "refused", "other"
+]
 
 
 def _codes(*names: str) -> frozenset[int]:
@@ -90,6 +93,12 @@ _AUTHORIZATION = _codes(
     "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "DELEGATION_TOKEN_AUTHORIZATION_FAILED",
 )  # fmt: skip
 _TOO_LARGE = _codes("MSG_SIZE_TOO_LARGE", "RECORD_LIST_TOO_LARGE")
+# A record the broker refuses for what it is, whatever the moment: a timestamp outside the topic's
+# message.timestamp.*.max.ms, a null key on a compacted topic, a policy, an old record format.
+_REFUSED = _codes(
+    "INVALID_TIMESTAMP", "INVALID_RECORD", "POLICY_VIOLATION", "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+    "UNSUPPORTED_COMPRESSION_TYPE", "INVALID_REQUIRED_ACKS",
+)  # fmt: skip
 # librdkafka reports a TLS handshake that fails (wrong port, untrusted certificate) as a
 # transport failure with this text; it is a setting to fix, not an outage.
 _TLS_FAILURE = "SSL handshake failed"
@@ -130,6 +139,8 @@ def classify(exc: BaseException | KafkaError) -> Failure:
         return Failure("authorization", False, detail)
     if code in _TOO_LARGE:
         return Failure("record-too-large", False, detail)
+    if code in _REFUSED:
+        return Failure("refused", False, detail)
     if error.fatal():
         # A fatal producer error (fenced, sequence lost): only a new client helps, which is
         # what the task's runner does when it restarts the task.
@@ -187,6 +198,8 @@ def client_error(
         return AuthorizationError(f"{what}{where}: not authorized: {failure.detail}")
     if failure.kind == "record-too-large":
         return RecordTooLargeError(f"{what}{where}: {failure.detail}")
+    if failure.kind == "refused":
+        return RecordRefusedError(f"{what}{where}: refused: {failure.detail}")
     return KafkaClientError(f"{what}{where}: {failure.detail}", retriable=failure.retriable)
 
 

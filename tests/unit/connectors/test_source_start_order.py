@@ -5,7 +5,7 @@ fakes handed to the planner, as the task's composition hands it the real parts."
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -55,9 +55,13 @@ class FakeSchedule:
     def __init__(self, routes: Callable[[], None]) -> None:
         self._refresh = routes
         self.routes = {"orders": Route("orders", "primary.orders", 2)}
+        self.limits: dict[str, int] = {}
 
     def refresh_routes(self) -> None:
         self._refresh()
+
+    def max_message_bytes(self, remotes: Iterable[str]) -> dict[str, int]:
+        return {r: self.limits[r] for r in remotes if r in self.limits}
 
 
 class FakeRunner:
@@ -219,3 +223,20 @@ def test_an_operators_failure_from_a_copy_task_fails_the_planner_with_its_class(
     runner.failure = CopyFailure("kafka", True, "broker down")
     with pytest.raises(KafkaClientError, match=r"copy tasks failed \(kafka: broker down\)"):
         planner.run_epochs()
+
+
+def test_copy_tasks_batch_within_the_smallest_remote_topic_limit_and_a_lower_one_restarts() -> None:
+    calls: list[str] = []
+    planner, _ = _planner(calls)
+    schedule = planner._schedule
+    assert isinstance(schedule, FakeSchedule)
+    schedule.limits = {"primary.orders": 512_000}
+    planner.run_epochs()
+    runner = planner.runner
+    assert isinstance(runner, FakeRunner)
+    (first, _second) = runner.started[0]
+    assert first.topic_limits == {"primary.orders": 512_000}
+    assert first.batch_bytes == 512_000
+    assert planner._assignment_change(runner) == {}  # unchanged: the epoch runs on
+    schedule.limits = {"primary.orders": 100_000}  # the config sync lowered it
+    assert planner._assignment_change(runner) is None  # new producers: a new epoch

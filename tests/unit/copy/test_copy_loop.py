@@ -12,10 +12,16 @@ from confluent_kafka import KafkaError, KafkaException
 
 from mm2.copy.failure import CopyTaskFailed
 from mm2.copy.loop import CopyLoop
+from mm2.copy.refusals import Retries
 from mm2.copy.spec import Assignment, CopyTaskSpec
 from mm2.copy.task import run_copy_task
 from mm2.copy.transaction import TransactionSink, producer_settings
-from mm2.errors import ProducerFencedError
+from mm2.errors import (
+    KafkaClientError,
+    ProducerFencedError,
+    RecordRefusedError,
+    RecordTooLargeError,
+)
 from mm2.kafka.failure import AuthAlarm
 from mm2.offset_syncs.emitter import OffsetSyncEmitter
 
@@ -72,6 +78,7 @@ class FakeProducer:
         self.calls = []
         self.unacked: list[tuple[Callable[[KafkaError | None, Any], None] | None, Any]] = []
         self.fail: set[int] = set()
+        self.fail_code = KafkaError.MSG_SIZE_TOO_LARGE
         self.next_down = 0
 
     def init_transactions(self, timeout: float) -> None:
@@ -94,7 +101,7 @@ class FakeProducer:
             if callback is None:
                 continue
             upstream = msg.upstream
-            err = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE) if upstream in self.fail else None
+            err = KafkaError(self.fail_code) if upstream in self.fail else None
             callback(err, msg)
         self.unacked.clear()
         return 0
@@ -123,7 +130,9 @@ class FakeDelivered:
         return self._key
 
 
-def _copier(transactional: bool, skip_oversized: bool = False) -> CopyLoop:
+def _copier(
+    transactional: bool, skip_oversized: bool = False, limits: dict[str, int] | None = None
+) -> CopyLoop:
     spec = CopyTaskSpec(
         flow="primary->backup",
         task=0,
@@ -136,6 +145,7 @@ def _copier(transactional: bool, skip_oversized: bool = False) -> CopyLoop:
         partitions=[Assignment("orders", 0, "primary.orders", 10)],
         transactional_id="primary-mm2-MirrorSourceConnector-0" if transactional else None,
         skip_oversized=skip_oversized,
+        topic_limits=limits or {},
     )
     producer: Any = FakeProducer(producer_settings(spec))  # stands in for confluent-kafka's
     sink = TransactionSink(spec, producer, AuthAlarm("backup"))
@@ -260,3 +270,70 @@ class OneBatchConsumer(FakeConsumer):
     def consume(self, count: int, timeout: float) -> list[Any]:
         batch, self._messages = self._messages, []
         return batch
+
+
+def test_a_record_the_target_refuses_for_good_ends_the_task_naming_it_and_the_reason() -> None:
+    copier = _copier(transactional=True)
+    producer = _copy(copier, [10, 11, 12])
+    producer.fail, producer.fail_code = {11}, KafkaError.INVALID_TIMESTAMP
+    with pytest.raises(RecordRefusedError, match=r"orders-0@11 for primary.orders: .*timestamp"):
+        copier._end_transaction()
+    assert producer.calls[-2:] == ["flush", "abort"]  # no transaction left open behind it
+    assert "commit" not in producer.calls
+
+
+def test_a_record_refused_with_its_batch_is_copied_again_never_blamed() -> None:
+    copier = _copier(transactional=True, limits={"primary.orders": 512_000})
+    producer = _copy(copier, [10, 11])
+    producer.fail = {10, 11}  # the whole batch refused as too large; each record is 2 bytes
+    copier._end_transaction()
+    assert producer.calls[-2:] == ["flush", "abort"]
+    assert copier.positions() == {("orders", 0): 10}  # read again, nothing skipped
+    assert not copier._skip
+
+
+def test_a_record_larger_than_its_topic_accepts_is_named_with_the_limit() -> None:
+    copier = _copier(transactional=True, limits={"primary.orders": 1})
+    producer = _copy(copier, [10, 11])
+    producer.fail = {11}
+    with pytest.raises(RecordTooLargeError, match=r"orders-0@11 \(3 bytes\).*\(1 bytes;"):
+        copier._end_transaction()
+
+
+def test_a_produce_into_a_failed_transaction_aborts_it_and_copies_again() -> None:
+    copier = _copier(transactional=True)
+    producer = _copy(copier, [10])
+    producer.fail, producer.fail_code = {10}, KafkaError.NOT_ENOUGH_REPLICAS
+
+    def refuse(*args: Any, **kw: Any) -> None:
+        raise KafkaException(KafkaError(KafkaError._STATE, "Erroneous state"))
+
+    consumer = OneBatchConsumer([FakeMessage("orders", 0, 11, b"11")])
+    copier._consumer = cast(Any, consumer)
+    copier._sink.produce = refuse
+    copier._round()  # the produce fails: the transaction is ended, aborted, assigned again
+    assert "abort" in producer.calls and "commit" not in producer.calls
+    assert copier.positions() == {("orders", 0): 10}
+    assert consumer.assigned  # back to the committed positions
+
+
+def test_retries_wait_longer_each_time_and_give_up_when_nothing_commits() -> None:
+    now = [0.0]
+    retries = Retries(
+        "primary->backup task 0", first=0.1, cap=0.4, give_up_s=60, clock=lambda: now[0]
+    )
+    assert [retries.failed("x") for _ in range(4)] == [0.1, 0.2, 0.4, 0.4]
+    retries.succeeded()
+    assert retries.failed("x") == 0.1
+    now[0] = 61.0
+    with pytest.raises(
+        KafkaClientError, match="nothing committed for 61 s; last: broker down"
+    ) as e:
+        retries.failed("broker down")
+    assert e.value.retriable
+
+
+def test_batches_stay_within_the_smallest_remote_topic_limit() -> None:
+    spec = _copier(transactional=True, limits={"primary.orders": 512_000}).spec
+    assert producer_settings(spec)["batch.size"] == 512_000
+    assert producer_settings(_copier(transactional=True).spec)["batch.size"] == 1_000_000
