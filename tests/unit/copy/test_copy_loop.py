@@ -12,12 +12,13 @@ from confluent_kafka import KafkaError, KafkaException
 
 from mm2.copy.failure import CopyTaskFailed
 from mm2.copy.loop import CopyLoop
-from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.copy.spec import Assignment
 from mm2.copy.task import run_copy_task
 from mm2.copy.transaction import TransactionSink, producer_settings
 from mm2.errors import ProducerFencedError
 from mm2.kafka.failure import AuthAlarm
 from mm2.offset_syncs.emitter import OffsetSyncEmitter
+from tests.support.specs import copy_spec
 
 OFFSETS = "mm2-offsets.primary.internal"
 
@@ -124,17 +125,10 @@ class FakeDelivered:
 
 
 def _copier(transactional: bool, skip_oversized: bool = False) -> CopyLoop:
-    spec = CopyTaskSpec(
-        flow="primary->backup",
-        task=0,
-        connector="MirrorSourceConnector",
-        source_alias="primary",
-        source_cluster_id="c1",
-        source_consumer={"bootstrap.servers": "s:9092"},
-        target_producer={"bootstrap.servers": "t:9092"},
-        offsets_topic=OFFSETS,
+    spec = copy_spec(
+        transactional=transactional,
         partitions=[Assignment("orders", 0, "primary.orders", 10)],
-        transactional_id="primary-mm2-MirrorSourceConnector-0" if transactional else None,
+        offsets_topic=OFFSETS,
         skip_oversized=skip_oversized,
     )
     producer: Any = FakeProducer(producer_settings(spec))  # stands in for confluent-kafka's
