@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KTP
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
 
 from mm2.offset_syncs.exact_index import PREV_SYNC_HEADER, RUN, PrevSync, encode_prev_sync
 from mm2.records import OffsetSync
@@ -72,7 +73,9 @@ def test_failover_dry_run_then_for_real_and_translate_offsets_json(
         (OffsetSync(topic, 0, 0, 0), None),
         (OffsetSync(topic, 0, 99, 99), PrevSync(0, 0, RUN)),
     ):
-        headers = [] if prev is None else [(PREV_SYNC_HEADER, encode_prev_sync(prev))]
+        headers: list[tuple[str, str | bytes | None]] = (
+            [] if prev is None else [(PREV_SYNC_HEADER, encode_prev_sync(prev))]
+        )
         producer.produce(syncs_topic, sync.to_value_bytes(), sync.to_key_bytes(), headers=headers)
     assert producer.flush(30) == 0
     consumer = Consumer({"bootstrap.servers": primary.bootstrap_servers, "group.id": group})

@@ -72,8 +72,11 @@ def consume_and_commit(bootstrap: str, topic: str, group: str, upto: int) -> dic
         deadline = time.monotonic() + 60
         while min(seen.values()) < upto and time.monotonic() < deadline:
             for msg in consumer.consume(50, 1.0):
+                if msg.error():
+                    continue
                 p = msg.partition()
-                if msg.error() or seen[p] >= upto:
+                assert p is not None  # a record has one
+                if seen[p] >= upto:
                     continue
                 seen[p] += 1
                 positions[p] = (msg.offset() or 0) + 1
@@ -122,7 +125,9 @@ def values_from(bootstrap: str, topic: str, group: str, expect: int) -> dict[int
         while sum(len(v) for v in got.values()) < expect and time.monotonic() < deadline:
             for msg in consumer.consume(100, 1.0):
                 if not msg.error():
-                    got[msg.partition()].append((msg.value() or b"").decode())
+                    p = msg.partition()
+                    assert p is not None  # a record has one
+                    got[p].append((msg.value() or b"").decode())
         return got
     finally:
         consumer.close()

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.cimpl import NewTopic
 
 from mm2.copy.assignment import AssignmentFeed, AssignmentPublisher
 from mm2.copy.spec import Assignment
-from tests.support.kafka import KafkaCluster, content, count, read_topic
+from tests.support.kafka import KafkaCluster, admin_client, content, count, read_topic
 from tests.support.mirror import ContinuousProducer, MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 
 def _topic(cluster: KafkaCluster, name: str, partitions: int) -> str:
-    admin = AdminClient(cluster.client_config())
+    admin = admin_client(cluster.client_config())
     admin.create_topics([NewTopic(name, partitions, 1)])[name].result(60)
     return name
 

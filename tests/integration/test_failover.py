@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KTP
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.cimpl import NewTopic
 
 from mm2.client import MirrorClient
 from mm2.client.failover import apply_failover, plan_failback, plan_failover, target_group_admin
@@ -26,7 +26,7 @@ from mm2.config import MirrorMakerConfig, load
 from mm2.policies.replication import DefaultReplicationPolicy
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
 from tests.support import kafka
-from tests.support.kafka import Cluster, count, last_values
+from tests.support.kafka import Cluster, admin_client, count, last_values
 from tests.support.mirror import MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
@@ -38,7 +38,7 @@ PER_PARTITION = 300  # orders records per partition in the first burst, again in
 def create_topic(
     cluster: Cluster, name: str, *, partitions: int = 1, config: dict[str, str] | None = None
 ) -> None:
-    admin = AdminClient(cluster.client_config())
+    admin = admin_client(cluster.client_config())
     new = NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})
     admin.create_topics([new], operation_timeout=30)[name].result(timeout=60)
 

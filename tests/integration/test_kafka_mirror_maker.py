@@ -17,7 +17,8 @@ from confluent_kafka import (
     ConsumerGroupTopicPartitions,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
 
 from tests.support import kafka
 from tests.support.kafka import Cluster
@@ -36,7 +37,7 @@ def produce(bootstrap: str, topic: str, partitions: int, start: int, n: int) -> 
     kafka.produce(bootstrap, topic, records, flush_timeout=30)
 
 
-def values(bootstrap: str, topic: str) -> dict[int, list[bytes]]:
+def values(bootstrap: str, topic: str) -> dict[int, list[bytes | None]]:
     """Every value of every partition of `topic`, up to its high watermark."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     metadata = admin.list_topics(topic, timeout=10).topics.get(topic)
@@ -47,7 +48,7 @@ def values(bootstrap: str, topic: str) -> dict[int, list[bytes]]:
          "enable.auto.commit": False, "isolation.level": "read_committed"}
     )  # fmt: skip
     try:
-        out: dict[int, list[bytes]] = {}
+        out: dict[int, list[bytes | None]] = {}
         for p in metadata.partitions:
             low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
             out[p] = []
@@ -60,7 +61,9 @@ def values(bootstrap: str, topic: str) -> dict[int, list[bytes]]:
                     break
                 if message.error() is None:
                     out[p].append(message.value())
-                    if message.offset() >= high - 1:
+                    offset = message.offset()
+                    assert offset is not None  # a record read has one
+                    if offset >= high - 1:
                         break
         return out
     finally:

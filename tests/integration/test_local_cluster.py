@@ -16,13 +16,12 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer
-from confluent_kafka.admin import AdminClient
 
 from mm2.errors import BrokerStartError, JarResolutionError, JavaNotFoundError
 from mm2.kafka.admin import describe_cluster
-from mm2.localcluster import LocalCluster, resolve_classpath
+from mm2.localcluster import LocalCluster, ports, resolve_classpath
 from mm2.localcluster import cluster as cluster_module
-from tests.support.kafka import Cluster
+from tests.support.kafka import Cluster, admin_client
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -69,7 +68,7 @@ def test_produce_consume_round_trip(
         }
     )
     consumer.subscribe([topic])
-    got: dict[bytes, bytes] = {}
+    got: dict[bytes | None, bytes | None] = {}
     deadline = time.monotonic() + 60
     while len(got) < len(sent) and time.monotonic() < deadline:
         message = consumer.poll(1.0)
@@ -86,8 +85,8 @@ def test_clusters_are_independent(
 ) -> None:
     topic = new_topic(primary, 2)
     assert primary.bootstrap_servers != backup.bootstrap_servers
-    on_primary = AdminClient(primary.client_config()).list_topics(timeout=10).topics
-    on_backup = AdminClient(backup.client_config()).list_topics(timeout=10).topics
+    on_primary = admin_client(primary.client_config()).list_topics(timeout=10).topics
+    on_backup = admin_client(backup.client_config()).list_topics(timeout=10).topics
     assert topic in on_primary
     assert topic not in on_backup
     ids = {describe_cluster(c.client_config()).cluster_id for c in (primary, backup)}
@@ -119,7 +118,7 @@ def test_picked_port_taken_before_bind_is_retried(monkeypatch: pytest.MonkeyPatc
     """Decision: a port the launcher picked and lost to a race is retried with fresh ports."""
     with _listening_socket() as taken:
         picks = iter([taken])
-        real = cluster_module.free_port
+        real = ports.free_port  # what cluster_module.free_port is until patched
         monkeypatch.setattr(cluster_module, "free_port", lambda: next(picks, None) or real())
         cluster = LocalCluster("race").start()
         try:

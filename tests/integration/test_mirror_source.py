@@ -10,14 +10,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import (
-    AdminClient,
-    AlterConfigOpType,
-    ConfigEntry,
-    ConfigResource,
-    NewPartitions,
-    NewTopic,
-)
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
+from confluent_kafka.cimpl import NewPartitions, NewTopic
 
 from mm2.records import Checkpoint, Heartbeat, OffsetSync
 from tests.support.kafka import Cluster, content, count, digest, last_values, read_topic
@@ -43,7 +38,11 @@ def produce_shapes(bootstrap: str, topic: str) -> int:
     # Recent timestamps: the broker's 7-day retention would delete records stamped years ago.
     base = int(time.time() * 1000) - 60_000
     for i in range(300):
-        headers = [("trace", f"t{i}".encode()), ("empty", None), ("trace", b"again")]
+        headers: list[tuple[str, str | bytes | None]] = [
+            ("trace", f"t{i}".encode()),
+            ("empty", None),
+            ("trace", b"again"),
+        ]
         key = None if i % 4 == 0 else f"k{i}".encode()
         value = None if i % 5 == 0 else f"value-{i}".encode() * (1 + i % 7)
         plain.produce(topic, value, key, partition=i % 3, timestamp=base + i,

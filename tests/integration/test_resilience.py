@@ -20,17 +20,13 @@ from pathlib import Path
 import httpx
 import pytest
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import (
-    AdminClient,
-    AlterConfigOpType,
-    ConfigEntry,
-    ConfigResource,
-)
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
 
 from mm2.localcluster import LocalCluster, LocalClusters
 from tests.support import kafka
 from tests.support.clusters import ClusterPair
-from tests.support.kafka import Record, content, count, read_topic
+from tests.support.kafka import Record, admin_client, content, count, read_topic
 from tests.support.mirror import (
     PARTITIONS,
     ContinuousProducer,
@@ -220,7 +216,7 @@ def test_source_broker_restart_then_config_change_still_arrives(
     remote = f"primary.{topic}"
     n = produce(source, topic, 0, 1_000)
     props = properties(tmp_path, source, target, topic)
-    target_admin = AdminClient(target.client_config())
+    target_admin = admin_client(target.client_config())
     with MirrorProcess(props) as mirror:
         eventually(
             lambda: caught_up(source, target, topic),
@@ -235,7 +231,7 @@ def test_source_broker_restart_then_config_change_still_arrives(
         finally:
             source.resume()
         log.info("source resumed")
-        source_admin = AdminClient(source.client_config())
+        source_admin = admin_client(source.client_config())
         change = ConfigResource("topic", topic, incremental_configs=[
             ConfigEntry("retention.ms", "123456789",
                         incremental_operation=AlterConfigOpType.SET)])  # fmt: skip

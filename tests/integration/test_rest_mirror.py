@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
 
 from tests.support.kafka import Cluster, count, read_topic
 from tests.support.mirror import MirrorProcess, free_port, write_properties

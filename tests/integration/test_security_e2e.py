@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import trustme
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.cimpl import NewTopic
 from cryptography.hazmat.primitives import serialization
 
 from mm2.kafka.features import has_feature
@@ -34,7 +34,7 @@ from mm2.localcluster import (
     mutual_tls_listener,
     scram_listener,
 )
-from tests.support.kafka import Cluster, count, read_topic
+from tests.support.kafka import Cluster, admin_client, count, read_topic
 from tests.support.mirror import MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
@@ -104,7 +104,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
 def _topic_with_records(cluster: LocalCluster, prefix: str) -> str:
     """A 3-partition topic on `cluster` (through its PLAINTEXT listener) with RECORDS records."""
     topic = f"{prefix}-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient(cluster.client_config())
+    admin = admin_client(cluster.client_config())
     admin.create_topics([NewTopic(topic, 3, 1)])[topic].result(60)
     producer = Producer(cluster.client_config())
     for i in range(RECORDS):
@@ -124,7 +124,7 @@ def _refusal(config: dict[str, str]) -> str:
     """What a client with these settings is told when it connects (empty if nothing within
     20 s): the listeners must keep strangers out, or the mirror tests would prove nothing."""
     errors: list[str] = []
-    admin = AdminClient({**config, "log_level": 0, "error_cb": lambda e: errors.append(e.str())})
+    admin = admin_client({**config, "log_level": 0, "error_cb": lambda e: errors.append(e.str())})
     deadline = time.monotonic() + 20
     while not errors and time.monotonic() < deadline:
         admin.poll(0.2)  # the client connects at once; its errors come through poll()

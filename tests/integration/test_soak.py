@@ -26,11 +26,10 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient
 
 from mm2.localcluster import LocalCluster, LocalClusters
 from tests.support.clusters import ClusterPair
-from tests.support.kafka import Record, last_values, read_topic
+from tests.support.kafka import Record, admin_client, last_values, read_topic
 from tests.support.mirror import (
     PARTITIONS,
     ContinuousProducer,
@@ -178,7 +177,7 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
         eventually(lambda: copied() > mark, timeout=300, what=what, log=current.log)
 
     def remote_exists() -> bool:
-        topics = AdminClient(target.client_config()).list_topics(timeout=10).topics
+        topics = admin_client(target.client_config()).list_topics(timeout=10).topics
         return remote in topics
 
     try:

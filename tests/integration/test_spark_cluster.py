@@ -35,11 +35,11 @@ from typing import Any
 import psutil
 import pyspark
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.cimpl import NewTopic
 
 from mm2.localcluster import LocalCluster, LocalClusters
 from tests.support.clusters import ClusterPair
-from tests.support.kafka import content, count, last_values, read_topic
+from tests.support.kafka import admin_client, content, count, last_values, read_topic
 from tests.support.mirror import ContinuousProducer, MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
@@ -287,7 +287,7 @@ def test_losing_the_copying_worker_moves_the_copy_task_and_keeps_each_record_onc
 ) -> None:
     source, target = clusters["sparkc-source"], clusters["sparkc-target"]
     topic = f"spark-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient(source.client_config())
+    admin = admin_client(source.client_config())
     admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(60)
     remote = f"primary.{topic}"
     props = write_properties(

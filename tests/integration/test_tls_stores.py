@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
 
 from mm2.config import load
 from mm2.localcluster import LocalCluster

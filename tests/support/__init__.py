@@ -1,1 +1,2 @@
-"""What the tests share: waiting, clusters, Kafka readers and writers, fakes and oracles."""
+"""What the tests share: waiting, clusters, Kafka readers and writers, spec factories,
+fakes and oracles."""

@@ -44,6 +44,13 @@ class KafkaCluster:
         return {"bootstrap.servers": self.bootstrap_servers}
 
 
+def admin_client(config: dict[str, Any]) -> AdminClient:
+    """An AdminClient on `config`. Its stub wants dict[str, str | int | float | bool], which
+    neither a dict[str, str] (dict is invariant) nor a callback such as error_cb (a setting
+    librdkafka's Python binding takes, as Producer's and Consumer's dict[str, Any] admit) is."""
+    return AdminClient(cast("dict[str, str | int | float | bool]", config))
+
+
 def create_topic(
     cluster: Cluster,
     name: str,

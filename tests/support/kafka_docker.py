@@ -10,8 +10,8 @@ import os
 import re
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -71,7 +71,7 @@ def launch_clusters(
     *,
     mode: str | None = None,
     engine: Callable[[], str | None] = engine_problem,
-    local: Callable[[Sequence[str]], LocalClusters] = LocalClusters,
+    local: Callable[[Sequence[str]], AbstractContextManager[Iterable[Cluster]]] = LocalClusters,
 ) -> Iterator[list[Cluster]]:
     """The named clusters, started, for as long as the block runs."""
     chosen = os.environ.get(MODE_VARIABLE, "local") if mode is None else mode

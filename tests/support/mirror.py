@@ -19,7 +19,7 @@ from typing import Any
 from confluent_kafka import Producer
 
 from mm2.localcluster import LocalCluster
-from tests.support.kafka import create_topic, last_values
+from tests.support.kafka import Cluster, create_topic, last_values
 
 # Partitions of the topics the resilience and soak tests write under load.
 PARTITIONS = 4
@@ -154,7 +154,7 @@ class ContinuousProducer:
 
     def __init__(
         self,
-        cluster: LocalCluster,
+        cluster: Cluster,
         topic: str,
         *,
         rate: float,

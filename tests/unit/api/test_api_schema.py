@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import schemathesis
 from hypothesis import HealthCheck, settings
@@ -19,6 +20,10 @@ from schemathesis.specs.openapi.checks import (
 
 from mm2.api.app import create_app
 from tests.support.api import make_mirror
+
+if TYPE_CHECKING:
+    from requests.structures import CaseInsensitiveDict
+    from schemathesis.specs.openapi.schemas import OpenApiCase
 
 _STATE = Path(tempfile.mkdtemp(prefix="mm2-schemathesis-"))
 _MIRROR = make_mirror(_STATE)
@@ -44,16 +49,18 @@ _SETTINGS = settings(
 
 @schema.parametrize()
 @_SETTINGS
-def test_api_conforms_to_its_openapi_document(case: schemathesis.Case) -> None:
+def test_api_conforms_to_its_openapi_document(case: OpenApiCase) -> None:
     case.call_and_validate(checks=_CHECKS)
 
 
 @secured_schema.parametrize()
 @settings(_SETTINGS, max_examples=10)
-def test_every_operation_needs_credentials(case: schemathesis.Case) -> None:
+def test_every_operation_needs_credentials(case: OpenApiCase) -> None:
     """With credentials the API conforms; without, whatever was generated gets 401."""
     case.call_and_validate(headers=_AUTH, checks=[*_CHECKS, ignored_auth])
     anonymous = {k: v for k, v in (case.headers or {}).items() if k.lower() != "authorization"}
-    case.headers = anonymous
+    # schemathesis annotates Case.headers as requests' CaseInsensitiveDict, yet reads it as any
+    # Mapping[str, Any] (transport/prepare.py): the plain dict set here is what it always was.
+    case.headers = cast("CaseInsensitiveDict[Any]", anonymous)
     response = case.call()
     assert response.status_code == 401, (case.method, case.formatted_path, response.text)

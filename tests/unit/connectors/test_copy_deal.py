@@ -11,6 +11,7 @@ from mm2.copy.routes import Route
 from mm2.copy.spec import Assignment, CopyTaskSpec
 from mm2.errors import RecordFormatError
 from mm2.records.connect_offsets import ConnectOffsetKey
+from tests.support.specs import copy_spec
 
 
 def _routes(**partitions: int) -> dict[str, Route]:
@@ -78,10 +79,8 @@ def test_the_assignment_key_is_connects_shape_but_no_mirror_maker_partition() ->
 
 
 def test_a_spec_carries_where_its_epoch_publishes_additions() -> None:
-    spec = CopyTaskSpec(
-        flow="a->b", task=1, connector="MirrorSourceConnector", source_alias="a",
-        source_cluster_id="id", source_consumer={}, target_producer={},
-        offsets_topic="mm2-offsets.a.internal", partitions=[Assignment("t", 0, "a.t", 5)],
+    spec = copy_spec(
+        flow="a->b", task=1, transactional=False, partitions=[Assignment("t", 0, "a.t", 5)],
         epoch="e1", assignments_from=42, offsets_consumer={"bootstrap.servers": "b:9092"},
     )  # fmt: skip
     again = CopyTaskSpec.from_json(spec.to_json())

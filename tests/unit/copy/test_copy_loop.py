@@ -13,7 +13,7 @@ from confluent_kafka import KafkaError, KafkaException
 from mm2.copy.failure import CopyTaskFailed
 from mm2.copy.loop import CopyLoop
 from mm2.copy.refusals import Retries
-from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.copy.spec import Assignment
 from mm2.copy.task import run_copy_task
 from mm2.copy.transaction import TransactionSink, producer_settings
 from mm2.errors import (
@@ -24,6 +24,7 @@ from mm2.errors import (
 )
 from mm2.kafka.failure import AuthAlarm
 from mm2.offset_syncs.emitter import OffsetSyncEmitter
+from tests.support.specs import copy_spec
 
 OFFSETS = "mm2-offsets.primary.internal"
 
@@ -133,17 +134,10 @@ class FakeDelivered:
 def _copier(
     transactional: bool, skip_oversized: bool = False, limits: dict[str, int] | None = None
 ) -> CopyLoop:
-    spec = CopyTaskSpec(
-        flow="primary->backup",
-        task=0,
-        connector="MirrorSourceConnector",
-        source_alias="primary",
-        source_cluster_id="c1",
-        source_consumer={"bootstrap.servers": "s:9092"},
-        target_producer={"bootstrap.servers": "t:9092"},
-        offsets_topic=OFFSETS,
+    spec = copy_spec(
+        transactional=transactional,
         partitions=[Assignment("orders", 0, "primary.orders", 10)],
-        transactional_id="primary-mm2-MirrorSourceConnector-0" if transactional else None,
+        offsets_topic=OFFSETS,
         skip_oversized=skip_oversized,
         topic_limits=limits or {},
     )

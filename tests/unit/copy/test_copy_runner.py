@@ -13,15 +13,15 @@ from mm2.copy.runner import ThreadRunner
 from mm2.copy.spec import Assignment, CopyTaskSpec
 from mm2.copy.task import run_copy_task
 from mm2.errors import RecordTooLargeError
+from tests.support.specs import copy_spec
 
 
 def _spec(task: int) -> CopyTaskSpec:
-    return CopyTaskSpec(
-        flow="primary->backup", task=task, connector="MirrorSourceConnector",
-        source_alias="primary", source_cluster_id="c1", source_consumer={},
-        target_producer={}, offsets_topic="mm2-offsets.primary.internal",
+    return copy_spec(
+        task=task,
+        transactional=False,
         partitions=[Assignment("orders", task, "primary.orders", 0)],
-    )  # fmt: skip
+    )
 
 
 def _wait(check: Callable[[], bool], timeout: float = 30.0) -> None:

@@ -19,6 +19,7 @@ from mm2.copy.positions import (
 from mm2.copy.spec import Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.errors import ConfigError, KafkaClientError, MM2Error, RecordTooLargeError
+from tests.support.specs import copy_spec
 
 
 def _stats(target_topic: str = "", position: int = 41) -> CopyStats:
@@ -107,13 +108,7 @@ def test_exactly_once_required_needs_read_committed() -> None:
 
 
 def test_copy_task_spec_survives_json() -> None:
-    spec = CopyTaskSpec(
-        flow="a->b", task=1, connector="MirrorSourceConnector", source_alias="a",
-        source_cluster_id="id", source_consumer={"bootstrap.servers": "a:1"},
-        target_producer={}, offsets_topic="mm2-offsets.a.internal",
-        partitions=[Assignment("t", 0, "a.t", 42)],
-        transactional_id="a-mm2-MirrorSourceConnector-1",
-    )  # fmt: skip
+    spec = copy_spec(flow="a->b", task=1, partitions=[Assignment("t", 0, "a.t", 42)])
     assert CopyTaskSpec.from_json(spec.to_json()) == spec
 
 

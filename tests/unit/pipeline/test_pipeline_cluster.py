@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from mm2.copy.loop import CopyLoop
-from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.copy.spec import Assignment
 from mm2.pipeline.session import _python_environment
+from tests.support.specs import copy_spec
 
 
 @pytest.fixture
@@ -44,15 +45,8 @@ def test_a_local_master_binds_to_loopback(clean_env: pytest.MonkeyPatch) -> None
 def test_a_copy_task_starts_after_what_was_committed() -> None:
     """Read after its producer fenced earlier holders of its id (a retried attempt, a zombie,
     a deposed leader's planner): what they committed since the driver read the positions."""
-    spec = CopyTaskSpec(
-        flow="primary->backup",
-        task=0,
-        connector="MirrorSourceConnector",
-        source_alias="primary",
-        source_cluster_id="c1",
-        source_consumer={"bootstrap.servers": "s:9092"},
-        target_producer={"bootstrap.servers": "t:9092"},
-        offsets_topic="mm2-offsets.primary.internal",
+    spec = copy_spec(
+        transactional=False,
         partitions=[
             Assignment("orders", 0, "primary.orders", 100),
             Assignment("orders", 1, "primary.orders", -1),

@@ -62,7 +62,8 @@ class ScriptedTask(Task):
         self.bump(f"{self.key}:stop")
 
 
-def runner(key: str, backoff: Backoff = TINY, **config: str) -> TaskRunner:
+def runner(key: str, backoff: Backoff = TINY, /, **config: str) -> TaskRunner:
+    # Positional-only: a config key (e.g. **{"start.failures": "3"}) can never be `backoff`.
     return TaskRunner(
         ScriptedTask(),
         {"key": key, **config},
