@@ -206,7 +206,10 @@ class LeaderElection:
             **consumer_config,
             "group.id": self.group,
             "enable.auto.commit": False,
-            "partition.assignment.strategy": "range",
+            # Sticky: a member that joins (a standby starting, a killed node coming back)
+            # never takes partition 0, the lead, from a healthy leader; cooperative: the
+            # leader keeps it through every rebalance instead of giving it up and back.
+            "partition.assignment.strategy": "cooperative-sticky",
             "session.timeout.ms": session_timeout_ms,
             "heartbeat.interval.ms": max(500, session_timeout_ms // 10),
         }
@@ -233,16 +236,22 @@ class LeaderElection:
             return
         consumer = Consumer(ClientWatch(self._settings, alias=self.alias).settings())
 
+        # Incremental (cooperative) callbacks: each names only what is added or taken away.
         def assigned(c: Consumer, partitions: list[TopicPartition]) -> None:
             c.pause(partitions)  # the assignment is the vote; the records are not needed
-            self._set(any(p.partition == 0 for p in partitions))
+            if any(p.partition == 0 for p in partitions):
+                self._set(True)
 
-        def revoked(_c: Consumer, _partitions: list[TopicPartition]) -> None:
+        def revoked(_c: Consumer, partitions: list[TopicPartition]) -> None:
+            if any(p.partition == 0 for p in partitions):
+                self._set(False)
+
+        def lost(_c: Consumer, _partitions: list[TopicPartition]) -> None:
             self._set(False)
 
         try:
             consumer.subscribe([self._topic], on_assign=assigned, on_revoke=revoked,
-                               on_lost=revoked)  # fmt: skip
+                               on_lost=lost)  # fmt: skip
             while not self._stopping.is_set():
                 message = consumer.poll(0.5)
                 error = None if message is None else message.error()
