@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from mm2.cli.shutdown import StopGuard
 from mm2.cli.version import version_text
 from mm2.config import MirrorMakerConfig, load
 from mm2.errors import ConfigError
@@ -70,6 +71,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    # First: a SIGTERM while the file is read or Spark and the connectors are imported stops the
+    # start at its next step, with exit 0, instead of killing the process.
+    guard = StopGuard()
+    guard.install()
     try:
         # --print-config's output is the JSON: only warnings beside it.
         quiet = logging.WARNING if args.print_config else logging.INFO
@@ -113,7 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Imported here: --print-config and config errors need neither Spark nor the connectors.
     from mm2.cli import runtime_main
 
-    return runtime_main.run(config, args)
+    if guard.stopping.is_set():
+        return 0
+    return runtime_main.run(config, args, guard)
 
 
 def _log_error(args: argparse.Namespace, exc: Exception) -> str:

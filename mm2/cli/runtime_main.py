@@ -67,6 +67,7 @@ def build_mirror(
     config: MirrorMakerConfig,
     coordinator: Coordinator | None = None,
     store: ChangeStore | None = None,
+    stopping: threading.Event | None = None,
 ) -> MirrorMaker:
     """The worker for the file plus the changes made over REST: those kept in Kafka when a
     coordinator has read them, else the copy under mm2.state.dir.
@@ -78,7 +79,7 @@ def build_mirror(
     if coordinator is not None:
         began = time.monotonic()
         log.info("reading the REST changes kept on %s (up to 30 s) ...", coordinator.home)
-        stored = coordinator.initial_changes(timeout=30.0)
+        stored = coordinator.initial_changes(timeout=30.0, stopping=stopping)
         log.info("REST changes read in %.1f s", time.monotonic() - began)
         if stored is not None:
             store.replace(stored)
@@ -112,18 +113,21 @@ def start_spark_early(config: MirrorMakerConfig) -> None:
     threading.Thread(target=start, name="spark-start", daemon=True).start()
 
 
-def run(config: MirrorMakerConfig, args: argparse.Namespace) -> int:
+def run(config: MirrorMakerConfig, args: argparse.Namespace, guard: StopGuard | None = None) -> int:
     """Start the REST server and every herder, wait for a stop signal, stop them all.
 
-    Exit code 0 on a clean stop, 2 when the REST settings or stored changes are broken.
+    `guard` is installed as early as the command can (mirror_maker.main): a stop asked while
+    starting ends the start at the next step. Exit code 0 on a clean stop, 2 when the REST
+    settings or stored changes are broken.
     """
     started = time.monotonic()
     enabled = ", ".join(f.name for f in config.enabled_flows) or "none"
     log.info("%s starting; flows enabled: %s", version_text("connect-mirror-maker"), enabled)
     for warning in config.warnings:
         log.warning("%s", warning)
-    guard = StopGuard()
-    guard.install()
+    if guard is None:
+        guard = StopGuard()
+        guard.install()
     stopping = guard.stopping
     try:
         # Apache resolves the worker's own settings (keystores, JAAS file) with its providers.
@@ -137,10 +141,16 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace) -> int:
         # Spark's JVM starts while the REST changes are read (a second or more): the settings
         # are valid by now, and a JVM started for nothing ends with this process.
         start_spark_early(config)
-        mirror = build_mirror(config, coordinator, store)
+        mirror = build_mirror(config, coordinator, store, stopping)
     except (ConfigError, ValueError) as exc:
         log.error("%s", exc)
         return 2
+    if stopping.is_set():  # asked to stop while starting: nothing was started for the flows
+        if coordinator is not None:
+            coordinator.stop()
+        stop_spark()
+        log.info("stopped while starting")
+        return 0
     server = RestServer(create_app(mirror, credentials=rest.credentials), rest)
     try:
         for url in server.start():

@@ -117,10 +117,18 @@ class Coordinator:
         with self._lock:
             return self._changes
 
-    def initial_changes(self, timeout: float) -> Changes | None:
+    def initial_changes(
+        self, timeout: float, stopping: threading.Event | None = None
+    ) -> Changes | None:
         """The REST changes stored on the home cluster, once read (None: nothing stored, or
-        the home cluster did not answer within `timeout`)."""
-        if not self._caught_up.wait(timeout):
+        the home cluster did not answer within `timeout`, or `stopping` was set first)."""
+        deadline = time.monotonic() + timeout
+        while not self._caught_up.wait(min(0.2, max(0.0, deadline - time.monotonic()))):
+            if stopping is not None and stopping.is_set():
+                return None
+            if time.monotonic() >= deadline:
+                break
+        if not self._caught_up.is_set():
             log.warning(
                 "the REST changes on %s were not read within %.0f s; starting from the copy in "
                 "mm2.state.dir", self.home, timeout,

@@ -1,0 +1,52 @@
+"""A SIGTERM while the mirror is still starting ends it within 10 s with exit 0, whatever is
+unreachable (issue 21): nothing waits out a cluster that is not there once a stop was asked."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.mirror import free_port
+
+SCRIPT = Path(sys.executable).parent / "connect-mirror-maker"
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("after_s", [1.0, 6.0])
+def test_sigterm_while_starting_with_both_clusters_unreachable_ends_within_10_s(
+    tmp_path: Path, after_s: float
+) -> None:
+    # Ports nothing listens on: every Kafka call waits for a cluster that never answers.
+    dead_a, dead_b = free_port(), free_port()
+    props = tmp_path / "mm2.properties"
+    props.write_text(
+        "clusters = primary, backup\n"
+        f"primary.bootstrap.servers = 127.0.0.1:{dead_a}\n"
+        f"backup.bootstrap.servers = 127.0.0.1:{dead_b}\n"
+        "primary->backup.enabled = true\n"
+        f"mm2.state.dir = {tmp_path / 'state'}\n"
+        "listeners = http://127.0.0.1:0\n",
+        encoding="utf-8",
+    )
+    log_path = tmp_path / "mirror.log"
+    with log_path.open("w") as out:
+        process = subprocess.Popen([str(SCRIPT), str(props)], stdout=out, stderr=subprocess.STDOUT)
+        try:
+            time.sleep(after_s)  # still starting: reading the REST changes kept in Kafka
+            process.send_signal(signal.SIGTERM)
+            asked = time.monotonic()
+            code = process.wait(timeout=60)
+            took = time.monotonic() - asked
+        finally:
+            if process.poll() is None:
+                process.kill()
+    log = log_path.read_text()
+    assert code == 0, log[-3000:]
+    assert took <= 10.0, f"stopped {took:.1f} s after SIGTERM:\n{log[-3000:]}"
+    assert "still stopping" not in log, log[-3000:]
