@@ -68,6 +68,7 @@ def build_mirror(
     coordinator: Coordinator | None = None,
     store: ChangeStore | None = None,
     stopping: threading.Event | None = None,
+    worker_id: str | None = None,
 ) -> MirrorMaker:
     """The worker for the file plus the changes made over REST: those kept in Kafka when a
     coordinator has read them, else the copy under mm2.state.dir.
@@ -89,6 +90,7 @@ def build_mirror(
         store,
         offsets={MirrorSourceConnector.__name__: MirrorSourceOffsets(_positions)},
         coordinator=coordinator,
+        worker_id=worker_id,
         lag=LagReader,
         metrics=MetricsRegistry(),
         liveness=Liveness(),
@@ -134,14 +136,14 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace, guard: StopGuard | 
         rest = rest_config(Providers.from_settings(config.raw).resolve_all(config.raw), os.environ)
         store = change_store(config)
         check_state_files(config)
-        coordinator = build_coordinator(config, worker_id=socket.gethostname())
+        coordinator = build_coordinator(config, worker_id=rest.worker_id())
         if coordinator is not None:
             for flow in config.flows:
                 coordinator.watch(flow)
         # Spark's JVM starts while the REST changes are read (a second or more): the settings
         # are valid by now, and a JVM started for nothing ends with this process.
         start_spark_early(config)
-        mirror = build_mirror(config, coordinator, store, stopping)
+        mirror = build_mirror(config, coordinator, store, stopping, rest.worker_id())
     except (ConfigError, ValueError) as exc:
         log.error("%s", exc)
         return 2

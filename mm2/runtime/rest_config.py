@@ -12,6 +12,7 @@ JAAS file (`java.security.auth.login.config` in mm2.properties, or `-D...` in KA
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import socket
@@ -60,6 +61,15 @@ class RestConfig:
     advertised_host: str | None = None
     advertised_port: int | None = None
     advertised_listener: str | None = None
+
+    def worker_id(self) -> str:
+        """This process's id among the mirror's nodes, as Connect's: the advertised host and
+        port of the first listener. A listener on port 0 (any free port) is known only once
+        bound, so the process id stands in for it: two nodes on one host never share an id."""
+        listener = self.listeners[0]
+        host = self.advertised_host or listener.host or socket.gethostname()
+        port = self.advertised_port or listener.port
+        return f"{host}:{port}" if port else f"{host}:pid-{os.getpid()}"
 
     def url(self, listener: Listener, port: int) -> str:
         """What to tell operators (rest.advertised.* where set)."""
