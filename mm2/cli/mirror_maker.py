@@ -130,12 +130,14 @@ def _log_error(args: argparse.Namespace, exc: Exception) -> str:
 
 
 def _check_rest(config: MirrorMakerConfig) -> None:
-    """The REST server's settings as the server will read them (its JAAS and users files
-    included), with the file and line of the key at fault."""
+    """The REST server's settings as the server will read them: config providers resolved
+    first (`listeners = http://0.0.0.0:${env:PORT}`), its JAAS and users files included, with
+    the file and line of the key at fault."""
+    from mm2.config.providers import Providers
     from mm2.runtime.rest_config import rest_config
 
     try:
-        rest_config(config.raw, os.environ)
+        rest_config(Providers.from_settings(config.raw).resolve_all(config.raw), os.environ)
     except ConfigError as exc:
         raise config.error(exc) from None
 

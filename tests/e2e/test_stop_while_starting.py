@@ -1,8 +1,10 @@
 """A SIGTERM while the mirror is still starting ends it within 10 s with exit 0, whatever is
-unreachable (issue 21): nothing waits out a cluster that is not there once a stop was asked."""
+unreachable (issue 21): nothing waits out a cluster that is not there once a stop was asked. The
+file's listener comes from a config provider, which is resolved before the listener is checked."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -31,12 +33,19 @@ def test_sigterm_while_starting_with_both_clusters_unreachable_ends_within_10_s(
         f"backup.bootstrap.servers = 127.0.0.1:{dead_b}\n"
         "primary->backup.enabled = true\n"
         f"mm2.state.dir = {tmp_path / 'state'}\n"
-        "listeners = http://127.0.0.1:0\n",
+        # Resolved before the listener is checked: one file serves nodes on other ports.
+        "config.providers = env\n"
+        "config.providers.env.class = "
+        "org.apache.kafka.common.config.provider.EnvVarConfigProvider\n"
+        "listeners = http://127.0.0.1:${env:MM2_TEST_REST_PORT}\n",
         encoding="utf-8",
     )
+    env = {**os.environ, "MM2_TEST_REST_PORT": str(free_port())}
     log_path = tmp_path / "mirror.log"
     with log_path.open("w") as out:
-        process = subprocess.Popen([str(SCRIPT), str(props)], stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [str(SCRIPT), str(props)], stdout=out, stderr=subprocess.STDOUT, env=env
+        )
         try:
             time.sleep(after_s)  # still starting: reading the REST changes kept in Kafka
             process.send_signal(signal.SIGTERM)
