@@ -43,8 +43,13 @@ class MirrorCollector(Collector):
     def __init__(self, mirror: RuntimeView, metrics: MetricsRegistry) -> None:
         self._mirror = mirror
         self._metrics = metrics
+        self._elsewhere: set[tuple[str, str]] = set()
 
     def collect(self) -> Iterator[Metric]:
+        # A flow another process runs is that process's to report: a standby exports no state,
+        # lag or counters of it, so alerts and sums count each flow once (Connect's workers
+        # export only the tasks they run).
+        self._elsewhere = {(v.source, v.target) for v in self._mirror.flows() if v.runs_on}
         yield from self._source()
         yield from self._checkpoints()
         yield from self._states()
@@ -70,6 +75,8 @@ class MirrorCollector(Collector):
             for metric in ("replication_latency_ms", "record_age_ms"):
                 fams[f"{metric}_{stat}"] = gauge(f"{_SOURCE}{metric}_{stat}", f"{metric} {stat}")
         for s in self._metrics.snapshot():
+            if (s.source, s.target) in self._elsewhere:
+                continue
             labels = [s.source, s.target, s.target_topic, str(s.partition)]
             values = {
                 "record_count": s.record_count, "byte_count": s.byte_count,
@@ -97,6 +104,8 @@ class MirrorCollector(Collector):
         }
         count = CounterMetricFamily("mm2_checkpoint_count", "checkpoints emitted", labels=_GROUP)
         for c in self._metrics.checkpoint_snapshot():
+            if (c.source, c.target) in self._elsewhere:
+                continue
             labels = [c.source, c.target, c.group, c.topic, str(c.partition)]
             fams[""].add_metric(labels, c.checkpoint_latency_ms)
             fams["_min"].add_metric(labels, c.checkpoint_latency_ms_min)
@@ -124,6 +133,8 @@ class MirrorCollector(Collector):
         n_connectors = n_tasks = 0
         for flow, status in self._mirror.statuses():
             source, target = split_flow(flow)
+            if (source, target) in self._elsewhere:
+                continue
             name = status.name
             n_connectors += 1
             for state in _STATES:
@@ -146,6 +157,8 @@ class MirrorCollector(Collector):
             labels=["source", "target", "state", "cause"],
         )  # fmt: skip
         for view in self._mirror.flows():
+            if view.runs_on:
+                continue
             for state in _FLOW_STATES:
                 current = view.state == state
                 cause = (view.cause or "")[:200] if current else ""

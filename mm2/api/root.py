@@ -63,7 +63,7 @@ def flows_health(mirror: Mirror) -> JSONResponse:
     for view in mirror.flows():
         if not view.enabled or view.state == "RUNNING":
             continue
-        if view.state == "UNASSIGNED" and view.cause and view.cause.startswith("runs on "):
+        if view.runs_on:  # another process runs it, and reports it
             continue
         causes[f"{view.source}->{view.target}"] = f"{view.state}: {view.cause}"
     body = FlowHealthBody(status="not copying" if causes else "copying", causes=causes)

@@ -226,6 +226,11 @@ class FlowBody(BaseModel):
     cause: str | None = Field(
         default=None, description="why the flow is not RUNNING (null when it is)"
     )
+    runs_on: str | None = Field(
+        default=None,
+        description="the REST URL of the process that runs this flow, when this one is its "
+        "standby (that process reports the flow's state and lag)",
+    )
 
     @classmethod
     def of(cls, f: FlowView) -> FlowBody:
@@ -243,6 +248,7 @@ class FlowBody(BaseModel):
             connectors=list(f.connectors),
             lag=lag,
             cause=f.cause,
+            runs_on=f.runs_on,
         )
 
 

@@ -38,14 +38,18 @@ class FlowAdmin:
             for p in herder.connector_names
         ]
         leader = self._leadership.runner(name)
+        runs_here = self._leadership.leads(name)
         state = flow_state(
             flow,
             statuses,
-            runs_here=self._leadership.leads(name),
+            runs_here=runs_here,
             leader=leader.url if leader else None,
             monitor=self._flows.monitors.get(name),
         )
-        return flow_view(flow, herder, connector_name, state, metrics=self._flows.metrics)
+        view = flow_view(flow, herder, connector_name, state, metrics=self._flows.metrics)
+        if not runs_here and leader is not None and not leader.this_worker:
+            view = dataclasses.replace(view, runs_on=leader.url)
+        return view
 
     def lag(self, source: str, target: str) -> LagReport | None:
         """The flow's lag as last read from Kafka (None: not read yet, or not monitored)."""

@@ -60,6 +60,9 @@ class FlowView:
     connectors: tuple[str, ...]
     lag: FlowLag
     cause: str | None = None
+    # The REST URL of the process that runs this flow when it is another one (this process is
+    # its standby): that process reports the flow's state and lag, this one does not.
+    runs_on: str | None = None
 
 
 def _flow_state(states: Sequence[str]) -> str:

@@ -54,6 +54,7 @@ class FakeRuntime:
     healthy = True
     worker_id = "fake-worker"
     url = None
+    leader_url: str | None = None
 
     def runs_here(self, flow: str) -> bool:
         return True
@@ -125,6 +126,10 @@ class FakeRuntime:
         if (source, target) != ("a", "b"):
             raise NotFoundError(f"no replication flow {source}->{target}")
         connectors = tuple(self.connector_names())
+        if self.leader_url is not None:  # this fake is a standby of the process at leader_url
+            cause = f"runs on {self.leader_url}, the leader of b"
+            return FlowView("a", "b", True, "UNASSIGNED", connectors, FlowLag(0, 0, 0.0, 0),
+                            cause, runs_on=self.leader_url)  # fmt: skip
         return FlowView("a", "b", True, "RUNNING", connectors, FlowLag(0, 0, 0.0, 0))
 
     def lag(self, source: str, target: str) -> LagReport | None:
@@ -180,6 +185,25 @@ def test_metrics_and_partitions_read_the_views_own_registries() -> None:
     other = TestClient(create_app(FakeRuntime())).get("/metrics").text
     assert "mm2_replication_lag_records{" not in other
     assert "mm2_heartbeat_count_total{" not in other
+
+
+def test_a_standby_exports_no_state_lag_or_counters_of_a_flow_its_leader_runs() -> None:
+    fake = FakeRuntime()
+    fake.metrics.set_routes("a", "b", {"t": Route("t", "a.t", 1)})
+    fake.metrics.update_lag("a", "b", {("t", 0): ("a.t", 7, 1.5)})
+    client = TestClient(create_app(fake))
+    assert 'mm2_flow_state{cause="",source="a",state="RUNNING",target="b"} 1.0' in (
+        client.get("/metrics").text
+    )
+    fake.leader_url = "http://node-1:8083"
+    text = client.get("/metrics").text
+    # The shipped alert MirrorMakerFlowNotCopying fired on a healthy standby's UNASSIGNED, and
+    # lag summed over the nodes counted every partition twice.
+    assert "mm2_flow_state{" not in text
+    assert "mm2_replication_lag_records{" not in text
+    assert "kafka_connect_connector_status{" not in text
+    assert client.get("/health/flows").status_code == 200
+    assert client.get("/flows/a/b").json()["runs_on"] == "http://node-1:8083"
 
 
 class RecordingTask(Task):
