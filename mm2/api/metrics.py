@@ -114,6 +114,16 @@ class MirrorCollector(Collector):
             count.add_metric(labels, c.checkpoint_count)
         yield from fams.values()
         yield count
+        recreated = CounterMetricFamily(
+            "mm2_source_topic_recreated",
+            "source topics found deleted and created again since their positions were stored "
+            "(copied again from the start of their log)",
+            labels=["source", "target", "topic"],
+        )  # fmt: skip
+        for (source, target, topic), times in sorted(self._metrics.recreated_topics().items()):
+            if (source, target) not in self._elsewhere:
+                recreated.add_metric([source, target, topic], times)
+        yield recreated
 
     def _states(self) -> Iterator[Metric]:
         connector = GaugeMetricFamily(

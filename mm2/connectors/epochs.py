@@ -22,7 +22,7 @@ from mm2.connectors.positions_feed import PositionsFeed
 from mm2.connectors.topic_schedule import TopicSchedule, step
 from mm2.copy.positions import PositionsTopic
 from mm2.copy.runner import CopyRunner
-from mm2.copy.spec import LIBRDKAFKA_BATCH_SIZE, Assignment, CopyTaskSpec
+from mm2.copy.spec import BEGINNING, LIBRDKAFKA_BATCH_SIZE, Assignment, CopyTaskSpec
 from mm2.errors import ConfigError, KafkaClientError
 
 __all__ = ["EpochPlanner", "EpochSettings", "Publisher", "StartOffsets"]
@@ -65,6 +65,8 @@ class StartOffsets(Protocol):
 class Metrics(Protocol):
     def set_owners(self, source: str, target: str, owners: Mapping[TP, int]) -> None: ...
 
+    def topic_recreated(self, source: str, target: str, topic: str) -> None: ...
+
 
 class EpochPlanner:
     """Runs a flow's copy epochs over injected parts."""
@@ -96,6 +98,8 @@ class EpochPlanner:
         self._group_start: dict[TP, int] = {}
         self._runner: CopyRunner | None = None
         self._dealt: list[list[Placed]] = []
+        self._dealt_ids: dict[str, str] = {}  # the source topic ids the copy tasks were given
+        self._recreated: set[tuple[str, str]] = set()  # (topic, stored id) announced
         self._batch_bytes = LIBRDKAFKA_BATCH_SIZE  # the running epoch's bound (CopyTaskSpec)
         # The running epoch's id and the partitions dealt to its copy tasks since it began
         # (mm2.copy.assignment), and the producer that tells them.
@@ -231,9 +235,7 @@ class EpochPlanner:
                 source_consumer=s.source_consumer,
                 target_producer=s.target_producer,
                 offsets_topic=self._positions.topic,
-                partitions=[
-                    Assignment(t, p, target, self._next_offset(t, p)) for t, p, target in part
-                ],
+                partitions=[self._assignment(t, p, target) for t, p, target in part],
                 transactional_id=ids[i] if s.exactly_once else None,
                 boundary_ms=s.boundary_ms,
                 skip_oversized=s.skip_oversized,
@@ -264,8 +266,7 @@ class EpochPlanner:
             self._group_start = self._start_offsets.start_offsets()
         grown = {task: list(self._added.get(task, [])) for task in range(len(self._dealt))}
         for task, placed in added.items():
-            grown[task].extend(Assignment(t, p, target, self._next_offset(t, p))
-                               for t, p, target in placed)  # fmt: skip
+            grown[task].extend(self._assignment(t, p, target) for t, p, target in placed)
         # Published before anything changes here: a failure is tried again at the next poll.
         self._publish_additions({task: rows for task, rows in grown.items() if rows})
         self._added = {task: rows for task, rows in grown.items() if rows}
@@ -288,6 +289,14 @@ class EpochPlanner:
         tasks = task_count(routes, min(self.settings.tasks_max, max(1, runner.free_slots())))
         if tasks != len(self._dealt):
             return None
+        # A topic deleted and re-created between two refreshes: its copy tasks read on at the
+        # old topic's offsets; a new epoch starts it from the position of its own (none yet).
+        for topic, dealt_id in self._dealt_ids.items():
+            route = routes.get(topic)
+            if route is not None and dealt_id and route.topic_id and route.topic_id != dealt_id:
+                log.info("%s: source topic %s has a new topic id; new copy epoch",
+                         self.settings.flow, topic)  # fmt: skip
+                return None
         # A remote topic accepting smaller batches than the running producers send (one that
         # joins, or whose max.message.bytes the config sync lowered): new producers, new epoch.
         limits = self._schedule.max_message_bytes(r.target_topic for r in routes.values())
@@ -343,18 +352,33 @@ class EpochPlanner:
         read = time.monotonic()
         offsets = self.feed.stored.offsets
         if rewrite and eos and offsets:
-            self._positions.write(dict(offsets), cluster_id=self._cluster_id)
+            self._positions.write(
+                dict(offsets), cluster_id=self._cluster_id, topic_ids=self.feed.stored.topic_ids
+            )
         log.debug(
             "%s: settled: %d id(s) fenced in %.2f s, positions read in %.2f s, written in %.2f s",
             self.settings.flow, self._fence_ids() if eos else 0, fenced - began, read - fenced,
             time.monotonic() - read,
         )  # fmt: skip
 
-    def _next_offset(self, topic: str, partition: int) -> int:
-        stored = self.feed.stored.offsets.get((topic, partition))
-        if stored is None:
-            return self._group_start.get((topic, partition), -1)
-        return stored + 1
+    def _assignment(self, topic: str, partition: int, target: str) -> Assignment:
+        route = self._schedule.routes.get(topic)
+        topic_id = route.topic_id if route is not None else ""
+        self._dealt_ids[topic] = topic_id
+        return Assignment(topic, partition, target, self._next_offset(topic, partition, topic_id),
+                          topic_id)  # fmt: skip
+
+    def _next_offset(self, topic: str, partition: int, topic_id: str) -> int:
+        tp = (topic, partition)
+        start = self.feed.stored.next_offset(tp, topic_id, self._group_start.get(tp, -1))
+        was = self.feed.stored.topic_ids.get(tp, "")
+        if start == BEGINNING and (topic, was) not in self._recreated:  # announced once
+            self._recreated.add((topic, was))
+            log.warning("%s: source topic %s was deleted and created again since its positions "
+                        "were stored (topic id %s, stored for %s): copying it from the start of "
+                        "its log", self.settings.flow, topic, topic_id, was)  # fmt: skip
+            self._metrics.topic_recreated(self.settings.source, self.settings.target, topic)
+        return start
 
     def end_epoch(self, settle_timeout: float = 5.0) -> None:
         """Cancel the copy tasks and fence them at once: a Python worker that Spark has not

@@ -12,6 +12,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 
 from mm2.config.model import Flow
 from mm2.connectors.topic_rules import (
@@ -122,8 +123,20 @@ class TopicSync:
         still = {(self.remote_topic(t), n) for t, n in plan.create.items()}
         still |= set(plan.increase.items())
         self._discovered = {k: v for k, v in self._discovered.items() if k in still}
-        self._routes = dict(plan.routes)
+        self._routes = self._with_topic_ids(plan.routes)
         return dict(self._routes)
+
+    def _with_topic_ids(self, routes: Mapping[str, Route]) -> dict[str, Route]:
+        """The routes with their source topics' ids: a topic deleted and re-created under
+        the same name shows as a new id, and the planner copies it from its start. When the
+        source does not answer, the ids known from the last refresh stand."""
+        try:
+            ids = self._source.topic_ids(routes)
+        except KafkaClientError as exc:
+            _raise_if_unauthenticated(exc)
+            log.debug("%s: source topic ids not read: %s", self.flow.name, exc)
+            ids = {t: r.topic_id for t, r in self._routes.items()}
+        return {t: replace(r, topic_id=ids.get(t, "")) for t, r in routes.items()}
 
     def _plan_after_creating(self, source: Mapping[str, int], created: set[str]) -> TopicPlan:
         """The plan on a fresh listing of the target. A topic the controller just created

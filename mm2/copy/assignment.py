@@ -58,7 +58,9 @@ def assignment_key(flow: str) -> bytes:
 
 def encode_additions(epoch: str, additions: Mapping[int, Sequence[Assignment]]) -> bytes:
     tasks = {
-        str(task): [[a.topic, a.partition, a.target_topic, a.next_offset] for a in added]
+        str(task): [
+            [a.topic, a.partition, a.target_topic, a.next_offset, a.topic_id] for a in added
+        ]
         for task, added in sorted(additions.items())
     }
     return json.dumps({"epoch": epoch, "tasks": tasks}, separators=(",", ":")).encode()
@@ -73,8 +75,18 @@ def decode_additions(value: bytes | None, epoch: str, task: int) -> list[Assignm
         if not isinstance(loaded, dict) or loaded.get("epoch") != epoch:
             return []
         rows = loaded.get("tasks", {}).get(str(task), [])
-        return [Assignment(str(t), int(p), str(target), int(n)) for t, p, target, n in rows]
-    except (ValueError, TypeError, AttributeError) as exc:
+        # Four fields before topic ids were written: a record of an older mm2 still decodes.
+        return [
+            Assignment(
+                str(row[0]),
+                int(row[1]),
+                str(row[2]),
+                int(row[3]),
+                str(row[4]) if len(row) > 4 else "",
+            )
+            for row in rows
+        ]
+    except (ValueError, TypeError, AttributeError, IndexError) as exc:
         log.warning("ignoring a malformed copy assignment record: %s", exc)
         return []
 

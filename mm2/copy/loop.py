@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from confluent_kafka import (
+    OFFSET_BEGINNING,
     OFFSET_INVALID,
     Consumer,
     KafkaError,
@@ -26,8 +27,9 @@ from confluent_kafka import (
 
 from mm2.copy.assignment import AssignmentFeed
 from mm2.copy.consumer import RESET, source_consumer
+from mm2.copy.positions import StoredPositions
 from mm2.copy.refusals import Retries, operators_fault, oversized
-from mm2.copy.spec import TP, Assignment, CopyTaskSpec
+from mm2.copy.spec import BEGINNING, TP, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.copy.transaction import AbortableTransactionError, TransactionSink
 from mm2.errors import KafkaClientError
@@ -94,6 +96,7 @@ class CopyLoop:
         """Collaborators injected; open() builds the real ones."""
         self.spec = spec
         self._routes = {(a.topic, a.partition): a.target_topic for a in spec.partitions}
+        self._topic_ids = {(a.topic, a.partition): a.topic_id for a in spec.partitions}
         self._next = {(a.topic, a.partition): a.next_offset for a in spec.partitions}
         self._skip: set[tuple[str, int, int]] = set()
         reset = spec.source_consumer.get("auto.offset.reset", "earliest")
@@ -128,13 +131,17 @@ class CopyLoop:
             feed=feed,
         )
 
-    def resume_from(self, committed: Mapping[tuple[str, int], int]) -> list[str]:
+    def resume_from(self, committed: StoredPositions) -> list[str]:
         """Start each partition after its committed position (the last offset copied), read
         after this copier's producer fenced every earlier holder of its transactional id:
         whatever such a holder committed after the planner read the positions is not copied
-        again. Returns the partitions moved, as `topic-partition@next`."""
+        again. A position stored for another topic of the same name (deleted and re-created)
+        does not apply. Returns the partitions moved, as `topic-partition@next`."""
         moved = []
-        for tp, last in committed.items():
+        for tp in committed.offsets:
+            last = committed.of_topic(tp, self._topic_ids.get(tp, ""))
+            if last is None:
+                continue
             if tp in self._next and self._next[tp] != last + 1:
                 self._next[tp] = last + 1
                 moved.append(f"{tp[0]}-{tp[1]}@{last + 1}")
@@ -151,6 +158,7 @@ class CopyLoop:
         fresh = [a for a in added if (a.topic, a.partition) not in self._routes]
         for a in fresh:
             self._routes[(a.topic, a.partition)] = a.target_topic
+            self._topic_ids[(a.topic, a.partition)] = a.topic_id
             self._next[(a.topic, a.partition)] = a.next_offset
         if fresh and self._running:
             self._consumer.incremental_assign(
@@ -185,7 +193,11 @@ class CopyLoop:
 
     def _start(self, topic: str, partition: int, next_offset: int) -> TopicPartition:
         return TopicPartition(
-            topic, partition, next_offset if next_offset >= 0 else self._unpositioned
+            topic,
+            partition,
+            next_offset
+            if next_offset >= 0
+            else (OFFSET_BEGINNING if next_offset == BEGINNING else self._unpositioned),
         )
 
     def _round(self) -> None:
@@ -340,7 +352,8 @@ class CopyLoop:
     def _write_positions(self, txn: _Txn) -> None:
         """One position per partition the transaction touched, with what it copied."""
         for pending in txn.parts.values():
-            self._sink.write_position(pending.stats)
+            stats = pending.stats
+            self._sink.write_position(stats, self._topic_ids.get((stats.topic, stats.partition)))
 
     def _give_back(self, txn: _Txn, remaining: int) -> None:
         """Judge what the target refused (or did not acknowledge), abort, and copy it again.

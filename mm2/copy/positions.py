@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from confluent_kafka import KafkaError, Producer
 
 from mm2.copy.positions_reader import PositionsReader
-from mm2.copy.spec import TP
+from mm2.copy.spec import BEGINNING, TP
 from mm2.copy.stats import CopyStats
 from mm2.errors import KafkaClientError, RecordFormatError
 from mm2.kafka.admin import describe_cluster
@@ -42,6 +42,7 @@ __all__ = [
     "CONNECTOR",
     "PARTITIONER",
     "STATS_HEADER",
+    "TOPIC_ID_HEADER",
     "PositionRecord",
     "PositionsTopic",
     "StoredPositions",
@@ -51,6 +52,9 @@ __all__ = [
 
 CONNECTOR = "MirrorSourceConnector"
 CLUSTER_ID_HEADER = "mm2.source.cluster.id"
+# The source topic's id, beside Apache's value (Apache reads no headers, so it still reads ours):
+# a position stored for a topic since deleted and re-created under the same name is told apart.
+TOPIC_ID_HEADER = "mm2.source.topic.id"
 STATS_HEADER = "mm2.stats"
 # Java's default partitioner for keyed records; Connect's offset writer relies on it.
 PARTITIONER = {"partitioner": "murmur2_random"}
@@ -72,6 +76,7 @@ class PositionRecord:
     offset: int | None  # None: a tombstone (the position was deleted)
     cluster_id: str | None  # None: written by Apache MM2 (or before mm2 tagged it)
     stats: CopyStats | None  # its target_topic is unknown here: ""
+    topic_id: str | None = None  # None: written by Apache MM2, or before mm2 tagged it
 
 
 def position_record(
@@ -83,6 +88,7 @@ def position_record(
     *,
     cluster_id: str | None,
     stats: CopyStats | None = None,
+    topic_id: str | None = None,
 ) -> tuple[bytes, bytes | None, Headers]:
     """(key, value, headers) of a position; offset None makes a tombstone."""
     key = ConnectOffsetKey(connector, MirrorSourcePartition(cluster, topic, partition)).to_bytes()
@@ -90,6 +96,8 @@ def position_record(
     headers: Headers = []
     if cluster_id:
         headers.append((CLUSTER_ID_HEADER, cluster_id.encode()))
+    if topic_id:
+        headers.append((TOPIC_ID_HEADER, topic_id.encode()))
     if stats is not None:
         headers.append((STATS_HEADER, stats.header()))
     return key, value, headers
@@ -126,12 +134,14 @@ def decode_position(
             raw_stats, topic=part.topic, partition=part.partition, target_topic="",
             position=-1 if offset is None else offset,
         )  # fmt: skip
+    raw_topic_id = found.get(TOPIC_ID_HEADER)
     return PositionRecord(
         part.topic,
         part.partition,
         offset,
         None if raw_id is None else raw_id.decode(errors="replace"),
         stats,
+        None if raw_topic_id is None else raw_topic_id.decode(errors="replace"),
     )
 
 
@@ -141,16 +151,36 @@ class StoredPositions:
     def __init__(self) -> None:
         self.offsets: dict[TP, int] = {}
         self.cluster_ids: dict[TP, str | None] = {}
+        self.topic_ids: dict[TP, str] = {}  # where the position says which topic it is of
 
     def apply(self, records: Iterable[PositionRecord]) -> None:
         for r in records:
             tp = (r.topic, r.partition)
+            self.topic_ids.pop(tp, None)
             if r.offset is None:
                 self.offsets.pop(tp, None)
                 self.cluster_ids.pop(tp, None)
             else:
                 self.offsets[tp] = r.offset
                 self.cluster_ids[tp] = r.cluster_id
+                if r.topic_id:
+                    self.topic_ids[tp] = r.topic_id
+
+    def of_topic(self, tp: TP, topic_id: str) -> int | None:
+        """The stored position of `tp` if it was stored for the topic whose id is `topic_id`
+        (or either id is unknown); None for a topic deleted and re-created since."""
+        stored = self.topic_ids.get(tp)
+        if stored and topic_id and stored != topic_id:
+            return None
+        return self.offsets.get(tp)
+
+    def next_offset(self, tp: TP, topic_id: str, unstored: int) -> int:
+        """Where to copy `tp` from: after its stored position; `unstored` where none is stored;
+        BEGINNING where the position stored is of a topic since deleted and re-created."""
+        last = self.of_topic(tp, topic_id)
+        if last is not None:
+            return last + 1
+        return BEGINNING if tp in self.offsets else unstored
 
     def foreign(self, cluster_id: str) -> dict[TP, str]:
         """Partitions whose position was written for another source cluster, with its id."""
@@ -260,11 +290,12 @@ class PositionsTopic:
         positions: Mapping[TP, int | None],
         *,
         cluster_id: str | None = None,
+        topic_ids: Mapping[TP, str] | None = None,
         timeout: float = 30.0,
     ) -> None:
         """Set (or with None delete) positions outside any copy task (REST, a settle), tagged
         with the source cluster's id (asked for when not given, left out if the source does
-        not answer)."""
+        not answer) and, where given, the source topic's id."""
         self.ensure()
         if cluster_id is None:
             try:
@@ -283,8 +314,9 @@ class PositionsTopic:
         )
         for (t, p), offset in sorted(positions.items()):
             key, value, headers = position_record(
-                self.connector, self.source_alias, t, p, offset, cluster_id=cluster_id
-            )
+                self.connector, self.source_alias, t, p, offset, cluster_id=cluster_id,
+                topic_id=(topic_ids or {}).get((t, p)),
+            )  # fmt: skip
             producer.produce(
                 self.topic, value=value, key=key, headers=headers, on_delivery=delivered
             )

@@ -18,3 +18,6 @@ class Route:
     topic: str
     target_topic: str
     partitions: int
+    # The source topic's id ("" when unknown): a topic deleted and re-created under the same
+    # name gets a new one, and the positions stored for the old one no longer apply.
+    topic_id: str = ""

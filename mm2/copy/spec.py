@@ -9,20 +9,26 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
-__all__ = ["TP", "Assignment", "CopyTaskSpec"]
+__all__ = ["BEGINNING", "TP", "Assignment", "CopyTaskSpec"]
 
 TP = tuple[str, int]
 LIBRDKAFKA_BATCH_SIZE = 1_000_000
+# A next offset: copy from the start of the log, whatever auto.offset.reset says (a topic
+# re-created since its position was stored).
+BEGINNING = -2
 
 
 @dataclass(frozen=True)
 class Assignment:
-    """A source partition, its remote topic, and the next offset to copy (-1: none stored)."""
+    """A source partition, its remote topic, the next offset to copy (-1: none stored, the
+    consumer's auto.offset.reset decides; BEGINNING: the log's start), and the source topic's
+    id ("" when unknown), written with each position."""
 
     topic: str
     partition: int
     target_topic: str
     next_offset: int = -1
+    topic_id: str = ""
 
 
 @dataclass(frozen=True)

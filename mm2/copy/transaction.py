@@ -151,11 +151,13 @@ class TransactionSink:
         """Wait for every record to be acknowledged; returns how many were not."""
         return int(self._producer.flush(timeout))
 
-    def write_position(self, stats: CopyStats) -> None:
-        """The position of one partition (its last offset consumed) with what was copied."""
+    def write_position(self, stats: CopyStats, topic_id: str | None = None) -> None:
+        """The position of one partition (its last offset consumed) with what was copied, and
+        the source topic's id where known."""
         key, value, headers = position_record(
             self.spec.connector, self.spec.source_alias, stats.topic, stats.partition,
             stats.position, cluster_id=self.spec.source_cluster_id, stats=stats,
+            topic_id=topic_id,
         )  # fmt: skip
         while True:
             try:

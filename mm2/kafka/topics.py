@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar, cast
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import (
     AlterConfigOpType,
@@ -143,6 +143,28 @@ class TopicAdmin:
             for name, t in metadata.topics.items()
             if t.error is None and (include_internal or name not in BROKER_INTERNAL_TOPICS)
         }
+
+    def topic_ids(self, topics: Iterable[str]) -> dict[str, str]:
+        """The id of each topic (DescribeTopics); topics gone or never there are left out."""
+        names = sorted(set(topics))
+        if not names:
+            return {}
+        try:
+            futures = self._admin.describe_topics(
+                TopicCollection(names), request_timeout=self._timeout
+            )
+        except KafkaException as exc:
+            raise self._error("describing topics", exc) from exc
+        found: dict[str, str] = {}
+        for name, future in futures.items():
+            try:
+                description = self._wait(future)
+            except (KafkaException, concurrent.futures.TimeoutError) as exc:
+                if _code(exc) == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    continue
+                raise self._error(f"describing topic {name}", exc) from exc
+            found[name] = str(description.topic_id)
+        return found
 
     def create_topics(
         self, specs: Iterable[NewTopicSpec]

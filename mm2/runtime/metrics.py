@@ -95,6 +95,7 @@ class MetricsRegistry:
         self._lock = threading.Lock()
         self._stats: dict[tuple[str, str, str, int], _Stats] = {}
         self._checkpoints: dict[tuple[str, str, str, str, int], _CheckpointStats] = {}
+        self._recreated: dict[tuple[str, str, str], int] = {}
 
     def _get(self, source: str, target: str, topic: str, partition: int, remote: str) -> _Stats:
         key = (source, target, topic, partition)
@@ -163,6 +164,17 @@ class MetricsRegistry:
             for (src, tgt, topic, partition), stats in self._stats.items():
                 if (src, tgt) == (source, target):
                     stats.owner = owners.get((topic, partition))
+
+    def topic_recreated(self, source: str, target: str, topic: str) -> None:
+        """A source topic found deleted and created again since its positions were stored."""
+        with self._lock:
+            key = (source, target, topic)
+            self._recreated[key] = self._recreated.get(key, 0) + 1
+
+    def recreated_topics(self) -> dict[tuple[str, str, str], int]:
+        """(source, target, topic) -> how often it was found re-created."""
+        with self._lock:
+            return dict(self._recreated)
 
     def record_checkpoints(
         self, source: str, target: str, group: str, latencies: Mapping[tuple[str, int], float]

@@ -4,6 +4,7 @@ fakes handed to the planner, as the task's composition hands it the real parts."
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -14,7 +15,7 @@ from mm2.connectors.epochs import EpochPlanner, EpochSettings
 from mm2.copy.failure import CopyFailure
 from mm2.copy.positions import StoredPositions
 from mm2.copy.routes import Route
-from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.errors import KafkaClientError, RecordTooLargeError
 
 
@@ -33,8 +34,15 @@ class FakePositions:
     def source_cluster_id(self) -> str:
         return "c1"
 
-    def write(self, positions: Mapping[tuple[str, int], int], *, cluster_id: str) -> None:
+    def write(
+        self,
+        positions: Mapping[tuple[str, int], int],
+        *,
+        cluster_id: str,
+        topic_ids: Mapping[tuple[str, int], str] | None = None,
+    ) -> None:
         self.written.append(dict(positions))
+        self.written_ids = dict(topic_ids or {})
 
 
 class FakeFeed:
@@ -96,8 +104,14 @@ class FakePublisher:
 
 
 class NoMetrics:
+    def __init__(self) -> None:
+        self.recreated: list[str] = []
+
     def set_owners(self, source: str, target: str, owners: Mapping[tuple[str, int], int]) -> None:
         pass
+
+    def topic_recreated(self, source: str, target: str, topic: str) -> None:
+        self.recreated.append(topic)
 
 
 def _planner(
@@ -240,3 +254,32 @@ def test_copy_tasks_batch_within_the_smallest_remote_topic_limit_and_a_lower_one
     assert planner._assignment_change(runner) == {}  # unchanged: the epoch runs on
     schedule.limits = {"primary.orders": 100_000}  # the config sync lowered it
     assert planner._assignment_change(runner) is None  # new producers: a new epoch
+
+
+def test_a_topic_re_created_since_its_positions_were_stored_is_copied_from_its_start(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls: list[str] = []
+    planner, positions = _planner(calls, stored={("orders", 0): 2999, ("orders", 1): 10})
+    schedule = planner._schedule
+    assert isinstance(schedule, FakeSchedule)
+    schedule.routes = {"orders": Route("orders", "primary.orders", 2, topic_id="new")}
+    planner.feed.stored.topic_ids.update({("orders", 0): "old", ("orders", 1): "new"})
+    with caplog.at_level(logging.WARNING):
+        planner.run_epochs()
+    runner = planner.runner
+    assert isinstance(runner, FakeRunner)
+    assignments = [a for spec in runner.started[0] for a in spec.partitions]
+    # Partition 0's position is of the deleted topic: from the start, never after offset 2999;
+    # partition 1's was written for the topic as it is now.
+    assert sorted((a.partition, a.next_offset, a.topic_id) for a in assignments) == [
+        (0, BEGINNING, "new"),
+        (1, 11, "new"),
+    ]
+    assert "orders was deleted and created again" in caplog.text
+    metrics = planner._metrics
+    assert isinstance(metrics, NoMetrics) and metrics.recreated == ["orders"]
+    assert positions.written_ids == {("orders", 0): "old", ("orders", 1): "new"}  # kept
+    # The running epoch learns of a re-creation between two refreshes: a new epoch.
+    schedule.routes = {"orders": Route("orders", "primary.orders", 2, topic_id="newer")}
+    assert planner._assignment_change(runner) is None

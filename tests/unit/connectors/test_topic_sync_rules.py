@@ -349,10 +349,14 @@ class FakeAdmin(TopicAdmin):
         self.altered: list[dict[str, tuple[ConfigOp, ...]]] = []
         self.acls_created: list[AclBinding] = []
         self.acl_failure: KafkaClientError | None = None
+        self.ids: dict[str, str] = {}
 
     def list_topics(self, *, include_internal: bool = False) -> dict[str, int]:
         self.calls.append("list")
         return dict(self.topics)
+
+    def topic_ids(self, topics: Iterable[str]) -> dict[str, str]:
+        return {t: self.ids.get(t, f"id-{t}") for t in topics if t in self.topics}
 
     def create_topics(
         self, specs: Iterable[NewTopicSpec]
@@ -423,7 +427,7 @@ def test_refresh_creates_with_configs_and_replication_factor(
     with caplog.at_level(logging.INFO, logger="mm2.connectors.topic_sync"):
         routes = sync.refresh_topics()
     assert target.created == [NewTopicSpec("primary.orders", 3, 3, {"retention.ms": "1000"})]
-    assert routes == {"orders": Route("orders", "primary.orders", 3)}  # re-listed at once
+    assert routes == {"orders": Route("orders", "primary.orders", 3, "id-orders")}  # at once
     created = [r for r in caplog.records if "created remote topic primary.orders" in r.message]
     assert len(created) == 1
     caplog.clear()
@@ -608,7 +612,7 @@ class LaggingMetadata(FakeAdmin):
 def test_a_topic_created_now_is_routed_in_the_same_pass_once_metadata_shows_it() -> None:
     target = LaggingMetadata(hidden_listings=3)
     sync, _ = _sync(FakeAdmin({"orders": 3}), target)
-    assert sync.refresh_topics() == {"orders": Route("orders", "primary.orders", 3)}
+    assert sync.refresh_topics() == {"orders": Route("orders", "primary.orders", 3, "id-orders")}
     assert target.calls.count("create") == 1  # waited for metadata, did not create again
 
 
@@ -618,3 +622,12 @@ def test_the_wait_for_metadata_is_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     sync, _ = _sync(FakeAdmin({"orders": 3}), target)
     assert sync.refresh_topics() == {}  # routed by a later pass
     assert 2 <= target.calls.count("list") < 100
+
+
+def test_routes_carry_the_source_topic_id_and_a_re_created_topic_shows_a_new_one() -> None:
+    source = FakeAdmin({"orders": 3})
+    source.ids = {"orders": "A"}
+    sync, _ = _sync(source, FakeAdmin())
+    assert sync.refresh_topics()["orders"].topic_id == "A"
+    source.ids = {"orders": "B"}  # deleted and created again under the same name
+    assert sync.refresh_topics()["orders"].topic_id == "B"

@@ -11,12 +11,13 @@ from mm2.copy.failure import CopyFailure, CopyTaskFailed
 from mm2.copy.positions import (
     CLUSTER_ID_HEADER,
     STATS_HEADER,
+    TOPIC_ID_HEADER,
     PositionRecord,
     StoredPositions,
     decode_position,
     position_record,
 )
-from mm2.copy.spec import Assignment, CopyTaskSpec
+from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.errors import ConfigError, KafkaClientError, MM2Error, RecordTooLargeError
 from tests.support.specs import copy_spec
@@ -53,6 +54,26 @@ def test_position_record_is_apaches_key_and_value_with_our_headers() -> None:
     assert bad is None
     short = CopyStats.from_header(b"[1,1,0]", topic="t", partition=0, target_topic="", position=1)
     assert short is None
+
+
+def test_a_position_names_its_source_topic_and_one_of_another_topic_does_not_apply() -> None:
+    key, value, headers = position_record(
+        "MirrorSourceConnector", "primary", "orders", 0, 2999, cluster_id="abc", topic_id="old"
+    )
+    assert dict(headers)[TOPIC_ID_HEADER] == b"old"
+    decoded = decode_position(
+        key, value, headers, connector="MirrorSourceConnector", cluster="primary"
+    )
+    assert decoded is not None and decoded.topic_id == "old"
+    stored = StoredPositions()
+    stored.apply([decoded])
+    assert stored.next_offset(("orders", 0), "old", -1) == 3000
+    assert stored.next_offset(("orders", 0), "", -1) == 3000  # id unknown: Apache's positions
+    assert stored.next_offset(("orders", 0), "new", -1) == BEGINNING  # re-created since
+    assert stored.next_offset(("orders", 1), "new", -1) == -1  # nothing stored
+    # A later position without an id (Apache MM2 took over) is taken as it is.
+    stored.apply([PositionRecord("orders", 0, 3100, None, None)])
+    assert stored.next_offset(("orders", 0), "new", -1) == 3101
 
 
 def test_tombstone_has_no_value_and_apache_records_no_headers() -> None:

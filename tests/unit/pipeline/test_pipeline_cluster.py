@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from mm2.copy.loop import CopyLoop
+from mm2.copy.positions import PositionRecord, StoredPositions
 from mm2.copy.spec import Assignment
 from mm2.pipeline.session import _python_environment
 from tests.support.specs import copy_spec
@@ -51,13 +52,24 @@ def test_a_copy_task_starts_after_what_was_committed() -> None:
             Assignment("orders", 0, "primary.orders", 100),
             Assignment("orders", 1, "primary.orders", -1),
             Assignment("orders", 2, "primary.orders", 7),
+            Assignment("events", 0, "primary.events", 3, topic_id="new-id"),
         ],
     )
-    # Partition 0 moved on since the epoch began; 1 got its first position; 2 none since.
+    # Partition 0 moved on since the epoch began; 1 got its first position; 2 none since;
+    # events-0's position is of an events topic since deleted and re-created: not applied.
+    committed = StoredPositions()
+    committed.apply([
+        PositionRecord("orders", 0, 499, None, None),
+        PositionRecord("orders", 1, 41, None, None),
+        PositionRecord("other", 0, 5, None, None),
+        PositionRecord("events", 0, 900, None, None, topic_id="old-id"),
+    ])  # fmt: skip
     copier = CopyLoop.open(spec)
     try:
-        moved = copier.resume_from({("orders", 0): 499, ("orders", 1): 41, ("other", 0): 5})
+        moved = copier.resume_from(committed)
     finally:
         copier.close()
-    assert copier.positions() == {("orders", 0): 500, ("orders", 1): 42, ("orders", 2): 7}
+    assert copier.positions() == {
+        ("orders", 0): 500, ("orders", 1): 42, ("orders", 2): 7, ("events", 0): 3,
+    }  # fmt: skip
     assert moved == ["orders-0@500", "orders-1@42"]
