@@ -3,8 +3,8 @@
 It runs inside a Spark task (mm2.copy.task) for as long as its epoch lasts. Each record goes to
 the same partition of the remote topic as soon as it arrives; a transaction ends when it is
 `boundary_ms` old or the source has nothing more for now, carrying one position per partition
-it touched. The transaction and what a producer's failure means belong to the sink
-(mm2.copy.transaction); after the commit the loop writes the offset syncs of what it committed.
+it touched. The transaction and a producer's failure belong to the sink (mm2.copy.transaction),
+judging refused records to mm2.copy.refusals; after the commit the loop writes offset syncs.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from confluent_kafka import (
 
 from mm2.copy.assignment import AssignmentFeed
 from mm2.copy.consumer import RESET, source_consumer
+from mm2.copy.markers import move_past_markers
 from mm2.copy.positions import StoredPositions
 from mm2.copy.refusals import Retries, operators_fault, oversized
 from mm2.copy.spec import BEGINNING, TP, Assignment, CopyTaskSpec
@@ -110,6 +111,7 @@ class CopyLoop:
         self._txn: _Txn | None = None
         self._running = False
         self._retries = Retries(f"{spec.flow} task {spec.task}")
+        self._markers_due = 0.0
 
     @classmethod
     def open(cls, spec: CopyTaskSpec) -> CopyLoop:
@@ -175,7 +177,7 @@ class CopyLoop:
 
     # -- the loop --
     def run(self, keep_going: Callable[[], bool] = lambda: True) -> None:
-        """Copy until keep_going() turns false (in Spark: until the epoch is cancelled)."""
+        """Copy until keep_going() turns false (in Spark: the epoch cancelled)."""
         self._assign()
         self._running = True
         gc.disable()  # messages make no reference cycles; the collector only burns CPU here
@@ -192,13 +194,8 @@ class CopyLoop:
         self._consumer.assign([self._start(t, p, n) for (t, p), n in sorted(self._next.items())])
 
     def _start(self, topic: str, partition: int, next_offset: int) -> TopicPartition:
-        return TopicPartition(
-            topic,
-            partition,
-            next_offset
-            if next_offset >= 0
-            else (OFFSET_BEGINNING if next_offset == BEGINNING else self._unpositioned),
-        )
+        start = OFFSET_BEGINNING if next_offset == BEGINNING else self._unpositioned
+        return TopicPartition(topic, partition, next_offset if next_offset >= 0 else start)
 
     def _round(self) -> None:
         txn = self._txn
@@ -224,6 +221,11 @@ class CopyLoop:
             age_ms = (now - txn.opened) * 1000
             if age_ms >= self.spec.boundary_ms or (not messages and age_ms >= _IDLE_COMMIT_MS):
                 self._end_transaction()
+        elif not messages and now >= self._markers_due:  # idle: past markers, lag 0
+            self._markers_due = now + 1.0
+            self._next.update(move_past_markers(
+                self._consumer, self._sink, self._next, self._routes, self._topic_ids
+            ))  # fmt: skip
 
     def _copy(self, messages: list[Message]) -> None:
         produce = self._sink.produce
@@ -279,8 +281,7 @@ class CopyLoop:
                 res.age_sum_ms += age
 
     def _on_consume_error(self, msg: Message, err: KafkaError) -> None:
-        """Credentials and ACLs end the task (mm2.kafka.failure decides); a fatal error too;
-        anything else passes, librdkafka retries it."""
+        """Credentials, ACLs and fatal errors end the task; librdkafka retries anything else."""
         where = f"{msg.topic()}-{msg.partition()}"
         if ends_a_consumer(err):
             raise client_error(f"consuming {where}", err, cluster=self._alarm.cluster)
@@ -374,12 +375,12 @@ class CopyLoop:
         self._skip.update(skipped)
         self._sink.abort()
         others = [(s, u, e) for s, u, e, _ in refused if (s.topic, s.partition, u) not in skipped]
+        cause = f"{remaining} records unacknowledged" if remaining else "a failed transaction"
         if others:
-            stats, up, err = others[0]
-            cause = f"producing {stats.topic}-{stats.partition}@{up} to {stats.target_topic} "
-            cause += f"failed ({err.str()})"
-        else:
-            cause = f"{remaining} records unacknowledged" if remaining else "a failed transaction"
+            s, up, err = others[0]
+            cause = (
+                f"producing {s.topic}-{s.partition}@{up} to {s.target_topic} failed ({err.str()})"
+            )
         wait = self._retries.failed(cause)  # raises once nothing was committed for too long
         if others or remaining:
             log.warning("%s: %s; copying again from the last commit in %.1f s",

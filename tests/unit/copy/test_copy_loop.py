@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from mm2.copy.failure import CopyTaskFailed
 from mm2.copy.loop import CopyLoop
@@ -331,3 +331,43 @@ def test_batches_stay_within_the_smallest_remote_topic_limit() -> None:
     spec = _copier(transactional=True, limits={"primary.orders": 512_000}).spec
     assert producer_settings(spec)["batch.size"] == 512_000
     assert producer_settings(_copier(transactional=True).spec)["batch.size"] == 1_000_000
+
+
+class IdleConsumer(FakeConsumer):
+    """Nothing more to read; its position is past what it handed over (markers, aborts)."""
+
+    def __init__(self, positions: dict[tuple[str, int], int]) -> None:
+        super().__init__({})
+        self.positions = positions
+
+    def consume(self, count: int, timeout: float) -> list[Any]:
+        return []
+
+    def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        return [
+            TopicPartition(
+                tp.topic, tp.partition, self.positions.get((tp.topic, tp.partition), -1001)
+            )
+            for tp in partitions
+        ]
+
+
+def test_an_idle_partition_moves_past_transaction_markers_in_a_transaction_of_positions() -> None:
+    copier = _copier(transactional=True)  # orders-0 copied up to 9: the next offset is 10
+    producer = copier._sink._producer
+    assert isinstance(producer, FakeProducer)
+    copier._consumer = cast(Any, IdleConsumer({("orders", 0): 13}))  # 10-12: markers, aborts
+    copier._round()
+    assert producer.calls[-4:] == ["begin", f"produce {OFFSETS}", "flush", "commit"]
+    assert copier.positions() == {("orders", 0): 13}
+    calls = len(producer.calls)
+    copier._markers_due = 0.0
+    copier._round()  # nothing past the position now: no transaction
+    assert len(producer.calls) == calls
+
+
+def test_a_partition_not_read_yet_has_no_position_to_move_to() -> None:
+    copier = _copier(transactional=True)
+    copier._consumer = cast(Any, IdleConsumer({}))
+    copier._round()
+    assert copier.positions() == {("orders", 0): 10}
