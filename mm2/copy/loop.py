@@ -48,8 +48,7 @@ __all__ = ["CopyLoop"]
 log = logging.getLogger(__name__)
 
 _CONSUME_BATCH = 10_000
-# A transaction with nothing more to read right now commits once it is this old.
-_IDLE_COMMIT_MS = 10
+_IDLE_COMMIT_MS = 10  # a transaction with nothing more to read now commits once this old
 
 
 class _Pending:
@@ -62,7 +61,7 @@ class _Pending:
         self.upstream: list[int] = []
         self.downstream: list[int] = []
         # (upstream offset, error, key + value bytes) of each record the target refused.
-        self.failures: list[tuple[int, KafkaError, int]] = []
+        self.failures: list[tuple[int, KafkaError, int, int]] = []
         self.deliver = self.on_delivery
 
     def on_delivery(self, err: KafkaError | None, msg: Message) -> None:
@@ -72,7 +71,8 @@ class _Pending:
         else:
             index = len(self.downstream) + len(self.failures)
             size = len(msg.value() or b"") + len(msg.key() or b"")
-            self.failures.append((self.upstream[index], err, size))
+            kind, stamp = msg.timestamp()
+            self.failures.append((self.upstream[index], err, size, stamp if kind else -1))
 
 
 @dataclass
@@ -363,7 +363,7 @@ class CopyLoop:
         policy, a record larger than the topic accepts) ends the task naming the record and
         the broker's reason; anything else is copied again from the last commit after a
         backoff, until nothing has been committed for a while (mm2.copy.refusals.Retries)."""
-        refused = [(p.stats, up, e, size) for p in txn.parts.values() for up, e, size in p.failures]
+        refused = [(p.stats, *failure) for p in txn.parts.values() for failure in p.failures]
         fault = operators_fault(self.spec, refused, self._sink.cluster)
         if fault is not None:
             try:  # leave no transaction open on the target behind the error
@@ -374,7 +374,7 @@ class CopyLoop:
         skipped = oversized(self.spec, refused)
         self._skip.update(skipped)
         self._sink.abort()
-        others = [(s, u, e) for s, u, e, _ in refused if (s.topic, s.partition, u) not in skipped]
+        others = [(s, u, e) for s, u, e, *_ in refused if (s.topic, s.partition, u) not in skipped]
         cause = f"{remaining} records unacknowledged" if remaining else "a failed transaction"
         if others:
             s, up, err = others[0]

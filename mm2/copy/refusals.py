@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from confluent_kafka import KafkaError
 
@@ -20,17 +21,32 @@ from mm2.kafka.failure import classify, client_error
 
 __all__ = ["Refused", "Retries", "operators_fault", "oversized", "too_large_by_itself"]
 
-# (what was copied of the partition, the record's source offset, the error, key + value bytes)
-Refused = tuple[CopyStats, int, KafkaError, int]
+# (what was copied of the partition, the record's source offset, the error, key + value bytes,
+# its timestamp in ms or -1)
+Refused = tuple[CopyStats, int, KafkaError, int, int]
 
-_HINTS = {
-    KafkaError.INVALID_TIMESTAMP: (
-        " (the record's timestamp is outside the remote topic's message.timestamp.before.max.ms"
-        " / message.timestamp.after.max.ms, which the config sync may have copied from the"
-        " source topic)"
-    ),
-    KafkaError.INVALID_RECORD: " (a null key on a compacted remote topic is one cause)",
-}
+_TIMESTAMP_WINDOW = (
+    "the remote topic's message.timestamp.before.max.ms / message.timestamp.after.max.ms refuse "
+    "records outside their window (the config sync copies them from the source topic)"
+)
+
+
+def _hint(err: KafkaError, timestamp: int) -> str:
+    """What the broker's code may mean for this record: librdkafka hands over the code, not the
+    broker's message, and Kafka 4 answers a timestamp out of range with INVALID_RECORD."""
+    if err.code() not in (KafkaError.INVALID_TIMESTAMP, KafkaError.INVALID_RECORD):
+        return ""
+    stamp = ""
+    if timestamp >= 0:
+        when = datetime.fromtimestamp(timestamp / 1000, tz=UTC)
+        age = time.time() - timestamp / 1000
+        stamp = f"its timestamp is {when:%Y-%m-%dT%H:%M:%S}Z, {age:,.0f} s old; "
+    null_key = (
+        ""
+        if err.code() == KafkaError.INVALID_TIMESTAMP
+        else "; a compacted remote topic refuses a null key"
+    )
+    return f" ({stamp}{_TIMESTAMP_WINDOW}{null_key})"
 
 
 def too_large_by_itself(spec: CopyTaskSpec, stats: CopyStats, size: int) -> bool:
@@ -45,7 +61,7 @@ def operators_fault(
     spec: CopyTaskSpec, refused: list[Refused], cluster: str
 ) -> KafkaClientError | None:
     """The error that ends the task for the first refusal only a person can fix, if any."""
-    for stats, up, err, size in refused:
+    for stats, up, err, size, timestamp in refused:
         failure = classify(err)
         where = f"record {stats.topic}-{stats.partition}@{up}"
         if failure.kind == "record-too-large":
@@ -62,8 +78,8 @@ def operators_fault(
         if failure.kind == "refused":
             return RecordRefusedError(
                 f"the target refused {where} for {stats.target_topic}: {failure.detail}"
-                f"{_HINTS.get(err.code(), '')}; the copy task stopped: fix the remote topic or "
-                "the record, then restart the connector"
+                f"{_hint(err, timestamp)}; the copy task stopped: fix the remote topic or the "
+                "record, then restart the connector"
             )
         if failure.kind in ("authorization", "authentication"):
             return client_error(f"producing {where} to {stats.target_topic}", err, cluster=cluster)
@@ -74,7 +90,7 @@ def oversized(spec: CopyTaskSpec, refused: list[Refused]) -> list[tuple[str, int
     """The records refused as too large by themselves, as (topic, partition, offset)."""
     return [
         (stats.topic, stats.partition, up)
-        for stats, up, err, size in refused
+        for stats, up, err, size, _ in refused
         if classify(err).kind == "record-too-large" and too_large_by_itself(spec, stats, size)
     ]
 
