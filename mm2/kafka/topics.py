@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar, cast
 
@@ -58,6 +58,7 @@ _COMPACTED_TOLERATED = {
     KafkaError.CLUSTER_AUTHORIZATION_FAILED,
 }
 _T = TypeVar("_T")
+_K = TypeVar("_K")
 
 
 @dataclass(frozen=True)
@@ -155,15 +156,20 @@ class TopicAdmin:
             )
         except KafkaException as exc:
             raise self._error("describing topics", exc) from exc
-        found: dict[str, str] = {}
-        for name, future in futures.items():
+        described = self._existing(futures, lambda name: f"describing topic {name}")
+        return {name: str(d.topic_id) for name, d in described.items()}
+
+    def _existing(
+        self, futures: Mapping[_K, concurrent.futures.Future[_T]], what: Callable[[_K], str]
+    ) -> dict[_K, _T]:
+        """Each future's result; a topic that does not exist (any more) is left out."""
+        found: dict[_K, _T] = {}
+        for key, future in futures.items():
             try:
-                description = self._wait(future)
+                found[key] = self._wait(future)
             except (KafkaException, concurrent.futures.TimeoutError) as exc:
-                if _code(exc) == KafkaError.UNKNOWN_TOPIC_OR_PART:
-                    continue
-                raise self._error(f"describing topic {name}", exc) from exc
-            found[name] = str(description.topic_id)
+                if _code(exc) != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    raise self._error(what(key), exc) from exc
         return found
 
     def create_topics(
@@ -258,16 +264,8 @@ class TopicAdmin:
             futures = self._admin.describe_configs(resources, request_timeout=self._timeout)
         except KafkaException as exc:
             raise self._error("describing topic configs", exc) from exc
-        found: dict[str, list[TopicConfigEntry]] = {}
-        for resource, future in futures.items():
-            try:
-                entries = self._wait(future)
-            except (KafkaException, concurrent.futures.TimeoutError) as exc:
-                if _code(exc) == KafkaError.UNKNOWN_TOPIC_OR_PART:
-                    continue
-                raise self._error(f"describing configs of topic {resource.name}", exc) from exc
-            found[resource.name] = [_entry(e) for e in entries.values()]
-        return found
+        described = self._existing(futures, lambda r: f"describing configs of topic {r.name}")
+        return {r.name: [_entry(e) for e in entries.values()] for r, entries in described.items()}
 
     def incremental_alter_configs(
         self, ops: Mapping[str, Sequence[ConfigOp]]
