@@ -26,7 +26,7 @@ from confluent_kafka import KafkaError, Producer
 from mm2.copy.positions_reader import PositionsReader
 from mm2.copy.spec import BEGINNING, TP
 from mm2.copy.stats import CopyStats
-from mm2.errors import KafkaClientError, RecordFormatError
+from mm2.errors import ConfigError, KafkaClientError, RecordFormatError
 from mm2.kafka.admin import describe_cluster
 from mm2.kafka.failure import ClientLog, cluster_label
 from mm2.kafka.topics import TopicAdmin
@@ -246,6 +246,27 @@ class PositionsTopic:
             admin.create_compacted_topic(
                 self.topic, replication_factor=-1, partitions=self.partitions
             )
+        self._verify_compacted(admin)
+
+    def _verify_compacted(self, admin: TopicAdmin) -> None:
+        """Refuse an offsets topic that is not compacted, as Connect does: retention would
+        delete positions, and a flow would copy again what it copied long ago. A cluster that
+        does not let mm2 describe configs leaves it unverified (logged)."""
+        try:
+            entries = admin.describe_topic_configs([self.topic]).get(self.topic, [])
+        except KafkaClientError as exc:
+            log.info("%s: cleanup.policy of %s not verified: %s", self.flow, self.topic, exc)
+            return
+        policy = next((e.value for e in entries if e.name == "cleanup.policy"), None)
+        if policy is not None and "compact" not in [p.strip() for p in policy.split(",")]:
+            raise ConfigError(
+                f"{self.topic} on the target has cleanup.policy={policy}: the offsets topic must "
+                "be compacted (cleanup.policy=compact), as Kafka Connect requires, or retention "
+                "deletes positions and copied records are copied again. Alter the topic "
+                "(kafka-configs --alter --add-config cleanup.policy=compact) or name another "
+                "one in offset.storage.topic",
+                key="offset.storage.topic",
+            )
 
     def source_cluster_id(self) -> str:
         try:
@@ -308,7 +329,10 @@ class PositionsTopic:
             if err is not None:
                 failures.append(err.str())
 
-        settings = {"acks": "all", "enable.idempotence": True, **self.producer_config}
+        settings = {
+            "acks": "all", "enable.idempotence": True, "allow.auto.create.topics": False,
+            **self.producer_config,
+        }  # fmt: skip
         producer = Producer(
             {**settings, **PARTITIONER, "logger": ClientLog(cluster_label(self.producer_config))}
         )

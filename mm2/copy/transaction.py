@@ -48,6 +48,10 @@ def producer_settings(spec: CopyTaskSpec) -> dict[str, Setting]:
         "acks": "all",
         "linger.ms": 5,
         "message.max.bytes": 1_000_000_000,  # the target broker judges record size
+        # A remote topic or offsets topic deleted on the target is never created again by a
+        # produce with the broker's defaults (not compacted, one partition): the topic sync
+        # and PositionsTopic.ensure create them as they must be.
+        "allow.auto.create.topics": False,
         **spec.target_producer,
         **PARTITIONER,
         "logger": ClientLog(cluster_label(spec.target_producer, spec.target)),

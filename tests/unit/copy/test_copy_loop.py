@@ -334,6 +334,8 @@ def test_retries_wait_longer_each_time_and_give_up_when_nothing_commits() -> Non
 def test_batches_stay_within_the_smallest_remote_topic_limit() -> None:
     spec = _copier(transactional=True, limits={"primary.orders": 512_000}).spec
     assert producer_settings(spec)["batch.size"] == 512_000
+    # and never creates a deleted remote or offsets topic with the broker's defaults
+    assert producer_settings(spec)["allow.auto.create.topics"] is False
     assert producer_settings(_copier(transactional=True).spec)["batch.size"] == 1_000_000
 
 
