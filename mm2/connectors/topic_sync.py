@@ -39,6 +39,9 @@ RESYNC_SECONDS = 600.0
 ACL_RECHECK_SECONDS = 60.0
 # A pass that creates or grows more remote topics than this logs one summary line, not one each.
 DETAILED_CHANGES = 5
+# A remote topic whose max.message.bytes could not be read (not there yet, no DescribeConfigs
+# ACL) is asked for again after this long, not at every poll of the planner.
+LIMITS_RETRY_S = 30.0
 # How long a pass waits for the topics it created to show in the target's metadata.
 CREATED_WAIT_S = 2.0
 
@@ -81,6 +84,7 @@ class TopicSync:
         self._no_authorizer_since: float | None = None
         self._warned: dict[str, str] = {}
         self._limits: dict[str, int] = {}  # remote topic -> its max.message.bytes, as described
+        self._limits_asked: dict[str, float] = {}  # when each was last asked for (not found)
 
     # -- naming --
     def remote_topic(self, topic: str) -> str:
@@ -246,7 +250,12 @@ class TopicSync:
         """The largest record batch each remote topic accepts (its max.message.bytes), read
         once per topic and again after the config sync changed it; a topic not found yet (or
         the target unreachable) is left out, and its batches keep librdkafka's bound."""
-        missing = sorted(set(remotes) - self._limits.keys())
+        now = self._clock()
+        missing = sorted(
+            r for r in set(remotes) - self._limits.keys()
+            if now - self._limits_asked.get(r, -math.inf) >= LIMITS_RETRY_S
+        )  # fmt: skip
+        self._limits_asked.update(dict.fromkeys(missing, now))
         if missing:
             try:
                 described = self._target.describe_topic_configs(missing)
@@ -297,6 +306,7 @@ class TopicSync:
                 continue
             self._warned.pop(f"configs:{remote}", None)
             self._limits.pop(remote, None)  # read again when next asked
+            self._limits_asked.pop(remote, None)
             before = self._applied_configs.get(remote)
             if before is not None:
                 diff = sorted({o.name for o in set(ops) ^ set(before)})

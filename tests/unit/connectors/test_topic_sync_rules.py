@@ -631,3 +631,18 @@ def test_routes_carry_the_source_topic_id_and_a_re_created_topic_shows_a_new_one
     assert sync.refresh_topics()["orders"].topic_id == "A"
     source.ids = {"orders": "B"}  # deleted and created again under the same name
     assert sync.refresh_topics()["orders"].topic_id == "B"
+
+
+def test_remote_topic_limits_are_read_once_and_a_missing_one_not_at_every_poll() -> None:
+    target = FakeAdmin({"primary.orders": 3})
+    target.configs["primary.orders"] = [TopicConfigEntry("max.message.bytes", "512000")]
+    sync, now = _sync(FakeAdmin({"orders": 3}), target)
+    wanted = ["primary.orders", "primary.later"]
+    assert sync.max_message_bytes(wanted) == {"primary.orders": 512_000}
+    assert sync.max_message_bytes(wanted) == {"primary.orders": 512_000}
+    assert target.calls.count("describe") == 1  # primary.later is not there: asked again later
+    now[0] += 31
+    target.topics["primary.later"] = 1
+    target.configs["primary.later"] = [TopicConfigEntry("max.message.bytes", "100000")]
+    assert sync.max_message_bytes(wanted) == {"primary.orders": 512_000, "primary.later": 100_000}
+    assert target.calls.count("describe") == 2
