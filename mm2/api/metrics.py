@@ -21,6 +21,7 @@ from prometheus_client.registry import Collector
 
 from mm2.api.liveness_metrics import LivenessCollector
 from mm2.api.process_metrics import ProcessTreeCollector
+from mm2.runtime.flows import FlowView
 from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.naming import split_flow
 from mm2.runtime.status import State
@@ -43,18 +44,20 @@ class MirrorCollector(Collector):
     def __init__(self, mirror: RuntimeView, metrics: MetricsRegistry) -> None:
         self._mirror = mirror
         self._metrics = metrics
-        self._elsewhere: set[tuple[str, str]] = set()
 
     def collect(self) -> Iterator[Metric]:
         # A flow another process runs is that process's to report: a standby exports no state,
         # lag or counters of it, so alerts and sums count each flow once (Connect's workers
         # export only the tasks they run).
-        self._elsewhere = {(v.source, v.target) for v in self._mirror.flows() if v.runs_on}
-        yield from self._source()
-        yield from self._checkpoints()
-        yield from self._states()
+        # Read once per scrape and passed down: concurrent scrapes share this collector.
+        views = self._mirror.flows()
+        elsewhere = {(v.source, v.target) for v in views if v.runs_on}
+        yield from self._source(elsewhere)
+        yield from self._checkpoints(elsewhere)
+        yield from self._states(elsewhere)
+        yield self._flows(views)
 
-    def _source(self) -> Iterator[Metric]:
+    def _source(self, elsewhere: set[tuple[str, str]]) -> Iterator[Metric]:
         def gauge(name: str, doc: str) -> GaugeMetricFamily:
             return GaugeMetricFamily(name, doc, labels=_PARTITION)
 
@@ -75,7 +78,7 @@ class MirrorCollector(Collector):
             for metric in ("replication_latency_ms", "record_age_ms"):
                 fams[f"{metric}_{stat}"] = gauge(f"{_SOURCE}{metric}_{stat}", f"{metric} {stat}")
         for s in self._metrics.snapshot():
-            if (s.source, s.target) in self._elsewhere:
+            if (s.source, s.target) in elsewhere:
                 continue
             labels = [s.source, s.target, s.target_topic, str(s.partition)]
             values = {
@@ -94,7 +97,7 @@ class MirrorCollector(Collector):
                 fams[key].add_metric(labels, float(value))
         yield from fams.values()
 
-    def _checkpoints(self) -> Iterator[Metric]:
+    def _checkpoints(self, elsewhere: set[tuple[str, str]]) -> Iterator[Metric]:
         name = _CHECKPOINT + "checkpoint_latency_ms"
         fams = {
             "": GaugeMetricFamily(name, "latency of the last checkpoint", labels=_GROUP),
@@ -104,7 +107,7 @@ class MirrorCollector(Collector):
         }
         count = CounterMetricFamily("mm2_checkpoint_count", "checkpoints emitted", labels=_GROUP)
         for c in self._metrics.checkpoint_snapshot():
-            if (c.source, c.target) in self._elsewhere:
+            if (c.source, c.target) in elsewhere:
                 continue
             labels = [c.source, c.target, c.group, c.topic, str(c.partition)]
             fams[""].add_metric(labels, c.checkpoint_latency_ms)
@@ -121,11 +124,11 @@ class MirrorCollector(Collector):
             labels=["source", "target", "topic"],
         )  # fmt: skip
         for (source, target, topic), times in sorted(self._metrics.recreated_topics().items()):
-            if (source, target) not in self._elsewhere:
+            if (source, target) not in elsewhere:
                 recreated.add_metric([source, target, topic], times)
         yield recreated
 
-    def _states(self) -> Iterator[Metric]:
+    def _states(self, elsewhere: set[tuple[str, str]]) -> Iterator[Metric]:
         connector = GaugeMetricFamily(
             "kafka_connect_connector_status", "1 for the connector's current state",
             labels=["connector", "source", "target", "state"],
@@ -143,7 +146,7 @@ class MirrorCollector(Collector):
         n_connectors = n_tasks = 0
         for flow, status in self._mirror.statuses():
             source, target = split_flow(flow)
-            if (source, target) in self._elsewhere:
+            if (source, target) in elsewhere:
                 continue
             name = status.name
             n_connectors += 1
@@ -157,16 +160,15 @@ class MirrorCollector(Collector):
         connectors.add_metric([], n_connectors)
         tasks.add_metric([], n_tasks)
         yield from (connector, task, restarts, connectors, tasks)
-        yield self._flows()
 
-    def _flows(self) -> Metric:
+    def _flows(self, views: list[FlowView]) -> Metric:
         """mm2_flow_state: 1 on the flow's derived state (as /flows shows it), the cause on
         the series of a state other than RUNNING."""
         family = GaugeMetricFamily(
             "mm2_flow_state", "1 for the flow's current state (RUNNING, DEGRADED, FAILED, ...)",
             labels=["source", "target", "state", "cause"],
         )  # fmt: skip
-        for view in self._mirror.flows():
+        for view in views:
             if view.runs_on:
                 continue
             for state in _FLOW_STATES:
