@@ -10,6 +10,7 @@ clusters with their port retries is one lifecycle, and split it would be read ba
 from __future__ import annotations
 
 import base64
+import logging
 import re
 import shutil
 import subprocess
@@ -35,6 +36,8 @@ from mm2.localcluster.properties import (
 from mm2.localcluster.security import SecureListener, listener_settings
 
 __all__ = ["DEFAULT_JVM_OPTIONS", "LocalCluster", "LocalClusters", "new_cluster_id"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_JVM_OPTIONS: tuple[str, ...] = (
     "-Xms128m",
@@ -184,7 +187,9 @@ class LocalCluster:
         deleted already"), and read_committed readers stop at that transaction for good. Tests
         that stop a target while copy tasks commit therefore use a clean stop (grace > 0)."""
         if self._process is not None:
-            process.terminate([self._process], grace=grace)
+            if process.terminate([self._process], grace=grace) and grace > 0:
+                log.warning("%s: the broker did not stop within %.0f s and was killed (a "
+                            "transaction committing then may hang)", self.name, grace)  # fmt: skip
             self._process = None
 
     def resume(self) -> LocalCluster:

@@ -82,20 +82,23 @@ def _exited(process: subprocess.Popen[bytes], timeout: float) -> bool:
         time.sleep(0.05)
 
 
-def terminate(processes: Sequence[subprocess.Popen[bytes]], *, grace: float = 15.0) -> None:
-    """SIGTERM each process group, SIGKILL what is left after `grace` seconds, reap them all."""
+def terminate(processes: Sequence[subprocess.Popen[bytes]], *, grace: float = 15.0) -> int:
+    """SIGTERM each process group, SIGKILL what is left after `grace` seconds, reap them all;
+    how many had not exited within `grace` (killed, not stopped)."""
     running = [p for p in processes if p.returncode is None]
     for process in running:
         _signal_group(process, signal.SIGTERM)
     deadline = time.monotonic() + grace
+    late = 0
     for process in running:
-        _exited(process, max(0.0, deadline - time.monotonic()))
+        late += not _exited(process, max(0.0, deadline - time.monotonic()))
         # The leader is dead (a zombie, so its group id is still ours) or late: kill the group.
         _signal_group(process, signal.SIGKILL)
     for process in processes:
         process.wait()
         with _lock:
             _live.discard(process)
+    return late
 
 
 @atexit.register

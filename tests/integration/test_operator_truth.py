@@ -47,6 +47,15 @@ def mm2(*args: str) -> Any:
     return json.loads(done.stdout)
 
 
+def running(api: httpx.Client) -> bool:
+    """True when the flow is RUNNING; otherwise raises naming its state, cause and lag, which
+    `eventually` puts first in its message (before the mirror's log tail)."""
+    body = flow(api)
+    if body.get("state") != "RUNNING":
+        raise AssertionError(f"{body.get('state')}: {body.get('cause')} (lag {body.get('lag')})")
+    return True
+
+
 def commit_group(cluster: LocalCluster, group: str, topic: str) -> None:
     consumer = Consumer({**cluster.client_config(), "group.id": group,
                          "enable.auto.commit": False})  # fmt: skip
@@ -161,12 +170,14 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
             assert len(flagged) == 1 and 'state="RUNNING"' not in flagged[0], flagged
         finally:
             target.resume()
+        resumed = time.monotonic()
         eventually(
-            lambda: flow(api).get("state") == "RUNNING",
+            lambda: running(api),
             timeout=240,
             what="RUNNING again after the target came back",
             log=mirror.log,
         )
+        log.info("RUNNING again %.1f s after the target came back", time.monotonic() - resumed)
         eventually(
             lambda: flow(api)["lag"]["records"] < 200, timeout=240, what="caught up", log=mirror.log
         )
