@@ -1,0 +1,72 @@
+"""A transaction that never ends, found and aborted as docs/operations.md tells an operator to.
+
+A one-broker Kafka 4.4 target that stops (halt) and comes back while a copy task's transaction
+is being ended can skip that transaction's markers (LocalCluster.halt says when): its partitions'
+last stable offset then stays behind their end for good, and the flow says so ("a transaction
+that never ends may hold those partitions back"). mm2 cannot abort it (librdkafka has no
+AbortTransaction call); the operator runs kafka-transactions.sh, and so do the tests that halt a
+target under load, with the same tool (org.apache.kafka.tools.TransactionsCommand).
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import time
+
+from mm2.kafka.offsets import OffsetLister
+from mm2.kafka.topics import TopicAdmin
+from mm2.localcluster.jars import resolve_classpath
+from mm2.localcluster.java import find_java
+from tests.support.kafka import Cluster
+
+__all__ = ["abort_hanging", "stuck_partitions"]
+
+log = logging.getLogger(__name__)
+
+TP = tuple[str, int]
+
+
+def _last_stable(cluster: Cluster) -> tuple[dict[TP, int], dict[TP, int]]:
+    """(last stable offset, end offset) of every partition of every topic on `cluster`."""
+    config = cluster.client_config()
+    counts = TopicAdmin(config, timeout=30).list_topics()
+    partitions = [(t, p) for t, n in counts.items() for p in range(n)]
+    lister = OffsetLister(config, timeout=30)
+    stable = lister.offsets(partitions, latest=True, read_committed=True)
+    ends = lister.offsets(partitions, latest=True, read_committed=False)
+    return stable, ends
+
+
+def stuck_partitions(cluster: Cluster, *, watch_s: float = 10.0) -> dict[TP, int]:
+    """Partitions whose last stable offset is behind their end and has not moved in `watch_s`
+    seconds (a transaction open that long: copy tasks end theirs every 100 ms), with that
+    offset: where the open transaction starts."""
+    first, _ = _last_stable(cluster)
+    time.sleep(watch_s)
+    stable, ends = _last_stable(cluster)
+    return {
+        tp: lso for tp, lso in stable.items() if lso < ends.get(tp, lso) and first.get(tp) == lso
+    }
+
+
+def abort_hanging(cluster: Cluster) -> dict[TP, int]:
+    """Abort the transaction that holds each stuck partition back (`kafka-transactions.sh
+    abort --topic T --partition P --start-offset N`); the partitions aborted."""
+    stuck = stuck_partitions(cluster)
+    if not stuck:
+        return {}
+    classpath = ":".join(str(jar) for jar in resolve_classpath())
+    java = str(find_java().executable)
+    for (topic, partition), start in sorted(stuck.items()):
+        done = subprocess.run(
+            [java, "-cp", classpath, "org.apache.kafka.tools.TransactionsCommand",
+             "--bootstrap-server", cluster.bootstrap_servers, "abort", "--topic", topic,
+             "--partition", str(partition), "--start-offset", str(start)],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        said = (done.stdout + done.stderr).strip()[-500:]
+        if done.returncode != 0:
+            raise AssertionError(f"kafka-transactions.sh abort {topic}-{partition} failed: {said}")
+        log.warning("aborted the transaction at %s-%d from offset %d", topic, partition, start)
+    return stuck
