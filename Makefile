@@ -109,12 +109,18 @@ system: $(STAMP) kafka-jars promtool ## the unit tests marked `system` or `slow`
 	$(BIN)/pytest tests/unit -m "system or slow"
 
 integration: $(STAMP) kafka-jars gssapi-client ## the tests on real Kafka brokers and the CLI end to end
-	$(BIN)/pytest tests/integration tests/e2e
+	$(BIN)/pytest $(LANES) tests/integration tests/e2e
+
+# Two lanes (pytest-xdist processes), each with its own session clusters, taking whole modules
+# (a module's clusters and mirrors stay in one process), the longest first (tests/conftest.py).
+# Most of a broker test's time is waiting (an outage, a stall window, a log-rate minute), so two
+# lanes on two cores take about 60 % of one lane's time. LANES= runs one lane.
+LANES ?= -n 2 --dist loadfile
 
 # Everything: the fast lane first, then every test it leaves out (the `system` and `slow` unit
 # tests, and every test in tests/integration and tests/e2e, all marked `integration` or `e2e`).
 test: check kafka-jars gssapi-client promtool ## check, then every other test (real brokers included)
-	$(BIN)/pytest -m "system or slow or integration or e2e"
+	$(BIN)/pytest $(LANES) -m "system or slow or integration or e2e"
 
 demo: kafka-jars ## two local Kafka clusters, primary -> backup, records you can watch arrive
 	$(BIN)/python -m mm2.cli.demo

@@ -1,5 +1,6 @@
-"""What every test run shares: the support plugins (fixtures in tests/support/), and the rule
-that a run in which every integration test was skipped fails.
+"""What every test run shares: the support plugins (fixtures in tests/support/), the rule
+that a run in which every integration test was skipped fails, and the order in which `make
+test`'s two lanes take the modules.
 
 Fixtures: `primary`, `backup`, `cluster_pair`, `new_topic`, `new_group`
 (tests.support.clusters), `mirror` and `client` for the REST tests (tests.support.api), `apache`
@@ -19,19 +20,18 @@ pytest_plugins = [
 
 # -- a run in which every integration test was skipped is a failure ---------------------------
 
-# Module state is fine here: pytest loads this conftest once per run.
+# Module state is fine here: pytest loads this conftest once per process. Counted from the
+# test reports, which pytest-xdist's workers send to the controller (`make test` runs two
+# lanes): the controller collects nothing itself, so only what it is told counts.
 _marked: set[str] = set()
 _reached: set[str] = set()
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    _marked.clear()
-    _marked.update(i.nodeid for i in session.items if i.get_closest_marker("integration"))
-
-
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    body_ran = report.when == "call" and not report.skipped
-    if report.nodeid in _marked and (body_ran or report.failed):
+    if "integration" not in report.keywords:
+        return
+    _marked.add(report.nodeid)
+    if (report.when == "call" and not report.skipped) or report.failed:
         _reached.add(report.nodeid)
 
 
@@ -45,3 +45,30 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if reporter is not None:
             reporter.write_line(f"ERROR: {message}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# -- two lanes that end together ------------------------------------------------------------
+
+# `make test` runs its tests in two processes (pytest-xdist, `-n 2 --dist loadfile`: a module's
+# tests stay together, with the clusters it starts), each taking the next module when done. The
+# longest modules go first (by the durations `make test` prints), so that no long module starts
+# when the other lane is nearly done.
+LONGEST_FIRST = (
+    "test_resilience",
+    "test_spark_cluster",
+    "test_apache_takeover",
+    "test_soak",
+    "test_mirror_source",
+    "test_operator_truth",
+    "test_log_rate",
+    "test_self_healing",
+    "test_copy_assignment",
+    "test_bench_smoke",
+    "test_standby",
+    "test_failover",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))
