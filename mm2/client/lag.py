@@ -68,6 +68,7 @@ class _State:
     positions: StoredPositions = field(default_factory=StoredPositions)
     positions_at_ms: int = 0
     ages: dict[tuple[str, int], tuple[int, float]] = field(default_factory=dict)
+    topic_ids: dict[str, str] = field(default_factory=dict)
 
 
 class LagReader:
@@ -114,13 +115,18 @@ class LagReader:
         except KafkaClientError as exc:
             problems.append(f"target {self.flow.target}: positions not read: {exc}")
         partitions = [(t, p) for t, n in sorted(state.topics.items()) for p in range(n)]
+        self._read_topic_ids(problems)
+        ids = state.topic_ids
+        # A position stored for a topic since deleted and created again is not the new topic's:
+        # the new one counts as never copied (the planner copies it from its start).
+        stored = {tp: state.positions.of_topic(tp, ids.get(tp[0], "")) for tp in partitions}
         ends: dict[tuple[str, int], int] = {}
         starts: dict[tuple[str, int], int] = {}
         try:
             ends = self._lister.offsets(
                 partitions, latest=True, read_committed=self._read_committed
             )
-            never = [tp for tp in partitions if tp not in state.positions.offsets]
+            never = [tp for tp in partitions if stored[tp] is None]
             if never:
                 starts = self._lister.offsets(never, latest=False, read_committed=False)
         except KafkaClientError as exc:
@@ -129,8 +135,17 @@ class LagReader:
         for tp in partitions:
             if tp not in ends:
                 continue
-            last = state.positions.offsets.get(tp)
+            last = stored[tp]
             position = None if last is None else last + 1
+            if position is not None and position > ends[tp]:
+                # Shown, never counted as lag 0: the source log lost records it had (truncated
+                # by an unclean leader election, or deleted with the topic in between).
+                problems.append(
+                    f"{tp[0]}-{tp[1]}: the position {position} is beyond the source's log end "
+                    f"{ends[tp]} (the log was truncated, or the topic deleted and created "
+                    "again); the copy task starts again from auto.offset.reset (earliest by "
+                    "default)"
+                )
             behind = max(0, ends[tp] - (position if position is not None else starts.get(tp, 0)))
             rows.append((tp, ends[tp], position, behind))
         ages = self._ages([(tp, pos, n) for tp, _, pos, n in rows], starts)
@@ -140,6 +155,19 @@ class LagReader:
         )
         return LagReport(self.flow.name, int(time.time() * 1000), out, tuple(problems),
                          state.positions_at_ms)  # fmt: skip
+
+    def _read_topic_ids(self, problems: list[str]) -> None:
+        """The ids of the mirrored topics whose positions name one (mm2 writes them; Apache MM2
+        does not); the ids read last are kept when they cannot be read."""
+        state = self._state
+        named = {tp[0] for tp in state.positions.topic_ids if tp[0] in state.topics}
+        if not named:
+            state.topic_ids = {}
+            return
+        try:
+            state.topic_ids = self._admin.topic_ids(named)
+        except KafkaClientError as exc:
+            problems.append(f"source {self.flow.source}: topic ids not read: {exc}")
 
     def _ages(
         self,

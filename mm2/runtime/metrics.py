@@ -166,10 +166,14 @@ class MetricsRegistry:
                     stats.owner = owners.get((topic, partition))
 
     def topic_recreated(self, source: str, target: str, topic: str) -> None:
-        """A source topic found deleted and created again since its positions were stored."""
+        """A source topic found deleted and created again since its positions were stored: its
+        partitions' positions start over (the new topic is copied from its start)."""
         with self._lock:
             key = (source, target, topic)
             self._recreated[key] = self._recreated.get(key, 0) + 1
+            for (src, tgt, name, _), stats in self._stats.items():
+                if (src, tgt, name) == key:
+                    stats.position = -1
 
     def recreated_topics(self) -> dict[tuple[str, str, str], int]:
         """(source, target, topic) -> how often it was found re-created."""

@@ -130,3 +130,16 @@ def test_the_lag_counts_as_read_from_kafka_once_every_partition_of_the_flow_was(
     assert not reg.lag_read_from_kafka("c", "b")  # another flow's partitions are its own
     reg.set_routes("a", "b", {"orders": Route("orders", "a.orders", 3)})  # a new partition
     assert not reg.lag_read_from_kafka("a", "b")
+
+
+def test_a_topic_created_again_starts_its_positions_over() -> None:
+    metrics = MetricsRegistry()
+    t = now_ms()
+    metrics.record_batch("a", "b", [result(0, 3000, stamps=[t], read_at=t, done=t)])
+    metrics.update_end_offsets("a", "b", {("orders", 0): 3000})
+    assert metrics.snapshot()[0].lag_records == 0
+    # Deleted, created again and refilled with 6,000 records: the old high mark is not its own.
+    metrics.topic_recreated("a", "b", "orders")
+    metrics.update_end_offsets("a", "b", {("orders", 0): 6000})
+    assert metrics.snapshot()[0].lag_records == 6000
+    assert metrics.recreated_topics() == {("a", "b", "orders"): 1}

@@ -1,0 +1,106 @@
+"""The lag read from Kafka tells the truth about positions that are not the log's: one stored for
+a topic since deleted and created again, and one beyond the log end (Kafka answers replaced by
+fakes of the three reads: topics and their ids, end offsets, the offsets topic)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import pytest
+
+from mm2.client import lag
+from mm2.config import load_properties, parse_properties
+from mm2.copy.positions import PositionRecord
+
+PROPERTIES = """
+clusters = a, b
+a.bootstrap.servers = a:9092
+b.bootstrap.servers = b:9092
+a->b.enabled = true
+a->b.topics = orders
+"""
+TP = tuple[str, int]
+
+
+IDS = {"orders": "new-id"}  # the topic as it is now
+
+
+class FakeAdmin:
+    def __init__(self, *_: object, **__: object) -> None: ...
+
+    def list_topics(self) -> dict[str, int]:
+        return {"orders": 2}
+
+    def topic_ids(self, topics: Iterable[str]) -> dict[str, str]:
+        return {t: IDS[t] for t in topics}
+
+
+class FakeLister:
+    ends: Mapping[TP, int] = {}
+
+    def __init__(self, *_: object, **__: object) -> None: ...
+
+    def offsets(
+        self, partitions: Iterable[TP], *, latest: bool, read_committed: bool
+    ) -> dict[TP, int]:
+        return {tp: self.ends[tp] if latest else 0 for tp in partitions}
+
+
+class FakeReader:
+    def __init__(self, records: list[PositionRecord]) -> None:
+        self.records = records
+
+    def read_to_end(self, timeout: float) -> list[PositionRecord]:
+        out, self.records = self.records, []
+        return out
+
+    def close(self) -> None: ...
+
+
+class FakeProbe:
+    def __init__(self, *_: object, **__: object) -> None: ...
+
+    def timestamps(self, offsets: Mapping[TP, int], timeout: float) -> dict[TP, int]:
+        return {tp: 0 for tp in offsets}
+
+    def close(self) -> None: ...
+
+
+def reader(
+    monkeypatch: pytest.MonkeyPatch, ends: Mapping[TP, int], stored: list[PositionRecord]
+) -> lag.LagReader:
+    monkeypatch.setattr(lag, "TopicAdmin", FakeAdmin)
+    monkeypatch.setattr(FakeLister, "ends", ends)
+    monkeypatch.setattr(lag, "OffsetLister", FakeLister)
+    monkeypatch.setattr(lag, "TimestampProbe", FakeProbe)
+    flow = load_properties(parse_properties(PROPERTIES, "mm2.properties")).flow("a", "b")
+    out = lag.LagReader(flow)
+    monkeypatch.setattr(out, "_tail", FakeReader(stored))
+    return out
+
+
+def position(partition: int, offset: int, topic_id: str | None) -> PositionRecord:
+    return PositionRecord("orders", partition, offset, "cluster-a", None, topic_id)
+
+
+def test_a_position_of_a_topic_created_again_counts_as_never_copied(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Stored at offset 2999 of the old topic; the new one holds 6,000 records from offset 0.
+    ends = {("orders", 0): 6000, ("orders", 1): 10}
+    stored = [position(0, 2999, "old-id"), position(1, 9, "new-id")]
+    report = reader(monkeypatch, ends, stored).read()
+    rows = {p.partition: p for p in report.partitions}
+    assert rows[0].position is None and rows[0].records == 6000, rows[0]
+    assert rows[1].position == 10 and rows[1].records == 0, rows[1]
+    assert report.problems == (), report.problems
+
+
+def test_a_position_beyond_the_log_end_is_a_problem_not_lag_0(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ends = {("orders", 0): 100, ("orders", 1): 10}
+    stored = [position(0, 499, "new-id"), position(1, 9, None)]
+    report = reader(monkeypatch, ends, stored).read()
+    assert len(report.problems) == 1, report.problems
+    assert "orders-0: the position 500 is beyond the source's log end 100" in report.problems[0]
