@@ -126,10 +126,16 @@ class StateBody(BaseModel):
 
 class TaskStateBody(StateBody):
     id: int
+    partitions: list[str] | None = Field(
+        default=None,
+        description="a copy task's source partitions (topic-partition); absent for other tasks",
+    )
 
     @classmethod
     def of(cls, t: TaskStatus) -> TaskStateBody:
-        return cls(id=t.id, state=t.state, worker_id=t.worker_id, trace=_trace(t.trace))
+        partitions = None if t.partitions is None else list(t.partitions)
+        return cls(id=t.id, state=t.state, worker_id=t.worker_id, trace=_trace(t.trace),
+                   partitions=partitions)  # fmt: skip
 
 
 class ConnectorStateBody(BaseModel):

@@ -13,16 +13,27 @@ own, calling `poll()` again after the delay it returns. A Task raises an MM2Erro
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 if TYPE_CHECKING:
     from mm2.runtime.liveness import Liveness
     from mm2.runtime.metrics import MetricsRegistry
 
-__all__ = ["Connector", "ConnectorType", "Task", "TaskContext"]
+__all__ = ["Connector", "ConnectorType", "CopyTaskView", "Task", "TaskContext"]
 
 ConnectorType = Literal["source", "sink"]
+
+
+@dataclass(frozen=True)
+class CopyTaskView:
+    """A task that a Task runs elsewhere: its id, whether it runs now, and its partitions
+    (`topic-partition`)."""
+
+    id: int
+    running: bool
+    partitions: tuple[str, ...]
 
 
 class TaskContext(Protocol):
@@ -67,6 +78,11 @@ class Task(ABC):
     @abstractmethod
     def stop(self) -> None:
         """Release everything; called once, also after a failure."""
+
+    def copy_tasks(self) -> Sequence[CopyTaskView]:
+        """The tasks this one runs elsewhere (MirrorSourceTask: the flow's copy tasks on
+        Spark), which the Connect view shows in its place; none by default."""
+        return ()
 
 
 class Connector(ABC):

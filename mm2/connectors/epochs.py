@@ -17,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
+from mm2.connect.spi import CopyTaskView
 from mm2.connectors.deal import Placed, deal, extend_deal, task_count
 from mm2.connectors.positions_feed import PositionsFeed
 from mm2.connectors.topic_schedule import TopicSchedule, step
@@ -250,6 +251,16 @@ class EpochPlanner:
             for i, part in enumerate(dealt)
         ]
         runner.start(specs, self._positions)
+
+    def copy_tasks(self) -> list[CopyTaskView]:
+        """The running epoch's copy tasks and the source partitions each has (none between
+        epochs)."""
+        runner = self._runner
+        running = runner is not None and runner.running
+        return [
+            CopyTaskView(n, running, tuple(f"{t}-{p}" for t, p, _ in part))
+            for n, part in enumerate(self._dealt)
+        ]
 
     def _publish_owners(self) -> None:
         owners = {(t, p): n for n, part in enumerate(self._dealt) for t, p, _ in part}

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from mm2.config.model import Flow
-from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.connect.spi import Connector, CopyTaskView, Task, TaskContext
 from mm2.connectors.epochs import EpochPlanner, EpochSettings
 from mm2.connectors.offset_syncs import offset_syncs_target
 from mm2.connectors.positions_feed import PositionsFeed
@@ -178,6 +178,9 @@ class MirrorSourceTask(Task):
         self._paused = True
         if self._parts is not None:
             self._parts.planner.end_epoch()
+
+    def copy_tasks(self) -> Sequence[CopyTaskView]:
+        return self._parts.planner.copy_tasks() if self._parts is not None else ()
 
     def resume(self) -> None:
         self._paused = False

@@ -283,13 +283,17 @@ class Herder:
             run = self._get(name)
             if not self._active:
                 raise ConflictError(f"{self.flow} runs on the leader of its target cluster")
-            if not 0 <= task_id < len(run.tasks):
+            # A copy task is restarted with the task that runs it (its planner): its epoch
+            # is the planner's to start, and a new one deals the partitions again.
+            index = next((i for i, t in enumerate(run.tasks)
+                          if any(s.id == task_id for s in t.statuses())), None)  # fmt: skip
+            if index is None:
                 raise ConnectorNotFoundError(f"task {task_id} of {name!r} not found")
-            old = run.tasks[task_id]
+            old = run.tasks[index]
             old.stop()
             run.stopping.append(old)
-            fresh = self._runner(run, task_id, old.config)
-            run.tasks[task_id] = fresh
+            fresh = self._runner(run, index, old.config)
+            run.tasks[index] = fresh
             fresh.start()
 
     # -- views --
@@ -309,7 +313,7 @@ class Herder:
                 name,
                 state,
                 self._worker_id,
-                tuple(t.status() for t in run.tasks),
+                tuple(s for t in run.tasks for s in t.statuses()),
                 run.trace,
                 run.plugin.connector_type,
             )

@@ -14,13 +14,15 @@ TargetState = Literal["STARTED", "PAUSED", "STOPPED"]
 @dataclass(frozen=True)
 class TaskStatus:
     """One task's state; `trace` is the error that failed it, or the error it is waiting to
-    retry or restart after (and when); `restarts` counts the runner's restarts of it."""
+    retry or restart after (and when); `restarts` counts the runner's restarts of it;
+    `partitions` are a copy task's source partitions (`topic-partition`; None for others)."""
 
     id: int
     state: State
     worker_id: str
     trace: str | None = None
     restarts: int = 0
+    partitions: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ person restarts it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -60,6 +61,17 @@ def _waiting_trace(exc: BaseException, what: str, delay: float) -> str:
     return f"{what} in {delay:.3g} s (at {when}) after:\n" + "".join(
         traceback.format_exception(exc)
     )
+
+
+_BETWEEN_EPOCHS = "between two copy epochs: the planner deals the partitions again and starts one"
+
+
+def copy_state(own: State, running: bool) -> State:
+    """A copy task's state in the Connect view: its planner's, unless the planner runs; then
+    RUNNING while the copy task's epoch runs and UNASSIGNED between epochs."""
+    if own != "RUNNING":
+        return own
+    return "RUNNING" if running else "UNASSIGNED"
 
 
 class TaskRunner:
@@ -122,6 +134,29 @@ class TaskRunner:
     def status(self) -> TaskStatus:
         return TaskStatus(
             self._context.task_id, self._state, self._worker_id, self._trace, self._restarts
+        )
+
+    def statuses(self) -> tuple[TaskStatus, ...]:
+        """What the Connect view shows of this task: the copy tasks it runs elsewhere, when it
+        runs any, each RUNNING only while this task runs and their epoch does (UNASSIGNED
+        between epochs, this task's state and trace otherwise); else this task itself."""
+        own = self.status()
+        try:
+            copies = self._task.copy_tasks()
+        except Exception:  # a view never fails the status call
+            log.debug("%s: copy tasks not readable", self._thread.name, exc_info=True)
+            copies = ()
+        if not copies:
+            return (own,)
+        return tuple(
+            dataclasses.replace(
+                own,
+                id=copy.id,
+                state=copy_state(own.state, copy.running),
+                trace=own.trace if own.state != "RUNNING" or copy.running else _BETWEEN_EPOCHS,
+                partitions=copy.partitions,
+            )
+            for copy in copies
         )
 
     def start(self) -> None:

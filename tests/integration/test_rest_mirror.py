@@ -102,6 +102,12 @@ def test_mirrors_and_lists_flows_and_connectors(setup: Setup) -> None:
            "the flow RUNNING")  # fmt: skip
     s.wait(lambda: s.api.get("/flows/primary/backup").json()["lag"]["records_copied"] >= 100,
            "copied count in the flow's lag summary")  # fmt: skip
+    # The Connect view lists the copy tasks (tasks.max = 1: one), each with its partitions.
+    tasks = s.api.get(f"/connectors/{SOURCE}/status").json()["tasks"]
+    assert [t["id"] for t in tasks] == [0] and f"{s.topic}-0" in tasks[0]["partitions"], tasks
+    one = s.api.get(f"/connectors/{SOURCE}/tasks/0/status").json()
+    assert one["state"] == "RUNNING" and one["partitions"] == tasks[0]["partitions"], one
+    assert s.api.get(f"/connectors/{SOURCE}/tasks/1/status").status_code == 404
 
 
 def test_pause_stops_copying_and_resume_loses_nothing(setup: Setup) -> None:

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import pytest
 
-from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.connect.spi import Connector, CopyTaskView, Task, TaskContext
 from mm2.errors import ConflictError, KafkaClientError, NotFoundError
 from mm2.runtime.changes import ChangeStore
 from mm2.runtime.herder import ConnectorNotFoundError, Herder
@@ -266,5 +266,44 @@ def test_connectors_start_with_the_worker_keys_which_stay_out_of_their_configs()
         assert started["mode"] == "ok"  # the connector's own key wins
         # The tasks got it, but their configs are shown as Apache's would be.
         assert h.task_configs("C") == [conf]
+    finally:
+        h.stop()
+
+
+class PlanningTask(CountingTask):
+    """Runs three copy tasks elsewhere (as MirrorSourceTask does on Spark); counts its starts."""
+
+    starts = 0
+
+    def start(self, config: Mapping[str, str], context: TaskContext) -> None:
+        PlanningTask.starts += 1
+        super().start(config, context)
+
+    def copy_tasks(self) -> list[CopyTaskView]:
+        return [CopyTaskView(n, True, (f"orders-{n}",)) for n in range(3)]
+
+
+class PlanningConnector(CountingConnector):
+    task_class = PlanningTask
+
+
+def test_copy_tasks_are_the_connectors_tasks_and_restart_with_their_planner() -> None:
+    conf = {"connector.class": "PlanningConnector", "tasks.max": "1"}
+    plugins = {**PLUGINS, "PlanningConnector": PlanningConnector}
+    h = Herder("p->b", {"P": conf}, plugins, worker_id="w1", backoff=FAST)
+    h.start()
+    try:
+        eventually(lambda: polls("p->b|P-0") > 3, timeout=5, what="the planner polling")
+        status = h.status("P")
+        assert [(t.id, t.state, t.partitions) for t in status.tasks] == [
+            (n, "RUNNING", (f"orders-{n}",)) for n in range(3)
+        ]
+        # Copy task 2 is restarted with the planner that runs it (the one task there is).
+        assert PlanningTask.starts == 1
+        h.restart_task("P", 2)
+        eventually(lambda: PlanningTask.starts == 2, timeout=5, what="the planner started again")
+        assert len(h.status("P").tasks) == 3
+        with pytest.raises(ConnectorNotFoundError, match="task 3"):
+            h.restart_task("P", 3)
     finally:
         h.stop()

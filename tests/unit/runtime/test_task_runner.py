@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import pytest
 
-from mm2.connect.spi import Task, TaskContext
+from mm2.connect.spi import CopyTaskView, Task, TaskContext
 from mm2.errors import AuthenticationError, ConfigError, KafkaClientError, RecordTooLargeError
 from mm2.runtime.task_runner import Backoff, TaskRunner
 from tests.support.waiting import eventually
@@ -192,3 +192,48 @@ def test_retriable_poll_errors_keep_the_task_running_and_show_the_retry() -> Non
         assert "FENCED_LEADER_EPOCH" in (status.trace or "")
     finally:
         r.stop()
+
+
+class PlannerTask(Task):
+    """Runs two copy tasks elsewhere; `running` says whether their epoch runs."""
+
+    running = True
+
+    def start(self, config: Mapping[str, str], context: TaskContext) -> None: ...
+
+    def poll(self) -> float:
+        return 0.01
+
+    def stop(self) -> None: ...
+
+    def copy_tasks(self) -> list[CopyTaskView]:
+        return [
+            CopyTaskView(0, self.running, ("orders-0", "orders-2")),
+            CopyTaskView(1, self.running, ("orders-1",)),
+        ]
+
+
+def test_the_connect_view_shows_each_copy_task_with_its_partitions() -> None:
+    task = PlannerTask()
+    planner = TaskRunner(task, {}, flow="a->b", connector="C", task_id=0, worker_id="w:8083")
+    # Not started: the copy tasks show their planner's state.
+    assert [s.state for s in planner.statuses()] == ["UNASSIGNED", "UNASSIGNED"]
+    planner.start()
+    try:
+        eventually(lambda: planner.status().state == "RUNNING", timeout=30, what="RUNNING")
+        shown = planner.statuses()
+        assert [(s.id, s.state, s.worker_id, s.partitions) for s in shown] == [
+            (0, "RUNNING", "w:8083", ("orders-0", "orders-2")),
+            (1, "RUNNING", "w:8083", ("orders-1",)),
+        ]
+        task.running = False  # between two epochs: not copying, and said so
+        between = planner.statuses()
+        assert {s.state for s in between} == {"UNASSIGNED"}
+        assert all("between two copy epochs" in (s.trace or "") for s in between), between
+    finally:
+        planner.stop()
+
+
+def test_a_task_that_runs_no_copy_tasks_shows_itself() -> None:
+    (own,) = runner("plain").statuses()
+    assert (own.id, own.partitions) == (0, None)
