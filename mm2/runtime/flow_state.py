@@ -7,7 +7,7 @@ otherwise, first match wins:
 - STOPPED / PAUSED: every connector was stopped / paused (or stopped);
 - UNASSIGNED: another process runs the flow (the cause names the leader) or none does yet;
 - DEGRADED: a task is restarting or not started, the lag cannot be read (a cluster is down),
-  or records wait while the positions have not moved for `STALL_S` seconds.
+  or records wait in a partition whose position has not moved for `STALL_S` seconds.
 """
 
 from __future__ import annotations
@@ -69,10 +69,10 @@ def flow_state(
     report = monitor.report if monitor is not None else None
     if report is not None and report.problems:
         return "DEGRADED", report.problems[0]
-    stalled = monitor.stalled_for() if monitor is not None else 0.0
+    stalled, partition, waiting = monitor.stall() if monitor is not None else (0.0, None, 0)
     if report is not None and stalled >= STALL_S:
         return "DEGRADED", (
-            f"copying stalled: {report.records} records behind and no position moved for "
-            f"{stalled:.0f} s"
+            f"copying stalled: {partition} has {waiting} records waiting and its position has "
+            f"not moved for {stalled:.0f} s ({report.records} behind in all)"
         )
     return "RUNNING", None

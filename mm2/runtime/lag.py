@@ -46,8 +46,9 @@ class LagMonitor:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._report: LagReport | None = None
-        self._copied = -1  # sum of the committed positions last read
-        self._progress_at = time.monotonic()
+        # Per partition: its position last read and since when it has been there while
+        # records waited (a partition with nothing to copy is never stalled).
+        self._since: dict[tuple[str, int], tuple[int | None, float]] = {}
         self._thread: threading.Thread | None = None
 
     @property
@@ -56,12 +57,25 @@ class LagMonitor:
             return self._report
 
     def stalled_for(self) -> float:
-        """Seconds the positions have not moved while records were waiting (0: not stalled)."""
+        """Seconds the most stalled partition's position has not moved while records waited
+        in it (0: none stalled); found per partition, so one stuck partition shows while the
+        others copy."""
+        return self.stall()[0]
+
+    def stall(self) -> tuple[float, str | None, int]:
+        """(seconds, `topic-partition`, records waiting) of the partition whose position has
+        not moved for longest while records waited in it; (0.0, None, 0) when none."""
         with self._lock:
             report = self._report
-            if report is None or report.records == 0:
-                return 0.0
-            return time.monotonic() - self._progress_at
+            if report is None:
+                return 0.0, None, 0
+            now = time.monotonic()
+            worst: tuple[float, str | None, int] = (0.0, None, 0)
+            for p in report.partitions:
+                since = self._since.get((p.topic, p.partition))
+                if p.records and since is not None and now - since[1] > worst[0]:
+                    worst = (now - since[1], f"{p.topic}-{p.partition}", p.records)
+            return worst
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name=f"lag-{self.flow.name}", daemon=True)
@@ -86,13 +100,17 @@ class LagMonitor:
                 reader.close()
 
     def _take(self, report: LagReport) -> None:
-        copied = sum(p.position or 0 for p in report.partitions)
         remote = self.flow.replication_policy().format_remote_topic
+        now = time.monotonic()
         with self._lock:
-            if copied != self._copied or report.records == 0:
-                self._progress_at = time.monotonic()
-            if not report.problems or copied:
-                self._copied = max(self._copied, copied)
+            since: dict[tuple[str, int], tuple[int | None, float]] = {}
+            for p in report.partitions:
+                tp = (p.topic, p.partition)
+                last = self._since.get(tp)
+                if last is None or last[0] != p.position or p.records == 0:
+                    last = (p.position, now)
+                since[tp] = last
+            self._since = since
             self._report = report
         self._metrics.update_lag(
             self.flow.source,
