@@ -3,7 +3,9 @@
 The planner reads the offsets topic to its end before each copy epoch (after fencing: nothing
 uncommitted holds it back) and follows it between epochs; every position a copy task commits
 carries what it copied (mm2.copy.stats), which feeds the metrics here. So metrics count only
-committed records, on every node that follows the topic.
+committed records, on every node that follows the topic, and only those committed since the
+feed first read the topic to its end: what was there before (the history a restarted planner
+or process reads again) moves the positions but is never counted a second time.
 """
 
 from __future__ import annotations
@@ -15,19 +17,28 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from mm2.copy.positions import PositionRecord, StoredPositions
-from mm2.copy.positions_reader import PositionsReader
 from mm2.copy.routes import Route
 from mm2.copy.stats import CopyStats
 
-__all__ = ["BatchMetrics", "PositionsFeed", "ReaderSource"]
+__all__ = ["BatchMetrics", "PositionsFeed", "ReaderSource", "Tail"]
 
 log = logging.getLogger(__name__)
+
+
+class Tail(Protocol):
+    """What the feed reads the offsets topic with (mm2.copy.positions_reader.PositionsReader)."""
+
+    def read_to_end(self, timeout: float = ...) -> list[PositionRecord]: ...
+
+    def poll(self, timeout: float = ...) -> list[PositionRecord]: ...
+
+    def close(self) -> None: ...
 
 
 class ReaderSource(Protocol):
     """Opens a reader of the offsets topic (mm2.copy.positions.PositionsTopic)."""
 
-    def reader(self) -> PositionsReader: ...
+    def reader(self) -> Tail: ...
 
 
 class BatchMetrics(Protocol):
@@ -46,9 +57,10 @@ class PositionsFeed:
         self._topic = topic
         self._metrics = metrics
         self.stored = StoredPositions()
-        self._reader: PositionsReader | None = None
+        self._reader: Tail | None = None
         self._copied = 0
         self._last_report = time.monotonic()
+        self._history = True  # until the first read to the end: positions only, no counts
 
     def open(self) -> None:
         """Make the reader (not read yet: a killed copy task's open transaction holds the
@@ -58,6 +70,7 @@ class PositionsFeed:
     def read_to_end(self, routes: Mapping[str, Route], timeout: float) -> None:
         assert self._reader is not None, "open() first"
         self._apply(self._reader.read_to_end(timeout), routes)
+        self._history = False
 
     def poll(self, routes: Mapping[str, Route]) -> None:
         """Take what copy tasks committed since the last look; does not wait."""
@@ -71,7 +84,7 @@ class PositionsFeed:
             route = routes.get(r.topic)
             if r.offset is None or route is None:
                 continue
-            s = r.stats
+            s = None if self._history else r.stats
             res = CopyStats(r.topic, r.partition, route.target_topic, position=r.offset)
             if s is not None:
                 res = dataclasses.replace(s, target_topic=route.target_topic, position=r.offset)
