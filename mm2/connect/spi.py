@@ -28,11 +28,11 @@ ConnectorType = Literal["source", "sink"]
 
 @dataclass(frozen=True)
 class CopyTaskView:
-    """A task that a Task runs elsewhere: its id, whether it runs now, and its partitions
-    (`topic-partition`)."""
+    """A task that a Task runs elsewhere: its id, why it does not copy now (None: it copies),
+    and its partitions (`topic-partition`)."""
 
     id: int
-    running: bool
+    waiting: str | None
     partitions: tuple[str, ...]
 
 

@@ -253,14 +253,26 @@ class EpochPlanner:
         runner.start(specs, self._positions)
 
     def copy_tasks(self) -> list[CopyTaskView]:
-        """The running epoch's copy tasks and the source partitions each has (none between
-        epochs)."""
+        """The copy tasks dealt, each with its partitions and why it does not copy yet (None
+        once it said it copies in the running epoch, mm2.copy.ready); one placeholder before
+        the first epoch; none for a flow with nothing to copy."""
         runner = self._runner
+        if not self._epoch:
+            if runner is not None and not self._schedule.routes:
+                return []
+            return [CopyTaskView(0, "no copy epoch yet: the planner syncs the topics and "
+                                 "reads the positions first", ())]  # fmt: skip
         running = runner is not None and runner.running
-        return [
-            CopyTaskView(n, running, tuple(f"{t}-{p}" for t, p, _ in part))
-            for n, part in enumerate(self._dealt)
-        ]
+        ready = self.feed.ready
+        views = []
+        for n, part in enumerate(self._dealt):
+            waiting: str | None = None
+            if not running:
+                waiting = "between two copy epochs: the planner deals the partitions again"
+            elif ready.get(n) != self._epoch:
+                waiting = "starting: not copying yet (Spark launches it, its clients connect)"
+            views.append(CopyTaskView(n, waiting, tuple(f"{t}-{p}" for t, p, _ in part)))
+        return views
 
     def _publish_owners(self) -> None:
         owners = {(t, p): n for n, part in enumerate(self._dealt) for t, p, _ in part}

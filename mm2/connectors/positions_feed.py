@@ -13,10 +13,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from mm2.copy.positions import PositionRecord, StoredPositions
+from mm2.copy.ready import CopyReady
 from mm2.copy.routes import Route
 from mm2.copy.stats import CopyStats
 
@@ -38,7 +39,7 @@ class Tail(Protocol):
 class ReaderSource(Protocol):
     """Opens a reader of the offsets topic (mm2.copy.positions.PositionsTopic)."""
 
-    def reader(self) -> Tail: ...
+    def reader(self, on_ready: Callable[[CopyReady], None] | None = ...) -> Tail: ...
 
 
 class BatchMetrics(Protocol):
@@ -61,11 +62,16 @@ class PositionsFeed:
         self._copied = 0
         self._last_report = time.monotonic()
         self._history = True  # until the first read to the end: positions only, no counts
+        # The epoch in which each copy task last said it copies (mm2.copy.ready).
+        self.ready: dict[int, str] = {}
 
     def open(self) -> None:
         """Make the reader (not read yet: a killed copy task's open transaction holds the
         topic's end back until the first epoch fences it)."""
-        self._reader = self._reader or self._topic.reader()
+        self._reader = self._reader or self._topic.reader(on_ready=self._ready)
+
+    def _ready(self, notice: CopyReady) -> None:
+        self.ready[notice.task] = notice.epoch
 
     def read_to_end(self, routes: Mapping[str, Route], timeout: float) -> None:
         assert self._reader is not None, "open() first"

@@ -17,13 +17,14 @@ it), REST and the command-line tools all use it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaError, Producer
 
 from mm2.copy.positions_reader import PositionsReader
+from mm2.copy.ready import CopyReady, decode_ready
 from mm2.copy.spec import BEGINNING, TP
 from mm2.copy.stats import CopyStats
 from mm2.errors import ConfigError, KafkaClientError, RecordFormatError
@@ -191,6 +192,9 @@ class StoredPositions:
         }
 
 
+Decoded = PositionRecord | None
+
+
 @dataclass(frozen=True)
 class PositionsTopic:
     """A flow's offsets topic, the clients that reach it and the keys it uses: plain values, so
@@ -282,16 +286,22 @@ class PositionsTopic:
         """The partition count of every topic on the source cluster."""
         return TopicAdmin(self.source_admin_config).list_topics()
 
-    def reader(self) -> PositionsReader:
-        """A reader of the topic from its start (close it when done)."""
-        return PositionsReader(
-            self.consumer_config,
-            self.admin_config,
-            self.topic,
-            decode=lambda key, value, headers: decode_position(
+    def reader(self, on_ready: Callable[[CopyReady], None] | None = None) -> PositionsReader:
+        """A reader of the topic from its start (close it when done); `on_ready` is given the
+        notices of this flow's copy tasks that they copy (mm2.copy.ready)."""
+
+        def decode(key: bytes | None, value: bytes | None, headers: object) -> Decoded:
+            if on_ready is not None:
+                ready = decode_ready(key, value)
+                if ready is not None:
+                    if ready.flow == self.flow:
+                        on_ready(ready)
+                    return None
+            return decode_position(
                 key, value, headers, connector=self.connector, cluster=self.source_alias
-            ),
-        )
+            )
+
+        return PositionsReader(self.consumer_config, self.admin_config, self.topic, decode=decode)
 
     def read(self, timeout: float = 15.0, *, ensure: bool = True) -> StoredPositions:
         """Every position the topic holds now, committed records only (with `ensure`, the

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from mm2.copy.failure import CopyFailure, CopyTaskFailed
 from mm2.copy.loop import CopyLoop
 from mm2.copy.positions import PositionsTopic
+from mm2.copy.ready import CopyReady, announce
 from mm2.copy.spec import CopyTaskSpec
 
 __all__ = ["run_copy_task"]
@@ -71,6 +72,9 @@ def _run(
             "%s task %d: copying %s (ready in %.1f s)",
             spec.flow, spec.task, _partitions(spec), time.monotonic() - began,
         )  # fmt: skip
+        if positions is not None:  # its planner shows it RUNNING from now on (mm2.copy.ready)
+            announce(positions.topic, positions.producer_config,
+                     CopyReady(spec.flow, spec.task, spec.epoch))  # fmt: skip
         loop.run(keep_going)
     except BaseException:
         try:  # the error that ended the task is the one to report, not one from closing

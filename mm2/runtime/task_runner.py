@@ -63,15 +63,12 @@ def _waiting_trace(exc: BaseException, what: str, delay: float) -> str:
     )
 
 
-_BETWEEN_EPOCHS = "between two copy epochs: the planner deals the partitions again and starts one"
-
-
-def copy_state(own: State, running: bool) -> State:
+def copy_state(own: State, waiting: str | None) -> State:
     """A copy task's state in the Connect view: its planner's, unless the planner runs; then
-    RUNNING while the copy task's epoch runs and UNASSIGNED between epochs."""
+    RUNNING once the copy task copies and UNASSIGNED until then (or between two epochs)."""
     if own != "RUNNING":
         return own
-    return "RUNNING" if running else "UNASSIGNED"
+    return "RUNNING" if waiting is None else "UNASSIGNED"
 
 
 class TaskRunner:
@@ -138,8 +135,9 @@ class TaskRunner:
 
     def statuses(self) -> tuple[TaskStatus, ...]:
         """What the Connect view shows of this task: the copy tasks it runs elsewhere, when it
-        runs any, each RUNNING only while this task runs and their epoch does (UNASSIGNED
-        between epochs, this task's state and trace otherwise); else this task itself."""
+        runs any, each RUNNING only while this task runs and the copy task copies (UNASSIGNED
+        with the reason otherwise, this task's state and trace while it does not run); else
+        this task itself."""
         own = self.status()
         try:
             copies = self._task.copy_tasks()
@@ -152,8 +150,8 @@ class TaskRunner:
             dataclasses.replace(
                 own,
                 id=copy.id,
-                state=copy_state(own.state, copy.running),
-                trace=own.trace if own.state != "RUNNING" or copy.running else _BETWEEN_EPOCHS,
+                state=copy_state(own.state, copy.waiting),
+                trace=own.trace if own.state != "RUNNING" else copy.waiting,
                 partitions=copy.partitions,
             )
             for copy in copies

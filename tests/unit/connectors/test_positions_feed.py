@@ -3,8 +3,11 @@ planner restarted (or a process started) reads the whole offsets topic again."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mm2.connectors.positions_feed import PositionsFeed
 from mm2.copy.positions import PositionRecord
+from mm2.copy.ready import CopyReady
 from mm2.copy.routes import Route
 from mm2.copy.stats import CopyStats
 from mm2.runtime.metrics import MetricsRegistry
@@ -25,7 +28,8 @@ class Topic:
         self.history = [committed(99, 100), committed(199, 100)]
         self.later: list[PositionRecord] = []
 
-    def reader(self) -> Topic:
+    def reader(self, on_ready: Callable[[CopyReady], None] | None = None) -> Topic:
+        self.on_ready = on_ready
         return self
 
     def read_to_end(self, timeout: float = 0.0) -> list[PositionRecord]:
@@ -53,3 +57,13 @@ def test_history_moves_positions_and_only_new_commits_count() -> None:
     topic.later = [committed(249, 50)]
     feed.poll(ROUTES)
     assert copied(metrics) == 50 and feed.stored.offsets == {("orders", 0): 249}
+
+
+def test_copy_tasks_notices_are_kept_per_task_with_their_epoch() -> None:
+    topic = Topic()
+    feed = PositionsFeed("primary->backup", "primary", "backup", topic, MetricsRegistry())
+    feed.open()
+    assert topic.on_ready is not None
+    topic.on_ready(CopyReady("primary->backup", 1, "e1"))
+    topic.on_ready(CopyReady("primary->backup", 1, "e2"))
+    assert feed.ready == {1: "e2"}

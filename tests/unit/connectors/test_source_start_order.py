@@ -51,6 +51,7 @@ class FakeFeed:
         self.stored = StoredPositions()
         self.stored.offsets.update(stored)
         self.stored.cluster_ids.update(dict.fromkeys(stored, "c1"))
+        self.ready: dict[int, str] = {}
 
     def open(self) -> None:
         pass
@@ -283,3 +284,21 @@ def test_a_topic_re_created_since_its_positions_were_stored_is_copied_from_its_s
     # The running epoch learns of a re-creation between two refreshes: a new epoch.
     schedule.routes = {"orders": Route("orders", "primary.orders", 2, topic_id="newer")}
     assert planner._assignment_change(runner) is None
+
+
+def test_copy_tasks_show_as_copying_only_once_they_said_so_in_the_running_epoch() -> None:
+    calls: list[str] = []
+    planner, _ = _planner(calls)
+    (before,) = planner.copy_tasks()
+    assert before.waiting is not None and "no copy epoch yet" in before.waiting
+    planner.run_epochs()
+    views = planner.copy_tasks()
+    assert [(v.id, v.partitions) for v in views] == [(0, ("orders-0",)), (1, ("orders-1",))]
+    assert all(v.waiting is not None and v.waiting.startswith("starting") for v in views), views
+    runner, feed = planner.runner, planner.feed
+    assert isinstance(runner, FakeRunner) and isinstance(feed, FakeFeed)
+    epoch = runner.started[0][0].epoch
+    feed.ready = {0: epoch, 1: "an earlier epoch"}
+    assert [v.waiting is None for v in planner.copy_tasks()] == [True, False]
+    runner.failure = CopyFailure("error", True, "executor lost")
+    assert all("between two copy epochs" in (v.waiting or "") for v in planner.copy_tasks())

@@ -280,7 +280,7 @@ class PlanningTask(CountingTask):
         super().start(config, context)
 
     def copy_tasks(self) -> list[CopyTaskView]:
-        return [CopyTaskView(n, True, (f"orders-{n}",)) for n in range(3)]
+        return [CopyTaskView(n, None, (f"orders-{n}",)) for n in range(3)]
 
 
 class PlanningConnector(CountingConnector):

@@ -1,0 +1,89 @@
+"""A copy task says it is copying: one record in the offsets topic, read by its planner.
+
+Spark launching a copy task says nothing about when it copies: its Python worker starts, its
+clients connect, its producer fences the earlier holders of its transactional id, and it reads
+the positions committed since the epoch began (seconds in all). Until its planner reads this
+record for the running epoch, the copy task is shown UNASSIGNED, so a flow is RUNNING only once
+its copy tasks copy (docs/architecture.md, "The Connect view shows the copy tasks").
+
+The record is written, like the assignment feed's (mm2.copy.assignment), to partition 0 of the
+offsets topic in Connect's key shape `["mm2-copy-ready",{"flow":"A->B","task":N}]`, with the
+value `{"epoch":"…"}`: a Kafka Connect worker reading the topic sees the offsets of a connector
+it does not run, and mm2's positions reader passes it to the planner instead of decoding it as
+a position. The topic is compacted: one record per copy task is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from confluent_kafka import KafkaError, Message, Producer
+
+from mm2.kafka.failure import ClientLog, cluster_label
+
+__all__ = ["READY_CONNECTOR", "CopyReady", "announce", "decode_ready", "ready_key"]
+
+log = logging.getLogger(__name__)
+
+READY_CONNECTOR = "mm2-copy-ready"
+_PARTITION = 0
+
+
+@dataclass(frozen=True)
+class CopyReady:
+    """Copy task `task` of `flow` copies in epoch `epoch`."""
+
+    flow: str
+    task: int
+    epoch: str
+
+
+def ready_key(flow: str, task: int) -> bytes:
+    return json.dumps(
+        [READY_CONNECTOR, {"flow": flow, "task": task}], separators=(",", ":")
+    ).encode()
+
+
+def decode_ready(key: bytes | None, value: bytes | None) -> CopyReady | None:
+    """The notice a record of the offsets topic holds, if it is one (else None)."""
+    if not key or not value or READY_CONNECTOR.encode() not in key:
+        return None
+    try:
+        name, part = json.loads(key)
+        body = json.loads(value)
+        if name != READY_CONNECTOR or not isinstance(part, dict) or not isinstance(body, dict):
+            return None
+        return CopyReady(str(part["flow"]), int(part["task"]), str(body["epoch"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def announce(topic: str, producer_config: Mapping[str, str], ready: CopyReady) -> None:
+    """Write the notice on a thread of its own, so that copying does not wait for it (it is
+    idempotent and outside the copy task's transactions: a task with nothing to copy commits
+    none); a notice not written is logged, and the task copies anyway (shown as starting)."""
+
+    def send() -> None:
+        settings = {"acks": "all", "enable.idempotence": True, "allow.auto.create.topics": False,
+                    **producer_config}  # fmt: skip
+        producer = Producer({**settings, "logger": ClientLog(cluster_label(producer_config))})
+        failures: list[str] = []
+
+        def delivered(err: KafkaError | None, _msg: Message) -> None:
+            if err is not None:
+                failures.append(err.str())
+
+        value = json.dumps({"epoch": ready.epoch}, separators=(",", ":")).encode()
+        producer.produce(topic, value=value, key=ready_key(ready.flow, ready.task),
+                         partition=_PARTITION, on_delivery=delivered)  # fmt: skip
+        left = producer.flush(30)
+        if left or failures:
+            log.warning("%s task %d: the notice that it copies was not written to %s (%s)",
+                        ready.flow, ready.task, topic,
+                        failures[0] if failures else "not acknowledged in 30 s")  # fmt: skip
+
+    threading.Thread(target=send, name=f"ready-{ready.flow}-{ready.task}", daemon=True).start()
