@@ -5,7 +5,8 @@
 - Restarts go to the leader of the connector's target cluster, the one running its tasks.
 - Reads of one flow or connector go to the leader that runs it, so its state is the real one;
   if that leader does not answer, this process answers from what it knows.
-- Offsets act on Kafka and lists on the shared config: any process answers them.
+- Offsets are read from Kafka by any process, and changed by the leader that runs the flow
+  (once its tasks have ended); lists come from the shared config: any process answers them.
 
 A request is forwarded at most once (the `X-MM2-Forwarded-By` header); authentication is
 checked here before anything is forwarded, and the caller's credentials go along.
@@ -59,19 +60,28 @@ def _flow_of(mirror: RuntimeView, path: str) -> str | None:
     return None
 
 
+def _to_runner(mirror: RuntimeView, path: str) -> Leader | None:
+    """The leader that runs the flow of `path` (None: this process does, or no flow)."""
+    flow = _flow_of(mirror, path)
+    if flow is None or mirror.runs_here(flow):
+        return None
+    leader = mirror.runner(flow)
+    if leader is None:
+        raise ConflictError(f"{flow} has no leader yet (an election is under way); try again")
+    return leader
+
+
 def route(mirror: RuntimeView, method: str, path: str) -> tuple[Leader | None, bool]:
     """(where the request must go, None for here; whether it is a read)."""
-    if not path.startswith(("/connectors", "/flows")) or "/offsets" in path:
+    if not path.startswith(("/connectors", "/flows")):
         return None, True
+    if "/offsets" in path:
+        # Read from Kafka by any process; changed by the one that runs the flow, which knows
+        # that its tasks have ended, so no stop-time write of theirs undoes the change.
+        return (None, True) if method in _READS else (_to_runner(mirror, path), False)
     connector = _CONNECTOR.match(path)
     if connector and _RESTART.match(connector.group(2) or ""):
-        flow = _flow_of(mirror, path)
-        if flow is None or mirror.runs_here(flow):
-            return None, False
-        leader = mirror.runner(flow)
-        if leader is None:
-            raise ConflictError(f"{flow} has no leader yet (an election is under way); try again")
-        return leader, False
+        return _to_runner(mirror, path), False
     if method not in _READS:
         return mirror.writer(), False
     flow = _flow_of(mirror, path)

@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from mm2.config.providers import ProviderProblem
-from mm2.errors import BadRequestError
+from mm2.errors import BadRequestError, ConflictError
 from mm2.runtime.flow_set import FlowSet
 from mm2.runtime.offsets import ConnectorOffset, OffsetStore
 from mm2.runtime.validation import plugin_name
 
-__all__ = ["ConnectorOffsets"]
+__all__ = ["STOPPING_WAIT_S", "ConnectorOffsets"]
+
+# How long a change waits for a stopped connector's tasks to end (a clean stop takes <= 10 s).
+STOPPING_WAIT_S = 15.0
 
 
 class ConnectorOffsets:
@@ -33,6 +36,11 @@ class ConnectorOffsets:
             )
         if change and store is None:
             raise BadRequestError(f"connector {full} keeps no offsets that could be modified")
+        if change and not herder.wait_stopped(plain, STOPPING_WAIT_S):
+            raise ConflictError(
+                f"the tasks of {full} are still stopping (they may still write their last "
+                "positions, which would undo this change); try again in a few seconds"
+            )
         return store, config
 
     def _resolved(self, config: Mapping[str, str]) -> dict[str, str]:

@@ -296,6 +296,17 @@ class Herder:
             run.tasks[index] = fresh
             fresh.start()
 
+    def wait_stopped(self, name: str, timeout: float) -> bool:
+        """Whether every task of `name` has ended, waiting up to `timeout` s for those still
+        stopping: only then will nothing more be written for it (a stop's last positions)."""
+        with self._lock:
+            run = self._get(name)
+            runners = [r for r in [*run.stopping, *run.tasks] if r.alive]
+        deadline = time.monotonic() + timeout
+        for runner in runners:
+            runner.join(max(0.0, deadline - time.monotonic()))
+        return not any(r.alive for r in runners)
+
     # -- views --
     def status(self, name: str) -> ConnectorStatus:
         with self._lock:

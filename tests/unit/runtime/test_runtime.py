@@ -307,3 +307,35 @@ def test_copy_tasks_are_the_connectors_tasks_and_restart_with_their_planner() ->
             h.restart_task("P", 3)
     finally:
         h.stop()
+
+
+class SlowStopTask(CountingTask):
+    """Takes `release` being set to stop, as a planner writing its last positions may."""
+
+    release = threading.Event()
+
+    def stop(self) -> None:
+        SlowStopTask.release.wait(30)
+
+
+class SlowStopConnector(CountingConnector):
+    task_class = SlowStopTask
+
+
+def test_offsets_wait_until_a_stopped_connectors_tasks_have_ended() -> None:
+    conf = {"connector.class": "SlowStopConnector", "tasks.max": "1"}
+    plugins = {**PLUGINS, "SlowStopConnector": SlowStopConnector}
+    h = Herder("s->b", {"S": conf}, plugins, worker_id="w1", backoff=FAST)
+    h.start()
+    try:
+        eventually(lambda: polls("s->b|S-0") > 3, timeout=5, what="the task polling")
+        stopper = threading.Thread(target=h.stop_connector, args=("S",))
+        stopper.start()
+        eventually(lambda: h.status("S").state == "STOPPED", timeout=30, what="STOPPED")
+        assert not h.wait_stopped("S", 0.2)  # STOPPED, but its task still writes
+        SlowStopTask.release.set()
+        assert h.wait_stopped("S", 30)
+        stopper.join(30)
+    finally:
+        SlowStopTask.release.set()
+        h.stop()

@@ -200,7 +200,12 @@ def test_requests_go_where_the_work_is(pair: tuple[Node, Node]) -> None:
     leader, _ = route(b.mirror, "POST", f"/connectors/{SOURCE}/tasks/0/restart")
     assert leader is not None and leader.url == "http://a:8083"
     assert route(b.mirror, "GET", "/connectors")[0] is None  # lists: any process
-    assert route(b.mirror, "DELETE", f"/connectors/{SOURCE}/offsets")[0] is None  # Kafka's
+    # Offsets: read by any process from Kafka; changed by the process that runs the flow.
+    assert route(b.mirror, "GET", f"/connectors/{SOURCE}/offsets") == (None, True)
+    for method in ("PATCH", "DELETE"):
+        leader, read = route(b.mirror, method, f"/connectors/{SOURCE}/offsets")
+        assert leader is not None and leader.url == "http://a:8083" and not read
+    assert route(a.mirror, "DELETE", f"/connectors/{SOURCE}/offsets") == (None, False)
     # While nobody leads the cluster that keeps changes, a change gets 409, not a guess.
     a.lead("backup", leading=False)
     b.coordinator._leaders.clear()
