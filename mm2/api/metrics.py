@@ -127,6 +127,18 @@ class MirrorCollector(Collector):
             if (source, target) not in elsewhere:
                 recreated.add_metric([source, target, topic], times)
         yield recreated
+        held = GaugeMetricFamily(
+            "mm2_target_open_transaction_seconds",
+            "seconds a transaction nobody ends has held a target partition back (remote "
+            "topics and the offsets topic; read_committed readers stop there)",
+            labels=["source", "target", "topic", "partition"],
+        )  # fmt: skip
+        for (source, target, topic, partition), seconds in sorted(
+            self._metrics.open_transactions().items()
+        ):
+            if (source, target) not in elsewhere:
+                held.add_metric([source, target, topic, str(partition)], seconds)
+        yield held
 
     def _states(self, elsewhere: set[tuple[str, str]]) -> Iterator[Metric]:
         connector = GaugeMetricFamily(

@@ -13,6 +13,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from mm2.client.open_transactions import OpenTransaction, OpenTransactions
 from mm2.config import Flow
 from mm2.copy.positions import PositionsTopic, StoredPositions
 from mm2.copy.positions_reader import PositionsReader
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 # The oldest uncopied record's timestamp is fetched for at most this many partitions per read
 # (the most lagging first); the others keep the age read last time.
 _AGE_PARTITIONS = 256
+# How often the target's partitions are checked for a transaction nobody ends.
+_OPEN_EVERY_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class LagReport:
     partitions: tuple[PartitionLag, ...] = ()
     problems: tuple[str, ...] = ()
     positions_read_at_ms: int = 0
+    open_transactions: tuple[OpenTransaction, ...] = ()  # on the target (open_transactions)
 
     @property
     def records(self) -> int:
@@ -69,6 +73,8 @@ class _State:
     positions_at_ms: int = 0
     ages: dict[tuple[str, int], tuple[int, float]] = field(default_factory=dict)
     topic_ids: dict[str, str] = field(default_factory=dict)
+    open_transactions: tuple[OpenTransaction, ...] = ()
+    open_checked_at: float = float("-inf")
 
 
 class LagReader:
@@ -86,6 +92,9 @@ class LagReader:
         self._admin = TopicAdmin(flow.source_admin_config(label="lag-admin"), timeout=timeout)
         self._lister = OffsetLister(flow.source_admin_config(label="lag-admin"), timeout=timeout)
         self._location = PositionsTopic.of(flow)
+        target_admin = flow.target_admin_config(label="lag-admin")
+        self._target = TopicAdmin(target_admin, timeout=timeout)
+        self._open = OpenTransactions(target_admin, timeout=timeout)
         self._tail: PositionsReader | None = None
         self._stamps: TimestampProbe | None = None
         self._state = _State()
@@ -153,8 +162,33 @@ class LagReader:
             PartitionLag(tp[0], tp[1], end, pos, n, ages.get(tp, 0.0) if n else 0.0)
             for tp, end, pos, n in rows
         )
+        self._check_open_transactions(problems)
         return LagReport(self.flow.name, int(time.time() * 1000), out, tuple(problems),
-                         state.positions_at_ms)  # fmt: skip
+                         state.positions_at_ms, state.open_transactions)  # fmt: skip
+
+    def _check_open_transactions(self, problems: list[str]) -> None:
+        """Every `_OPEN_EVERY_S` seconds: the remote topics' and the offsets topic's partitions
+        held back by a transaction nobody ends; each is a problem naming the command that ends
+        it (the figures found last are kept in between)."""
+        state = self._state
+        now = time.monotonic()
+        if now - state.open_checked_at >= _OPEN_EVERY_S:
+            state.open_checked_at = now
+            remote = self._policy.format_remote_topic
+            wanted = {remote(self.flow.source, t) for t in state.topics} | {self._location.topic}
+            try:
+                counts = self._target.list_topics()
+                partitions = [(t, p) for t in wanted if t in counts for p in range(counts[t])]
+                state.open_transactions = tuple(self._open.check(partitions, now=now))
+            except KafkaClientError as exc:
+                problems.append(f"target {self.flow.target}: open transactions not read: {exc}")
+        for o in state.open_transactions:
+            problems.append(
+                f"target {self.flow.target}: a transaction open for {o.seconds:.0f} s holds "
+                f"{o.topic}-{o.partition} back at offset {o.start} (read_committed readers stop "
+                f"there); end it with kafka-transactions.sh abort --topic {o.topic} "
+                f"--partition {o.partition} --start-offset {o.start} (docs/operations.md)"
+            )
 
     def _read_topic_ids(self, problems: list[str]) -> None:
         """The ids of the mirrored topics whose positions name one (mm2 writes them; Apache MM2

@@ -112,6 +112,11 @@ class LagMonitor:
                 since[tp] = last
             self._since = since
             self._report = report
+        self._metrics.set_open_transactions(
+            self.flow.source,
+            self.flow.target,
+            {(o.topic, o.partition): o.seconds for o in report.open_transactions},
+        )
         self._metrics.update_lag(
             self.flow.source,
             self.flow.target,

@@ -96,6 +96,8 @@ class MetricsRegistry:
         self._stats: dict[tuple[str, str, str, int], _Stats] = {}
         self._checkpoints: dict[tuple[str, str, str, str, int], _CheckpointStats] = {}
         self._recreated: dict[tuple[str, str, str], int] = {}
+        # (source, target) -> {(target topic, partition): seconds held back by a transaction}
+        self._open: dict[tuple[str, str], dict[tuple[str, int], float]] = {}
 
     def _get(self, source: str, target: str, topic: str, partition: int, remote: str) -> _Stats:
         key = (source, target, topic, partition)
@@ -174,6 +176,23 @@ class MetricsRegistry:
             for (src, tgt, name, _), stats in self._stats.items():
                 if (src, tgt, name) == key:
                     stats.position = -1
+
+    def set_open_transactions(
+        self, source: str, target: str, held: Mapping[tuple[str, int], float]
+    ) -> None:
+        """The target partitions a transaction nobody ends holds back, with for how long
+        (mm2.client.open_transactions); replaces what the flow's last check found."""
+        with self._lock:
+            self._open[(source, target)] = dict(held)
+
+    def open_transactions(self) -> dict[tuple[str, str, str, int], float]:
+        """(source, target, target topic, partition) -> seconds held back."""
+        with self._lock:
+            return {
+                (source, target, topic, partition): seconds
+                for (source, target), held in self._open.items()
+                for (topic, partition), seconds in held.items()
+            }
 
     def recreated_topics(self) -> dict[tuple[str, str, str], int]:
         """(source, target, topic) -> how often it was found re-created."""
