@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -34,6 +35,11 @@ log = logging.getLogger(__name__)
 
 Record = dict[str, Any]
 Setting = str | int | float | bool
+
+
+# How long a member of an election group that lost its assignment waits to be given one again
+# before it leaves and joins with a new consumer (LeaderElection._member).
+REJOIN_S = 60.0
 
 
 class ConfigTopic:
@@ -234,10 +240,26 @@ class LeaderElection:
     def _run(self) -> None:
         if not self._ready(self._stopping):
             return
+        try:
+            while not self._stopping.is_set():
+                self._member()
+        except Exception:
+            log.exception("leader election on %s stopped", self.alias)
+        finally:
+            self._set(False)
+
+    def _member(self) -> None:
+        """One membership of the group, until stopped or stuck: a member whose assignment was
+        lost (the cluster went away past the session timeout) and that has not been given one
+        again within REJOIN_S seconds leaves and joins again with a new consumer. (Seen once
+        under load: after a 60 s outage of the cluster, the cooperative member never rejoined,
+        and no process led its flows.)"""
         consumer = Consumer(ClientWatch(self._settings, alias=self.alias).settings())
+        lost_at: list[float] = []  # when the assignment was lost, until one is given again
 
         # Incremental (cooperative) callbacks: each names only what is added or taken away.
         def assigned(c: Consumer, partitions: list[TopicPartition]) -> None:
+            lost_at.clear()
             c.pause(partitions)  # the assignment is the vote; the records are not needed
             if any(p.partition == 0 for p in partitions):
                 self._set(True)
@@ -247,6 +269,7 @@ class LeaderElection:
                 self._set(False)
 
         def lost(_c: Consumer, _partitions: list[TopicPartition]) -> None:
+            lost_at[:] = [time.monotonic()]
             self._set(False)
 
         try:
@@ -257,8 +280,10 @@ class LeaderElection:
                 error = None if message is None else message.error()
                 if error is not None:
                     log.debug("election on %s: %s", self.alias, error.str())
-        except Exception:
-            log.exception("leader election on %s stopped", self.alias)
+                if lost_at and time.monotonic() - lost_at[0] > REJOIN_S:
+                    log.warning("election on %s: no assignment %.0f s after losing it; joining "
+                                "group %s again", self.alias, REJOIN_S, self.group)  # fmt: skip
+                    return
         finally:
             self._set(False)
             consumer.close()  # leaves the group at once: a standby takes over without waiting
