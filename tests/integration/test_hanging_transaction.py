@@ -76,10 +76,16 @@ def test_a_remote_partition_held_back_is_shown_and_heals_once_aborted(
         eventually(lambda: flow().get("state") == "RUNNING", timeout=180,
                    what="the flow RUNNING", log=mirror.log)  # fmt: skip
         leave_open(backup, remote)  # partition 1 of the remote topic, open for 15 minutes
-        series = (f'mm2_target_open_transaction_seconds{{source="primary",target="backup",'
-                  f'topic="{remote}",partition="1"}}')  # fmt: skip
-        eventually(lambda: series in api.get("/metrics").text, timeout=180,
-                   what="the open transaction in /metrics", log=mirror.log)  # fmt: skip
+        series = (f'mm2_target_open_transaction_seconds{{partition="1",source="primary",'
+                  f'target="backup",topic="{remote}"}}')  # the exposition sorts labels  # fmt: skip
+
+        def shown() -> bool:
+            if series in api.get("/metrics").text:
+                return True
+            raise AssertionError(f"not in /metrics; the flow: {flow()}")
+
+        eventually(shown, timeout=180, what="the open transaction in /metrics",
+                   log=mirror.log)  # fmt: skip
         held = flow()
         assert held["state"] == "DEGRADED" and "a transaction open for" in held["cause"], held
 
