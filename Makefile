@@ -115,7 +115,7 @@ integration: $(STAMP) kafka-jars gssapi-client ## the tests on real Kafka broker
 # (a module's clusters and mirrors stay in one process), the longest first (tests/conftest.py).
 # Most of a broker test's time is waiting (an outage, a stall window, a log-rate minute), so two
 # lanes on two cores take less: on this project's 2-core machine, from fresh clones, the tests
-# after `make check` took 38 min in one lane and 24 to 27 min in two. LANES= runs one lane.
+# after `make check` took 38 min in one lane and 23 to 27 min in two. LANES= runs one lane.
 LANES ?= -n 2 --dist loadfile
 
 # Everything: the fast lane first, then every test it leaves out (the `system` and `slow` unit
