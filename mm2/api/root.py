@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import httpx
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from mm2 import __version__
 from mm2.api.deps import Mirror
+from mm2.api.forward import FORWARDED
 from mm2.api.schemas import (
     ConfigInfo,
     ConfigInfos,
@@ -30,6 +32,9 @@ from mm2.config.providers import redact
 __all__ = ["router"]
 
 router = APIRouter(tags=["worker"])
+
+# How long /health/flows waits for the leader that runs a flow to answer its GET /health.
+LEADER_PROBE_S = 2.0
 
 
 @router.get("/", response_model=ServerInfoBody)
@@ -58,16 +63,38 @@ def health(mirror: Mirror) -> JSONResponse:
 def flows_health(mirror: Mirror) -> JSONResponse:
     """For load balancers and Kubernetes probes: 503 with the causes while an enabled flow is
     not copying (FAILED, DEGRADED, PAUSED, STOPPED, or no process runs it); 200 otherwise. A
-    flow another process runs counts as copying when its leader is known."""
+    flow another process runs is that process's to report, as long as it answers: a leader
+    that does not (killed, before the election moves its flows) makes them not copying."""
     causes = {}
+    silent: dict[str, str | None] = {}  # leader URL -> why it does not answer (None: it does)
     for view in mirror.flows():
-        if not view.enabled or view.state == "RUNNING":
+        if not view.enabled or (view.state == "RUNNING" and not view.runs_on):
             continue
-        if view.runs_on:  # another process runs it, and reports it
+        name = f"{view.source}->{view.target}"
+        if view.runs_on:
+            if view.runs_on not in silent:
+                silent[view.runs_on] = leader_answers(view.runs_on, mirror.url)
+            why = silent[view.runs_on]
+            if why is not None:
+                causes[name] = (
+                    f"UNASSIGNED: runs on {view.runs_on}, which does not answer ({why}); a "
+                    "standby takes over once the election's session timeout has passed"
+                )
             continue
-        causes[f"{view.source}->{view.target}"] = f"{view.state}: {view.cause}"
+        causes[name] = f"{view.state}: {view.cause}"
     body = FlowHealthBody(status="not copying" if causes else "copying", causes=causes)
     return JSONResponse(body.model_dump(), 503 if causes else 200)
+
+
+def leader_answers(url: str, me: str | None) -> str | None:
+    """None when the process at `url` answers GET /health within LEADER_PROBE_S; else why
+    not (its flows then copy nowhere)."""
+    try:
+        answer = httpx.get(url.rstrip("/") + "/health", timeout=LEADER_PROBE_S,
+                           headers={FORWARDED: me or "?"})  # fmt: skip
+    except httpx.HTTPError as exc:
+        return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return None if answer.status_code < 500 else f"HTTP {answer.status_code}"
 
 
 @router.get("/leaders", response_model=dict[str, LeaderBody | None])

@@ -8,8 +8,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
+from mm2.api import root
 from mm2.api.app import create_app
 from mm2.client.lag import LagReport, PartitionLag
 from mm2.config import load_properties, parse_properties
@@ -187,7 +189,16 @@ def test_metrics_and_partitions_read_the_views_own_registries() -> None:
     assert "mm2_heartbeat_count_total{" not in other
 
 
-def test_a_standby_exports_no_state_lag_or_counters_of_a_flow_its_leader_runs() -> None:
+def test_a_standby_exports_no_state_lag_or_counters_of_a_flow_its_leader_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[str] = []
+
+    def leader_answers(url: str, me: str | None) -> str | None:
+        asked.append(url)
+        return None  # the leader answers its /health
+
+    monkeypatch.setattr(root, "leader_answers", leader_answers)
     fake = FakeRuntime()
     fake.metrics.set_routes("a", "b", {"t": Route("t", "a.t", 1)})
     fake.metrics.update_lag("a", "b", {("t", 0): ("a.t", 7, 1.5)})
@@ -202,8 +213,18 @@ def test_a_standby_exports_no_state_lag_or_counters_of_a_flow_its_leader_runs() 
     assert "mm2_flow_state{" not in text
     assert "mm2_replication_lag_records{" not in text
     assert "kafka_connect_connector_status{" not in text
-    assert client.get("/health/flows").status_code == 200
+    assert client.get("/health/flows").status_code == 200 and asked == ["http://node-1:8083"]
     assert client.get("/flows/a/b").json()["runs_on"] == "http://node-1:8083"
+    # The leader killed, before the election moves its flows: they copy nowhere, and say so.
+    monkeypatch.setattr(root, "leader_answers", lambda url, me: "ConnectError: refused")
+    dead = client.get("/health/flows")
+    assert dead.status_code == 503, dead.text
+    assert "runs on http://node-1:8083, which does not answer" in dead.json()["causes"]["a->b"]
+
+
+def test_a_leader_that_does_not_answer_is_named() -> None:
+    why = root.leader_answers("http://127.0.0.1:9", None)  # the discard port: nothing listens
+    assert why is not None and "Connect" in why, why
 
 
 class RecordingTask(Task):
