@@ -21,9 +21,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaError, Message, Producer
-
-from mm2.kafka.failure import ClientLog, cluster_label
+from mm2.errors import KafkaClientError
+from mm2.kafka.producer import RecordProducer
 
 __all__ = ["READY_CONNECTOR", "CopyReady", "announce", "decode_ready", "ready_key"]
 
@@ -68,22 +67,13 @@ def announce(topic: str, producer_config: Mapping[str, str], ready: CopyReady) -
     none); a notice not written is logged, and the task copies anyway (shown as starting)."""
 
     def send() -> None:
-        settings = {"acks": "all", "enable.idempotence": True, "allow.auto.create.topics": False,
-                    **producer_config}  # fmt: skip
-        producer = Producer({**settings, "logger": ClientLog(cluster_label(producer_config))})
-        failures: list[str] = []
-
-        def delivered(err: KafkaError | None, _msg: Message) -> None:
-            if err is not None:
-                failures.append(err.str())
-
+        producer = RecordProducer({**producer_config, "allow.auto.create.topics": False})
         value = json.dumps({"epoch": ready.epoch}, separators=(",", ":")).encode()
-        producer.produce(topic, value=value, key=ready_key(ready.flow, ready.task),
-                         partition=_PARTITION, on_delivery=delivered)  # fmt: skip
-        left = producer.flush(30)
-        if left or failures:
+        try:
+            producer.send(topic, ready_key(ready.flow, ready.task), value, partition=_PARTITION)
+            producer.flush(30)
+        except KafkaClientError as exc:
             log.warning("%s task %d: the notice that it copies was not written to %s (%s)",
-                        ready.flow, ready.task, topic,
-                        failures[0] if failures else "not acknowledged in 30 s")  # fmt: skip
+                        ready.flow, ready.task, topic, exc)  # fmt: skip
 
     threading.Thread(target=send, name=f"ready-{ready.flow}-{ready.task}", daemon=True).start()
