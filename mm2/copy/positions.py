@@ -192,9 +192,6 @@ class StoredPositions:
         }
 
 
-Decoded = PositionRecord | None
-
-
 @dataclass(frozen=True)
 class PositionsTopic:
     """A flow's offsets topic, the clients that reach it and the keys it uses: plain values, so
@@ -290,7 +287,9 @@ class PositionsTopic:
         """A reader of the topic from its start (close it when done); `on_ready` is given the
         notices of this flow's copy tasks that they copy (mm2.copy.ready)."""
 
-        def decode(key: bytes | None, value: bytes | None, headers: object) -> Decoded:
+        def decode(
+            key: bytes | None, value: bytes | None, headers: object
+        ) -> PositionRecord | None:
             if on_ready is not None:
                 ready = decode_ready(key, value)
                 if ready is not None:

@@ -56,15 +56,10 @@ class LagMonitor:
         with self._lock:
             return self._report
 
-    def stalled_for(self) -> float:
-        """Seconds the most stalled partition's position has not moved while records waited
-        in it (0: none stalled); found per partition, so one stuck partition shows while the
-        others copy."""
-        return self.stall()[0]
-
     def stall(self) -> tuple[float, str | None, int]:
         """(seconds, `topic-partition`, records waiting) of the partition whose position has
-        not moved for longest while records waited in it; (0.0, None, 0) when none."""
+        not moved for longest while records waited in it; (0.0, None, 0) when none. Found per
+        partition, so one stuck partition shows while the others copy."""
         with self._lock:
             report = self._report
             if report is None:
