@@ -14,7 +14,7 @@ import logging
 import subprocess
 import time
 
-from mm2.kafka.offsets import OffsetLister
+from mm2.client.open_transactions import HANGING_S, OpenTransactions
 from mm2.kafka.topics import TopicAdmin
 from mm2.localcluster.jars import resolve_classpath
 from mm2.localcluster.java import find_java
@@ -27,27 +27,18 @@ log = logging.getLogger(__name__)
 TP = tuple[str, int]
 
 
-def _last_stable(cluster: Cluster) -> tuple[dict[TP, int], dict[TP, int]]:
-    """(last stable offset, end offset) of every partition of every topic on `cluster`."""
-    config = cluster.client_config()
-    counts = TopicAdmin(config, timeout=30).list_topics()
-    partitions = [(t, p) for t, n in counts.items() for p in range(n)]
-    lister = OffsetLister(config, timeout=30)
-    stable = lister.offsets(partitions, latest=True, read_committed=True)
-    ends = lister.offsets(partitions, latest=True, read_committed=False)
-    return stable, ends
-
-
 def stuck_partitions(cluster: Cluster, *, watch_s: float = 10.0) -> dict[TP, int]:
     """Partitions whose last stable offset is behind their end and has not moved in `watch_s`
     seconds (a transaction open that long: copy tasks end theirs every 100 ms), with that
-    offset: where the open transaction starts."""
-    first, _ = _last_stable(cluster)
+    offset: where the open transaction starts. The mirror's own check (OpenTransactions),
+    with its clock set so that `watch_s` counts as its HANGING_S."""
+    config = cluster.client_config()
+    counts = TopicAdmin(config, timeout=30).list_topics()
+    partitions = [(t, p) for t, n in counts.items() for p in range(n)]
+    check = OpenTransactions(config, timeout=30)
+    check.check(partitions, now=0.0)
     time.sleep(watch_s)
-    stable, ends = _last_stable(cluster)
-    return {
-        tp: lso for tp, lso in stable.items() if lso < ends.get(tp, lso) and first.get(tp) == lso
-    }
+    return {(o.topic, o.partition): o.start for o in check.check(partitions, now=HANGING_S)}
 
 
 def abort_hanging(cluster: Cluster) -> dict[TP, int]:
