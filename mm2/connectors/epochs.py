@@ -22,6 +22,7 @@ from mm2.connectors.deal import Placed, deal, extend_deal, task_count
 from mm2.connectors.positions_feed import PositionsFeed
 from mm2.connectors.topic_schedule import TopicSchedule, step
 from mm2.copy.positions import PositionsTopic
+from mm2.copy.routes import Route
 from mm2.copy.runner import CopyRunner
 from mm2.copy.spec import BEGINNING, LIBRDKAFKA_BATCH_SIZE, Assignment, CopyTaskSpec
 from mm2.errors import ConfigError, KafkaClientError
@@ -69,6 +70,10 @@ class Metrics(Protocol):
     def topic_recreated(self, source: str, target: str, topic: str) -> None: ...
 
 
+# (the routes) -> (partitions with an offset sync, positions proven from them and the target)
+Prove = Callable[[Mapping[str, Route]], tuple[int, dict[TP, int]]]
+
+
 class EpochPlanner:
     """Runs a flow's copy epochs over injected parts."""
 
@@ -85,6 +90,7 @@ class EpochPlanner:
         syncs_target: Callable[[], tuple[str, dict[str, str] | None]],
         metrics: Metrics,
         start_offsets: StartOffsets | None,
+        prove: Prove | None = None,
     ) -> None:
         self.settings = settings
         self._positions = positions
@@ -96,6 +102,8 @@ class EpochPlanner:
         self._syncs_target = syncs_target
         self._metrics = metrics
         self._start_offsets = start_offsets
+        self._prove = prove
+        self._created = False  # the offsets topic created by prepare, not rebuilt yet
         self._group_start: dict[TP, int] = {}
         self._runner: CopyRunner | None = None
         self._dealt: list[list[Placed]] = []
@@ -135,7 +143,9 @@ class EpochPlanner:
         began = time.monotonic()
         # The offsets topic before the remote topics: a broker creating thousands of remote
         # partitions shows a topic created after them seconds later (W3: 10 s of retries).
-        self._positions.ensure()
+        # Created now: it may have been lost. Kept until the rebuild is done (prepare is tried
+        # again while a cluster is away, and the topic exists by then).
+        self._created = self._positions.ensure() or self._created
         self._cluster_id = self._positions.source_cluster_id()
         self._syncs = self._syncs_target()
         self.feed.open()
@@ -147,6 +157,9 @@ class EpochPlanner:
             # background since the process started), not after.
             self._settle(timeout=30.0)
             self.settled = True
+        if self._created and self._prove is not None:
+            self._rebuild(self._prove)
+        self._created = False
         log.debug(
             "%s: prepared: internal topics in %.2f s, topics synced in %.2f s, settled in %.2f s",
             name, ready - began, routed - ready, time.monotonic() - routed,
@@ -402,6 +415,26 @@ class EpochPlanner:
                         "its log", self.settings.flow, topic, topic_id, was)  # fmt: skip
             self._metrics.topic_recreated(self.settings.source, self.settings.target, topic)
         return start
+
+    def _rebuild(self, prove: Prove) -> None:
+        """The offsets topic was just created: if it was lost, the positions the offset syncs
+        and the remote topics prove are written again (mm2.copy.rebuild), instead of copying
+        everything again."""
+        routes = self._schedule.routes
+        synced, proven = prove(routes)
+        if not synced:
+            return  # a new flow: nothing was copied that an offset sync knows of
+        if proven:
+            ids = {tp: routes[tp[0]].topic_id for tp in proven if routes[tp[0]].topic_id}
+            self._positions.write(proven, cluster_id=self._cluster_id, topic_ids=ids)
+            self.feed.read_to_end(routes, 30.0)
+        log.warning(
+            "%s: %s was missing on %s and was created again: positions of %d of the %d "
+            "partition(s) with an offset sync rebuilt from the offset syncs and the remote "
+            "topics; the others are copied from where auto.offset.reset says (records copied "
+            "since their last sync come again)",
+            self.settings.flow, self._positions.topic, self.settings.target, len(proven), synced,
+        )  # fmt: skip
 
     def end_epoch(self, settle_timeout: float = 5.0) -> None:
         """Cancel the copy tasks and fence them at once: a Python worker that Spark has not

@@ -1,11 +1,19 @@
-"""Where a flow's offset syncs go, made ready for the copy tasks (which emit them)."""
+"""Where a flow's offset syncs go, made ready for the copy tasks (which emit them), and the
+positions they prove when the offsets topic was lost."""
 
 from __future__ import annotations
 
-from mm2.client.syncs import syncs_location
-from mm2.config.model import Flow
+from collections.abc import Mapping
 
-__all__ = ["offset_syncs_target"]
+from mm2.client.syncs import read_syncs, syncs_location
+from mm2.config.model import SOURCE, Flow
+from mm2.copy.rebuild import Anchor, prove_positions
+from mm2.copy.routes import Route
+from mm2.records import OffsetSync
+
+__all__ = ["offset_syncs_target", "positions_from_syncs"]
+
+TP = tuple[str, int]
 
 
 def offset_syncs_target(flow: Flow) -> tuple[str, dict[str, str] | None]:
@@ -17,3 +25,20 @@ def offset_syncs_target(flow: Flow) -> tuple[str, dict[str, str] | None]:
         return location.topic, None
     location.create_topic(settings.offset_syncs_topic_replication_factor)
     return location.topic, dict(location.producer_config)
+
+
+def positions_from_syncs(
+    flow: Flow, routes: Mapping[str, Route], source_consumer: Mapping[str, str]
+) -> tuple[int, dict[TP, int]]:
+    """(partitions with an offset sync, the positions proven from them and the remote topics):
+    mm2.copy.rebuild. Raises Unreachable when a cluster does not answer."""
+    latest: dict[TP, OffsetSync] = {}
+    for sync, _ in read_syncs(syncs_location(flow), timeout=30.0) or []:
+        latest[(sync.topic, sync.partition)] = sync
+    anchors = [
+        Anchor((t, p), (routes[t].target_topic, p), s.upstream_offset, s.downstream_offset)
+        for (t, p), s in sorted(latest.items())
+        if t in routes and p < routes[t].partitions
+    ]
+    target = flow.target_consumer_config(SOURCE, "positions-rebuild-consumer")
+    return len(anchors), prove_positions(anchors, source_consumer, target)

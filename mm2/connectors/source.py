@@ -18,7 +18,7 @@ from pathlib import Path
 from mm2.config.model import Flow
 from mm2.connect.spi import Connector, CopyTaskView, Task, TaskContext
 from mm2.connectors.epochs import EpochPlanner, EpochSettings
-from mm2.connectors.offset_syncs import offset_syncs_target
+from mm2.connectors.offset_syncs import offset_syncs_target, positions_from_syncs
 from mm2.connectors.positions_feed import PositionsFeed
 from mm2.connectors.progress_group import ProgressGroup
 from mm2.connectors.topic_schedule import TopicSchedule, step
@@ -140,6 +140,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], metrics: MetricsRegistry)
         syncs_target=lambda: offset_syncs_target(flow),
         metrics=metrics,
         start_offsets=progress,
+        prove=lambda routes: positions_from_syncs(flow, routes, consumer),
     )
     return SourceParts(planner, schedule, feed, progress)
 

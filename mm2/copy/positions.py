@@ -225,13 +225,13 @@ class PositionsTopic:
             source_admin_config=flow.source_admin_config(),
         )
 
-    def ensure(self) -> None:
-        """Create the topic as Connect does (compacted) unless it exists. Without
+    def ensure(self) -> bool:
+        """Create the topic as Connect does (compacted) unless it exists (True: created). Without
         offset.storage.replication.factor, a cluster of fewer than 3 brokers gets its own
         default.replication.factor (Connect would fail to start there), with a warning."""
         admin = TopicAdmin(self.admin_config)
         try:
-            admin.create_compacted_topic(
+            created = admin.create_compacted_topic(
                 self.topic,
                 replication_factor=self.replication_factor or 3,
                 partitions=self.partitions,
@@ -244,10 +244,11 @@ class PositionsTopic:
                 "than 3 brokers (set offset.storage.replication.factor to choose)",
                 self.flow, self.topic,
             )  # fmt: skip
-            admin.create_compacted_topic(
+            created = admin.create_compacted_topic(
                 self.topic, replication_factor=-1, partitions=self.partitions
             )
         self._verify_compacted(admin)
+        return created
 
     def _verify_compacted(self, admin: TopicAdmin) -> None:
         """Refuse an offsets topic that is not compacted, as Connect does: retention would

@@ -27,9 +27,11 @@ class FakePositions:
         self._calls = calls
         self.consumer_config: dict[str, str] = {}
         self.written: list[dict[tuple[str, int], int]] = []
+        self.created = False
 
-    def ensure(self) -> None:
+    def ensure(self) -> bool:
         self._calls.append("offsets topic")
+        return self.created
 
     def source_cluster_id(self) -> str:
         return "c1"
@@ -121,6 +123,8 @@ def _planner(
     runner: Callable[[], Any] | None = None,
     fence: Callable[[list[str], float], None] | None = None,
     stored: dict[tuple[str, int], int] | None = None,
+    prove: Any = None,
+    created: bool = False,
 ) -> tuple[EpochPlanner, FakePositions]:
     fencing = threading.Event()
 
@@ -141,6 +145,7 @@ def _planner(
         return FakeRunner()
 
     positions = FakePositions(calls)
+    positions.created = created
     settings = EpochSettings(
         flow="primary->backup", source="primary", target="backup", tasks_max=2,
         exactly_once=True, source_consumer={}, target_producer={},
@@ -156,6 +161,7 @@ def _planner(
         syncs_target=lambda: ("", None),
         metrics=NoMetrics(),
         start_offsets=None,
+        prove=prove,
     )
     return planner, positions
 
@@ -302,3 +308,36 @@ def test_copy_tasks_show_as_copying_only_once_they_said_so_in_the_running_epoch(
     assert [v.waiting is None for v in planner.copy_tasks()] == [True, False]
     runner.failure = CopyFailure("error", True, "executor lost")
     assert all("between two copy epochs" in (v.waiting or "") for v in planner.copy_tasks())
+
+
+def test_a_lost_offsets_topic_gets_the_positions_the_offset_syncs_prove(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls: list[str] = []
+    attempts = iter([KafkaClientError("source did not answer", retriable=True), None])
+
+    def prove(routes: Mapping[str, Route]) -> tuple[int, dict[tuple[str, int], int]]:
+        calls.append("prove")
+        failure = next(attempts)
+        if failure is not None:
+            raise failure
+        assert set(routes) == {"orders"}
+        return 2, {("orders", 0): 5_040}
+
+    planner, positions = _planner(calls, prove=prove, created=True)
+    with pytest.raises(KafkaClientError):
+        planner.prepare()
+    positions.created = False  # the topic exists by the next try: the rebuild is still due
+    with caplog.at_level(logging.WARNING):
+        planner.prepare()
+    assert calls.count("prove") == 2
+    assert positions.written == [{("orders", 0): 5_040}]
+    assert "positions of 1 of the 2 partition(s) with an offset sync rebuilt" in caplog.text
+    assert calls[calls.index("prove", calls.index("prove") + 1) + 1] == "settle"  # read back
+
+
+def test_an_offsets_topic_that_existed_is_not_rebuilt() -> None:
+    calls: list[str] = []
+    planner, positions = _planner(calls, prove=lambda routes: calls.append("prove"))
+    planner.prepare()
+    assert "prove" not in calls and positions.written == []
