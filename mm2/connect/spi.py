@@ -21,9 +21,21 @@ if TYPE_CHECKING:
     from mm2.runtime.liveness import Liveness
     from mm2.runtime.metrics import MetricsRegistry
 
-__all__ = ["Connector", "ConnectorType", "CopyTaskView", "Task", "TaskContext"]
+__all__ = ["Connector", "ConnectorType", "CopyTaskView", "LeaderEpoch", "Task", "TaskContext"]
 
 ConnectorType = Literal["source", "sink"]
+
+
+@dataclass(frozen=True)
+class LeaderEpoch:
+    """The leadership a task's flow runs under when processes stand by for each other: the
+    config topic on its target cluster and the epoch this process wrote there when elected
+    ("" while it does not lead). A planner and its copy tasks check, before they start, that
+    the topic's newest `leader` record is still of this epoch (Connect's KIP-618 task-count
+    record plays this part)."""
+
+    topic: str
+    epoch: str
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,10 @@ class TaskContext(Protocol):
     @property
     def liveness(self) -> Liveness:
         """Where the task records heartbeats and checkpoint passes the target acknowledged."""
+
+    @property
+    def leader_epoch(self) -> LeaderEpoch | None:
+        """The leadership the task's flow runs under now (None: no election, one process)."""
 
 
 class Task(ABC):

@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
-from mm2.connect.spi import CopyTaskView
+from mm2.connect.spi import CopyTaskView, LeaderEpoch
 from mm2.connectors.deal import Placed, deal, extend_deal, task_count
 from mm2.connectors.positions_feed import PositionsFeed
 from mm2.connectors.topic_schedule import TopicSchedule, step
@@ -25,7 +25,7 @@ from mm2.copy.positions import PositionsTopic
 from mm2.copy.routes import Route
 from mm2.copy.runner import CopyRunner
 from mm2.copy.spec import BEGINNING, LIBRDKAFKA_BATCH_SIZE, Assignment, CopyTaskSpec
-from mm2.errors import ConfigError, KafkaClientError
+from mm2.errors import ConfigError, KafkaClientError, ProducerFencedError
 
 __all__ = ["EpochPlanner", "EpochSettings", "Publisher", "StartOffsets"]
 
@@ -91,6 +91,8 @@ class EpochPlanner:
         metrics: Metrics,
         start_offsets: StartOffsets | None,
         prove: Prove | None = None,
+        leader: Callable[[], LeaderEpoch | None] = lambda: None,
+        check_leader: Callable[[LeaderEpoch], None] = lambda _lead: None,
     ) -> None:
         self.settings = settings
         self._positions = positions
@@ -103,6 +105,8 @@ class EpochPlanner:
         self._metrics = metrics
         self._start_offsets = start_offsets
         self._prove = prove
+        self._leader = leader
+        self._check_leader = check_leader
         self._created = False  # the offsets topic created by prepare, not rebuilt yet
         self._group_start: dict[TP, int] = {}
         self._runner: CopyRunner | None = None
@@ -239,6 +243,7 @@ class EpochPlanner:
         # Where this epoch's added partitions will be published: its copy tasks read from here.
         self._epoch, self._added = uuid.uuid4().hex[:16], {}
         assignments_from = self._publish_additions(self._added)
+        lead = self._leader()
         specs = [
             CopyTaskSpec(
                 flow=s.flow,
@@ -260,6 +265,8 @@ class EpochPlanner:
                 assignments_from=assignments_from,
                 offsets_consumer=dict(self._positions.consumer_config),
                 topic_limits={target: limits[target] for *_, target in part if target in limits},
+                leader_topic=lead.topic if lead is not None else "",
+                leader_epoch=lead.epoch if lead is not None else "",
             )
             for i, part in enumerate(dealt)
         ]
@@ -366,6 +373,10 @@ class EpochPlanner:
         return max(self._fence_count, self.settings.tasks_max)
 
     def _fence(self, timeout: float) -> None:
+        # A deposed or paused leader's planner must not fence the new leader's copy tasks.
+        lead = self._leader()
+        if lead is not None:
+            self._check_leader(lead)
         ids = [self._transactional_id(i) for i in range(self._fence_ids())]
         self._fence_ids_with(ids, timeout)
 
@@ -445,6 +456,8 @@ class EpochPlanner:
         runner.cancel(timeout=2.0)
         try:
             self._settle(timeout=settle_timeout)
+        except ProducerFencedError as exc:  # deposed: the new leader fences them
+            log.info("%s: copy tasks left to the new leader to fence: %s", self.settings.flow, exc)
         except KafkaClientError as exc:  # a cluster is away: the next epoch fences first
             log.warning("%s: copy tasks not fenced yet: %s", self.settings.flow, exc)
 

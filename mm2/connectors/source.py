@@ -28,11 +28,11 @@ from mm2.copy.positions import PositionsTopic
 from mm2.copy.runner import CopyRunner
 from mm2.copy.transaction import fence_transactional_ids
 from mm2.errors import ConfigError
+from mm2.kafka.config_topic import check_leader_epoch
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
 from mm2.pipeline.copy_job import CopyJob
 from mm2.pipeline.session import spark_context
-from mm2.runtime.metrics import MetricsRegistry
 
 __all__ = [
     "MirrorSourceConnector",
@@ -89,8 +89,10 @@ class SourceParts:
     progress: ProgressGroup | None
 
 
-def build_parts(flow: Flow, config: Mapping[str, str], metrics: MetricsRegistry) -> SourceParts:
-    """The composition of a flow's planner: Kafka clients, Spark's copy job, the metrics."""
+def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> SourceParts:
+    """The composition of a flow's planner: Kafka clients, Spark's copy job, the metrics, the
+    leadership it runs under."""
+    metrics = context.metrics
     s = flow.settings.source
     source_admin = flow.source_admin_config()
     # librdkafka reads committed data unless told otherwise (Java's default is uncommitted):
@@ -141,6 +143,10 @@ def build_parts(flow: Flow, config: Mapping[str, str], metrics: MetricsRegistry)
         metrics=metrics,
         start_offsets=progress,
         prove=lambda routes: positions_from_syncs(flow, routes, consumer),
+        leader=lambda: context.leader_epoch,
+        check_leader=lambda lead: check_leader_epoch(
+            positions.consumer_config, lead.topic, lead.epoch
+        ),
     )
     return SourceParts(planner, schedule, feed, progress)
 
@@ -149,7 +155,7 @@ class MirrorSourceTask(Task):
     """Keeps the target's topics in step with the source and runs the flow's copy tasks."""
 
     def __init__(
-        self, build: Callable[[Flow, Mapping[str, str], MetricsRegistry], SourceParts] = build_parts
+        self, build: Callable[[Flow, Mapping[str, str], TaskContext], SourceParts] = build_parts
     ) -> None:
         self._build = build
         self._parts: SourceParts | None = None
@@ -157,7 +163,7 @@ class MirrorSourceTask(Task):
 
     def start(self, config: Mapping[str, str], context: TaskContext) -> None:
         self._flow = Flow.for_connector(config)
-        self._parts = self._build(self._flow, config, context.metrics)
+        self._parts = self._build(self._flow, config, context)
 
     def poll(self) -> float:
         parts = self._parts

@@ -59,6 +59,10 @@ class CopyTaskSpec:
     # Each remote topic's max.message.bytes where the planner knows it: the producer's batches
     # stay within the smallest, and a refused record is judged against its own topic's.
     topic_limits: dict[str, int] = dataclasses.field(default_factory=dict)
+    # The leadership the planner ran under (mm2.connect.spi.LeaderEpoch; "": one process, no
+    # election): the task starts only while the config topic's newest leader record is of it.
+    leader_topic: str = ""
+    leader_epoch: str = ""
 
     @property
     def batch_bytes(self) -> int:

@@ -17,6 +17,7 @@ from mm2.copy.loop import CopyLoop
 from mm2.copy.positions import PositionsTopic
 from mm2.copy.ready import CopyReady, announce
 from mm2.copy.spec import CopyTaskSpec
+from mm2.kafka.config_topic import check_leader_epoch
 
 __all__ = ["run_copy_task"]
 
@@ -53,6 +54,8 @@ def _run(
     open_loop: Callable[[CopyTaskSpec], CopyLoop],
 ) -> None:
     began = time.monotonic()
+    if spec.leader_topic:  # a deposed leader's task would fence the new leader's: refused
+        check_leader_epoch(spec.offsets_consumer or {}, spec.leader_topic, spec.leader_epoch)
     loop = open_loop(spec)  # its producer has now fenced every earlier holder of its id
     try:
         if attempt > 0:  # the partitions the planner added while the first attempt ran

@@ -23,13 +23,20 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 
-from mm2.errors import KafkaClientError
-from mm2.kafka.failure import ClientWatch, client_error
+from mm2.errors import AuthorizationError, KafkaClientError, ProducerFencedError
+from mm2.kafka.failure import ClientWatch, client_error, transaction_outcome
 from mm2.kafka.topics import TopicAdmin
 
-__all__ = ["ConfigTopic", "LeaderElection"]
+__all__ = ["ConfigTopic", "LeaderElection", "check_leader_epoch"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +69,7 @@ class ConfigTopic:
         self._producer_config = dict(producer_config)
         self._replication = replication_factor
         self._producer: Producer | None = None
+        self._transactional = True
         self._lock = threading.Lock()
 
     def ensure(self) -> None:
@@ -90,8 +98,41 @@ class ConfigTopic:
                 wait = min(30.0, wait * 2)
         return False
 
+    @property
+    def transactional_id(self) -> str:
+        """The writers' id: only a leader writes, and a new leader's first write fences the
+        writes of the one it replaced."""
+        return f"mm2-leader.{self.alias}.{self.topic}"
+
+    def _writer(self, timeout: float) -> Producer:
+        """The producer (under the lock): transactional, or idempotent where the cluster does
+        not let this principal use transactions (then a deposed leader is not fenced here)."""
+        if self._producer is not None:
+            return self._producer
+        settings: dict[str, Setting] = {
+            **self._producer_config, "enable.idempotence": True, "acks": "all",
+        }  # fmt: skip
+        if self._transactional:
+            tx = {**settings, "transactional.id": self.transactional_id}
+            producer = Producer(ClientWatch(tx, alias=self.alias).settings())
+            try:
+                producer.init_transactions(timeout)
+                self._producer = producer
+                return producer
+            except KafkaException as exc:
+                error = client_error(f"starting transactions on {self.topic}", exc,
+                                     cluster=self.alias)  # fmt: skip
+                if not isinstance(error, AuthorizationError):
+                    raise error from exc
+                log.warning("%s; leader records written without transactions", error)
+                self._transactional = False
+        self._producer = Producer(ClientWatch(settings, alias=self.alias).settings())
+        return self._producer
+
     def write(self, key: str, value: Record | None, *, timeout: float = 30.0) -> None:
-        """Produce one record (None: a tombstone) and wait until the cluster has it."""
+        """Produce one record (None: a tombstone) and wait until the cluster has it.
+
+        ProducerFencedError when another process took over the writes (it leads now)."""
         failures: list[KafkaError] = []
 
         def delivered(err: KafkaError | None, _msg: object) -> None:
@@ -99,23 +140,45 @@ class ConfigTopic:
                 failures.append(err)
 
         body = None if value is None else json.dumps(value, sort_keys=True).encode()
+        what = f"writing {key} to {self.topic}"
         with self._lock:
-            if self._producer is None:
-                settings: dict[str, Setting] = {
-                    **self._producer_config, "enable.idempotence": True, "acks": "all",
-                }  # fmt: skip
-                self._producer = Producer(ClientWatch(settings, alias=self.alias).settings())
-            producer = self._producer
-            producer.produce(self.topic, body, key.encode(), partition=0, on_delivery=delivered)
-            left = producer.flush(timeout)
+            producer = self._writer(timeout)
+            transactional = self._transactional
+            try:
+                if transactional:
+                    producer.begin_transaction()
+                producer.produce(self.topic, body, key.encode(), partition=0,
+                                 on_delivery=delivered)  # fmt: skip
+                if transactional:
+                    producer.commit_transaction(timeout)
+                left = producer.flush(timeout)
+            except KafkaException as exc:
+                raise self._failed(producer, what, exc) from exc
         if failures:
-            raise client_error(f"writing {key} to {self.topic}", failures[0], cluster=self.alias)
+            raise client_error(what, failures[0], cluster=self.alias)
         if left:
             raise KafkaClientError(
-                f"writing {key} to {self.topic} on {self.alias}: not acknowledged within "
-                f"{timeout:.0f} s",
+                f"{what} on {self.alias}: not acknowledged within {timeout:.0f} s",
                 retriable=True,
             )
+
+    def _failed(self, producer: Producer, what: str, exc: KafkaException) -> KafkaClientError:
+        """The error of a failed transactional write, the producer left usable or dropped."""
+        error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+        outcome = "fatal" if error is None else transaction_outcome(error)
+        if outcome == "fenced":
+            self._producer = None
+            return ProducerFencedError(
+                f"{what} on {self.alias}: another process leads {self.alias} now"
+            )
+        if outcome == "abortable":
+            try:
+                producer.abort_transaction(10.0)
+            except KafkaException:
+                self._producer = None
+        elif outcome == "fatal":
+            self._producer = None
+        return client_error(what, exc, cluster=self.alias)
 
     def follow(
         self,
@@ -292,3 +355,50 @@ class LeaderElection:
         self._stopping.set()
         if self._thread is not None:
             self._thread.join(timeout)
+
+
+def check_leader_epoch(
+    consumer_config: Mapping[str, str], topic: str, epoch: str, *, timeout: float = 30.0
+) -> None:
+    """Raise ProducerFencedError unless the newest `leader` record in `topic` is of `epoch`:
+    a planner or copy task of a deposed (or paused) leader must not start, or it would fence
+    the new leader's copy tasks (mm2.runtime.standby). Read up to the end the broker reports
+    (committed records only), on the takeover's path: no wait for a position past markers."""
+    settings: dict[str, Setting] = {
+        "group.id": f"mm2-leader-check.{topic}",
+        **consumer_config,
+        "enable.auto.commit": False,
+        "enable.partition.eof": True,
+        "isolation.level": "read_committed",
+        "fetch.wait.max.ms": 10,  # the end is reported at once, not after the broker's wait
+    }
+    watch = ClientWatch(settings)
+    consumer = Consumer(watch.settings())
+    latest: Record = {}
+    deadline = time.monotonic() + timeout
+    try:
+        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        while True:
+            if time.monotonic() > deadline:
+                raise watch.error(f"reading {topic} to check leader epoch {epoch}", TimeoutError())
+            message = consumer.poll(0.2)
+            if message is None:
+                continue
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    break
+                raise watch.error(f"reading {topic} to check leader epoch {epoch}", error)
+            if message.key() == b"leader" and message.value():
+                try:
+                    latest = json.loads(message.value() or b"{}")
+                except ValueError:
+                    continue
+    finally:
+        consumer.close()
+    if latest.get("epoch") != epoch:
+        who = latest.get("worker_id") or "no process yet"
+        raise ProducerFencedError(
+            f"leader epoch {epoch or '(none)'} is over: {topic} names {who} "
+            f"(epoch {latest.get('epoch') or '(none)'}) as the leader now"
+        )

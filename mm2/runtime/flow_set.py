@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from mm2.config import MirrorMakerConfig, PropertiesFile, load_properties
 from mm2.config.model import Flow
 from mm2.config.providers import Providers
+from mm2.connect.spi import LeaderEpoch
 from mm2.errors import ConfigError
 from mm2.runtime.changes import Changes, ChangeStore
 from mm2.runtime.flows import stored_properties
@@ -51,10 +52,11 @@ class FlowSet:
         lag: Callable[[Flow], LagSource] | None = None,
         metrics: MetricsRegistry,
         liveness: Liveness,
+        leader_epoch: Callable[[str], LeaderEpoch | None] = lambda _flow: None,
     ) -> None:
         """`leads(flow)`: whether this process runs the flow; `watch(flow)`: called for each
         flow added after this (the coordinator watches its target cluster); `metrics` and
-        `liveness` go to the tasks and the lag monitors."""
+        `liveness` go to the tasks and the lag monitors; `leader_epoch(flow)` to the tasks."""
         self.file = config
         self.plugins = plugins
         self.store = store
@@ -81,6 +83,7 @@ class FlowSet:
             workers={name: f.worker_keys() for name, f in self.flows.items()},
             metrics=metrics,
             liveness=liveness,
+            leader_epoch=leader_epoch,
         )
 
     def in_file(self, name: str) -> bool:

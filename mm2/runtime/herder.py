@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from mm2.config.providers import has_reference
 from mm2.config.settings import tasks_max
-from mm2.connect.spi import Connector
+from mm2.connect.spi import Connector, LeaderEpoch
 from mm2.errors import ConflictError, NotFoundError
 from mm2.runtime.liveness import Liveness
 from mm2.runtime.metrics import MetricsRegistry
@@ -67,6 +67,7 @@ class Herder:
         worker: Mapping[str, str] | None = None,
         metrics: MetricsRegistry | None = None,
         liveness: Liveness | None = None,
+        leader_epoch: Callable[[], LeaderEpoch | None] = lambda: None,
     ) -> None:
         """`targets` gives connectors a first target state other than STARTED (stored changes);
         `metrics` and `liveness` are handed to every task (see TaskRunner).
@@ -84,6 +85,7 @@ class Herder:
         self._backoff = backoff
         self._metrics = metrics or MetricsRegistry()
         self._liveness = liveness or Liveness()
+        self._leader_epoch = leader_epoch
         self._lock = threading.RLock()
         self._connectors: dict[str, _Running] = {}
         self._active = False  # runs tasks only between start() and stop() (the leader)
@@ -224,6 +226,7 @@ class Herder:
             after=[r for r in run.stopping if r.task_id == task_id],
             metrics=self._metrics,
             liveness=self._liveness,
+            leader_epoch=self._leader_epoch,
         )
 
     def _halt(self, run: _Running, deadline: float | None = None) -> None:

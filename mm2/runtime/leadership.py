@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from mm2.connect.spi import LeaderEpoch
 from mm2.errors import ConflictError, MM2Error
 from mm2.runtime.changes import Changes
 from mm2.runtime.flow_set import FlowSet
@@ -42,6 +43,15 @@ class Leadership:
             return True
         found = self._flows.flows.get(flow)
         return found is not None and self.coordinator.leads(found.target)
+
+    def epoch(self, flow: str) -> LeaderEpoch | None:
+        """The leadership `flow` runs under (mm2.connect.spi.LeaderEpoch); None without a
+        coordinator. The epoch is "" while this process does not lead the flow's target."""
+        coordinator, found = self.coordinator, self._flows.flows.get(flow)
+        if coordinator is None or found is None:
+            return None
+        alias = found.target
+        return LeaderEpoch(coordinator.config_topic(alias), coordinator.leader_epoch(alias) or "")
 
     def on_lead(self, cluster: str, leading: bool) -> None:
         """This process was elected leader of `cluster` (or deposed): start (stop) its flows."""

@@ -74,6 +74,7 @@ class MirrorMaker:
             lag=lag,
             metrics=metrics or MetricsRegistry(),
             liveness=liveness or Liveness(),
+            leader_epoch=lambda flow: self._leadership.epoch(flow),
         )
         self._leadership = Leadership(coordinator, self._flows)
         self._connectors = ConnectorAdmin(self._flows)

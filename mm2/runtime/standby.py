@@ -16,12 +16,13 @@ import functools
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mm2.config.model import Flow
-from mm2.errors import ConflictError, KafkaClientError
+from mm2.errors import ConflictError, KafkaClientError, ProducerFencedError
 from mm2.runtime.changes import Changes
 from mm2.runtime.secrets import SecretBox, open_changes, seal_changes
 
@@ -65,6 +66,8 @@ class Leader:
     url: str
     worker_id: str
     this_worker: bool = False
+    # A new one at each election (mm2.connect.spi.LeaderEpoch): what the copy tasks check.
+    epoch: str = ""
 
 
 class Coordinator:
@@ -90,6 +93,7 @@ class Coordinator:
         self._box = box
         self._lock = threading.Lock()
         self._leaders: dict[str, Leader] = {}
+        self._epochs: dict[str, str] = {}  # cluster -> the epoch this process leads it in
         self._elections: dict[str, Election] = {}
         self._stopping = threading.Event()
         self._version = 0
@@ -138,7 +142,10 @@ class Coordinator:
 
     def _record(self, alias: str, key: str, value: dict[str, Any] | None) -> None:
         if key == LEADER_KEY and value is not None:
-            leader = Leader(alias, str(value.get("url", "")), str(value.get("worker_id", "")))
+            leader = Leader(
+                alias, str(value.get("url", "")), str(value.get("worker_id", "")),
+                epoch=str(value.get("epoch", "")),
+            )  # fmt: skip
             with self._lock:
                 self._leaders[alias] = leader
             return
@@ -179,16 +186,53 @@ class Coordinator:
 
     def _leading(self, alias: str, leads: bool) -> None:
         if leads:
-            me = Leader(alias, self.url, self.worker_id, this_worker=True)
+            epoch = uuid.uuid4().hex[:16]
+            me = Leader(alias, self.url, self.worker_id, this_worker=True, epoch=epoch)
             with self._lock:
                 self._leaders[alias] = me
-            try:
-                since = int(time.time() * 1000)
-                record = {"url": self.url, "worker_id": self.worker_id, "since_ms": since}
-                self._logs[alias].write(LEADER_KEY, record)
-            except KafkaClientError as exc:
-                log.warning("could not announce leadership of %s: %s", alias, exc)
+                self._epochs[alias] = epoch
+            if not self._announce(alias, epoch):
+                threading.Thread(target=self._announce_until, args=(alias, epoch),
+                                 name=f"announce-{alias}", daemon=True).start()  # fmt: skip
+        else:
+            with self._lock:
+                self._epochs.pop(alias, None)
         self.on_lead(alias, leads)
+
+    def _announce(self, alias: str, epoch: str) -> bool:
+        """Write the `leader` record of this epoch (transactional: it fences the config topic
+        writes of a deposed leader); the copy tasks of this epoch check it before they start."""
+        since = int(time.time() * 1000)
+        record = {"url": self.url, "worker_id": self.worker_id, "since_ms": since, "epoch": epoch}
+        for attempt in (1, 2):  # a writer fenced by a leader since is replaced at once
+            try:
+                self._logs[alias].write(LEADER_KEY, record)
+                return True
+            except ProducerFencedError as exc:
+                if attempt == 2:
+                    log.warning("could not announce leadership of %s: %s; trying again",
+                                alias, exc)  # fmt: skip
+                    return False
+            except KafkaClientError as exc:
+                log.warning("could not announce leadership of %s: %s; trying again", alias, exc)
+                return False
+        return False
+
+    def _announce_until(self, alias: str, epoch: str) -> None:
+        """Until written: meanwhile the flows' copy tasks refuse to start (not announced)."""
+        while not self._stopping.wait(2.0):
+            if self.leader_epoch(alias) != epoch or self._announce(alias, epoch):
+                return
+
+    def leader_epoch(self, alias: str) -> str | None:
+        """The epoch in which this process leads `alias` (None: it does not lead it)."""
+        if not self.leads(alias):
+            return None
+        with self._lock:
+            return self._epochs.get(alias)
+
+    def config_topic(self, alias: str) -> str:
+        return self._logs[alias].topic
 
     def leads(self, alias: str) -> bool:
         with self._lock:

@@ -14,11 +14,11 @@ import logging
 import threading
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from mm2.connect.spi import Task
+from mm2.connect.spi import LeaderEpoch, Task
 from mm2.errors import MM2Error
 from mm2.runtime.liveness import Liveness
 from mm2.runtime.metrics import MetricsRegistry
@@ -52,6 +52,11 @@ class _Context:
     task_id: int
     metrics: MetricsRegistry
     liveness: Liveness
+    epoch_of: Callable[[], LeaderEpoch | None]
+
+    @property
+    def leader_epoch(self) -> LeaderEpoch | None:
+        return self.epoch_of()
 
 
 def _waiting_trace(exc: BaseException, what: str, delay: float) -> str:
@@ -92,6 +97,7 @@ class TaskRunner:
         after: Sequence[TaskRunner] = (),
         metrics: MetricsRegistry | None = None,
         liveness: Liveness | None = None,
+        leader_epoch: Callable[[], LeaderEpoch | None] = lambda: None,
     ) -> None:
         """`after`: earlier runners of the same task that did not stop in time; this one
         starts its task only once they have ended, so two instances never run at once.
@@ -101,8 +107,9 @@ class TaskRunner:
         self._task = task
         self._config = dict(config)
         self._context = _Context(
-            flow, connector, task_id, metrics or MetricsRegistry(), liveness or Liveness()
-        )
+            flow, connector, task_id, metrics or MetricsRegistry(), liveness or Liveness(),
+            leader_epoch,
+        )  # fmt: skip
         self._worker_id = worker_id
         self._backoff = backoff or Backoff()
         self._state: State = "UNASSIGNED"

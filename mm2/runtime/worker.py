@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 
+from mm2.connect.spi import LeaderEpoch
 from mm2.errors import ConflictError, NotFoundError
 from mm2.runtime.herder import Herder, Plugins, Transform
 from mm2.runtime.liveness import Liveness
@@ -38,6 +39,7 @@ class Worker:
         workers: Mapping[str, Mapping[str, str]] | None = None,
         metrics: MetricsRegistry | None = None,
         liveness: Liveness | None = None,
+        leader_epoch: Callable[[str], LeaderEpoch | None] = lambda _flow: None,
     ) -> None:
         """`targets` maps flow -> connector -> a first target state other than STARTED;
         `leads(flow)` says whether this process runs the flow (else it stays idle, a standby);
@@ -45,6 +47,7 @@ class Worker:
         worker keys its connectors start with (see Herder); `metrics` and `liveness` go to
         every herder's tasks (fresh ones without them)."""
         self._leads = leads
+        self._leader_epoch = leader_epoch
         self._transform = transform
         self.metrics = metrics or MetricsRegistry()
         self.liveness = liveness or Liveness()
@@ -78,6 +81,7 @@ class Worker:
             worker=worker,
             metrics=self.metrics,
             liveness=self.liveness,
+            leader_epoch=lambda: self._leader_epoch(flow),
         )
 
     @property

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import time
 import uuid
 from pathlib import Path
@@ -174,3 +175,105 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
         assert len(got) == len(want), f"partition {p}: {len(got)} copied of {len(want)}"
         assert got == want, f"partition {p}: records lost, doubled or reordered"
     assert sum(len(r) for r in upstream.values()) == sent
+
+
+def _two_nodes(
+    tmp_path: Path, primary: Any, backup: Any, topic: str
+) -> tuple[list[MirrorProcess], list[str]]:
+    configs = f"mm2-configs.{uuid.uuid4().hex[:12]}.internal"
+    ports = [free_port(), free_port()]
+    mirrors = []
+    for name, port in zip(("a", "b"), ports, strict=True):
+        directory = tmp_path / name
+        directory.mkdir()
+        mirrors.append(MirrorProcess(write_properties(
+            directory, primary.bootstrap_servers, backup.bootstrap_servers, topic,
+            f"listeners = http://127.0.0.1:{port}\nmm2.configs.topic = {configs}\n"
+            "mm2.leader.session.timeout.ms = 6000\n",
+        )))  # fmt: skip
+    return mirrors, [f"http://127.0.0.1:{p}" for p in ports]
+
+
+def _leader_urls(urls: list[str]) -> list[str]:
+    return [url for url in urls if leads(url)]
+
+
+def test_a_paused_leader_fences_nothing_and_a_restarted_node_takes_nothing(
+    primary: Any, backup: Any, new_topic: Any, tmp_path: Path
+) -> None:
+    """A leader SIGSTOPped past its session (a stalled VM) comes back to find a new leader:
+    its planner and copy tasks check the leader epoch in the config topic and start nothing, so
+    they fence none of the new leader's copy tasks, and the new leader keeps the lead. Then the
+    standby restarts (as in a rolling restart): the leader keeps the lead throughout."""
+    topic = new_topic(primary, PARTITIONS, prefix="paused")
+    remote = f"primary.{topic}"
+    mirrors, urls = _two_nodes(tmp_path, primary, backup, topic)
+    load = ContinuousProducer(
+        primary, topic, rate=200, limit=10**9, seconds=3600, partitions=PARTITIONS,
+        config={"enable.idempotence": True},
+    )  # fmt: skip
+
+    def both_logs() -> str:
+        return "\n".join(f"--- {m.log_path.name}\n{m.log()[-6000:]}" for m in mirrors)
+
+    try:
+        eventually(lambda: len(_leader_urls(urls)) == 1, timeout=180, what="one leader",
+                   log=both_logs)  # fmt: skip
+        first = urls.index(_leader_urls(urls)[0])
+        paused, other = mirrors[first], mirrors[1 - first]
+        load.start()
+        eventually(lambda: count(backup.bootstrap_servers, remote) > 300, timeout=180,
+                   what="records copied by the first leader", log=both_logs)  # fmt: skip
+
+        paused.signal_tree(signal.SIGSTOP)
+        eventually(lambda: leads(urls[1 - first]), timeout=120, what="the standby elected",
+                   log=both_logs)  # fmt: skip
+        before = count(backup.bootstrap_servers, remote)
+        eventually(lambda: count(backup.bootstrap_servers, remote) > before + 300, timeout=180,
+                   what="the new leader copying", log=both_logs)  # fmt: skip
+        time.sleep(10)  # the paused leader stays away well past its 6 s session
+        paused.signal_tree(signal.SIGCONT)
+        eventually(lambda: "no longer leader of backup" in paused.log(), timeout=120,
+                   what="the resumed leader stepping down", log=both_logs)  # fmt: skip
+        # The new leader keeps the lead, and the resumed one never leads again.
+        for _ in range(15):
+            assert _leader_urls(urls) == [urls[1 - first]], both_logs()
+            time.sleep(1)
+        assert paused.log().count("now leader of backup") == 1, paused.log()[-4000:]
+        # Its planner checked the epoch and fenced nothing: the new leader's copy tasks were
+        # never fenced (before, the resumed leader's new epoch fenced them).
+        assert "fenced by a newer holder" not in other.log(), other.log()[-4000:]
+
+        # A rolling restart's first step: the standby (the paused one) restarts; the leader
+        # keeps the lead while it stops, starts and joins again.
+        assert paused.stop() == 0, paused.log()[-3000:]
+        restarted = MirrorProcess(paused.log_path.parent / "mm2.properties")
+        mirrors.append(restarted)
+        eventually(lambda: bool(leaders(urls[first]).get("backup")), timeout=120,
+                   what="the restarted node answering", log=both_logs)  # fmt: skip
+        for _ in range(15):
+            assert _leader_urls(urls) == [urls[1 - first]], both_logs()
+            time.sleep(1)
+        assert "now leader of backup" not in restarted.log(), restarted.log()[-4000:]
+        assert other.log().count("now leader of backup") == 1, other.log()[-4000:]
+
+        load.stop()
+        load.join()
+        sent = load.sent
+        eventually(lambda: count(backup.bootstrap_servers, remote) >= sent, timeout=240,
+                   what="every record on the target", log=both_logs)  # fmt: skip
+        time.sleep(3)  # time enough to copy anything twice, if it would
+    finally:
+        load.stop()
+        for mirror in mirrors:
+            if mirror.process.poll() is None:
+                with contextlib.suppress(Exception):
+                    mirror.signal_tree(signal.SIGCONT)
+                mirror.stop()
+
+    upstream = read_topic(primary.bootstrap_servers, topic)
+    downstream = read_topic(backup.bootstrap_servers, remote,
+                            **{"isolation.level": "read_committed"})  # fmt: skip
+    for p, records in upstream.items():
+        want, got = content(records), content(downstream.get(p, []))
+        assert got == want, f"partition {p}: {len(got)} copied of {len(want)}, or reordered"

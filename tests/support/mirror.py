@@ -99,6 +99,13 @@ class MirrorProcess:
             time.sleep(0.2)
         return len(pids)
 
+    def signal_tree(self, sig: signal.Signals) -> None:
+        """Send `sig` to the mirror and every process under it: SIGSTOP and SIGCONT pause and
+        resume it whole, as a VM that stalls or a long garbage collection would."""
+        for pid in [self.process.pid, *descendants(self.process.pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
     def __enter__(self) -> MirrorProcess:
         return self
 

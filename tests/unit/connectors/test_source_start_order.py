@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from mm2.connect.spi import LeaderEpoch
 from mm2.connectors.epochs import EpochPlanner, EpochSettings
 from mm2.copy.failure import CopyFailure
 from mm2.copy.positions import StoredPositions
 from mm2.copy.routes import Route
 from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
-from mm2.errors import KafkaClientError, RecordTooLargeError
+from mm2.errors import KafkaClientError, ProducerFencedError, RecordTooLargeError
 
 
 class FakePositions:
@@ -125,6 +126,8 @@ def _planner(
     stored: dict[tuple[str, int], int] | None = None,
     prove: Any = None,
     created: bool = False,
+    leader: LeaderEpoch | None = None,
+    check_leader: Callable[[LeaderEpoch], None] = lambda _lead: None,
 ) -> tuple[EpochPlanner, FakePositions]:
     fencing = threading.Event()
 
@@ -162,6 +165,8 @@ def _planner(
         metrics=NoMetrics(),
         start_offsets=None,
         prove=prove,
+        leader=lambda: leader,
+        check_leader=check_leader,
     )
     return planner, positions
 
@@ -341,3 +346,28 @@ def test_an_offsets_topic_that_existed_is_not_rebuilt() -> None:
     planner, positions = _planner(calls, prove=lambda routes: calls.append("prove"))
     planner.prepare()
     assert "prove" not in calls and positions.written == []
+
+
+def test_a_deposed_leaders_planner_fences_nothing_and_its_copy_tasks_carry_the_epoch() -> None:
+    calls: list[str] = []
+    current = LeaderEpoch("mm2-configs.internal", "e1")
+
+    def check(lead: LeaderEpoch) -> None:
+        calls.append(f"check {lead.epoch}")
+        if lead.epoch != "e1":
+            raise ProducerFencedError("leader epoch e0 is over")
+
+    planner, _ = _planner(calls, leader=current, check_leader=check)
+    planner.run_epochs()
+    assert calls.index("check e1") < calls.index("fence 2")
+    runner = planner.runner
+    assert isinstance(runner, FakeRunner)
+    (specs,) = runner.started
+    assert {(s.leader_topic, s.leader_epoch) for s in specs} == {("mm2-configs.internal", "e1")}
+
+    calls.clear()
+    stale, _ = _planner(calls, leader=LeaderEpoch("mm2-configs.internal", "e0"),
+                        check_leader=check)  # fmt: skip
+    with pytest.raises(ProducerFencedError):
+        stale.prepare()
+    assert not any(c.startswith("fence") for c in calls)

@@ -273,3 +273,27 @@ def test_a_malformed_changes_record_is_skipped_and_named(
     assert state(b) == "PAUSED" and b.store.path.read_bytes() == cached
     a.mirror.resume(SOURCE)  # the next good version still arrives
     assert state(b) == "UNASSIGNED"
+
+
+def _latest_epoch(node: Node) -> str:
+    records = [value for key, value in node.topics["backup"].records if key == "leader"]
+    return str((records[-1] or {}).get("epoch")) if records else ""
+
+
+def test_each_election_writes_a_leader_epoch_that_a_deposed_leader_no_longer_holds(
+    pair: tuple[Node, Node],
+) -> None:
+    a, b = pair
+    assert a.coordinator.leader_epoch("backup") is None  # nobody elected yet
+    a.lead("backup")
+    first = a.coordinator.leader_epoch("backup")
+    assert first and _latest_epoch(a) == first  # written before its flows start
+    a.lead("backup", leading=False)
+    assert a.coordinator.leader_epoch("backup") is None
+    b.lead("backup")
+    second = b.coordinator.leader_epoch("backup")
+    assert second and second != first and _latest_epoch(b) == second
+    # a, paused past its session and back, still believes it leads: its epoch is not the one
+    # in the topic, so its planner and copy tasks refuse to start (check_leader_epoch).
+    a.lead("backup")
+    assert a.coordinator.leader_epoch("backup") not in (None, first, second)
