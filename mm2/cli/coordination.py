@@ -16,6 +16,7 @@ from mm2.config.model import SOURCE, Flow, MirrorMakerConfig
 from mm2.config.providers import ProviderProblem, Providers
 from mm2.errors import ConfigError
 from mm2.kafka.config_topic import ConfigTopic, LeaderElection
+from mm2.runtime.leader_probe import LeaderProbe
 from mm2.runtime.secrets import SECRETS_KEY, SecretBox
 from mm2.runtime.standby import Coordinator, Election
 
@@ -78,4 +79,5 @@ def build_coordinator(config: MirrorMakerConfig, worker_id: str) -> Coordinator 
         logs=config_log,
         elect=elect,
         box=secret_box(config),
+        probe=LeaderProbe(),
     )

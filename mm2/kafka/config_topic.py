@@ -285,6 +285,7 @@ class LeaderElection:
         self._on_change = on_change
         self.leader = False
         self._stopping = threading.Event()
+        self._rejoin = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -343,6 +344,9 @@ class LeaderElection:
                 error = None if message is None else message.error()
                 if error is not None:
                     log.debug("election on %s: %s", self.alias, error.str())
+                if self._rejoin.is_set():  # a newer leader wrote its epoch: give the seat up
+                    self._rejoin.clear()
+                    return
                 if lost_at and time.monotonic() - lost_at[0] > REJOIN_S:
                     log.warning("election on %s: no assignment %.0f s after losing it; joining "
                                 "group %s again", self.alias, REJOIN_S, self.group)  # fmt: skip
@@ -350,6 +354,10 @@ class LeaderElection:
         finally:
             self._set(False)
             consumer.close()  # leaves the group at once: a standby takes over without waiting
+
+    def rejoin(self) -> None:
+        """Leave the group and join again as a new member: the lead goes to another member."""
+        self._rejoin.set()
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stopping.set()

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from mm2.config.model import Flow
 from mm2.errors import ConflictError, KafkaClientError, ProducerFencedError
 from mm2.runtime.changes import Changes
+from mm2.runtime.leader_probe import LeaderProbe
 from mm2.runtime.secrets import SecretBox, open_changes, seal_changes
 
 __all__ = ["Coordinator", "Leader"]
@@ -31,6 +32,7 @@ __all__ = ["Coordinator", "Leader"]
 log = logging.getLogger(__name__)
 
 LEADER_KEY = "leader"
+PROBE_INTERVAL_S = 1.0
 CHANGES_KEY = "rest-changes"
 
 
@@ -53,6 +55,7 @@ class Election(Protocol):
 
     def start(self) -> None: ...
     def stop(self, timeout: float = ...) -> None: ...
+    def rejoin(self) -> None: ...
 
 
 ElectionFactory = Callable[[str, Callable[[bool], None]], Election]
@@ -82,8 +85,11 @@ class Coordinator:
         logs: Callable[[Flow], ConfigLog],
         elect: ElectionFactory,
         box: SecretBox,
+        probe: LeaderProbe | None = None,
     ) -> None:
-        """`logs(flow)` makes the config topic client of the flow's target cluster."""
+        """`logs(flow)` makes the config topic client of the flow's target cluster; with a
+        `probe`, a standby takes over from a leader whose process is gone without waiting for
+        its session to end (mm2.runtime.leader_probe)."""
         self.worker_id = worker_id
         self.url = url
         self.home = home
@@ -94,6 +100,12 @@ class Coordinator:
         self._lock = threading.Lock()
         self._leaders: dict[str, Leader] = {}
         self._epochs: dict[str, str] = {}  # cluster -> the epoch this process leads it in
+        # Clusters this process took over from a gone leader, before the group gave it the lead.
+        self._acting: set[str] = set()
+        # Clusters whose config topic showed this process's epoch: a later leader record there
+        # is a newer leader's, and this process steps down.
+        self._own_seen: set[str] = set()
+        self._probe = probe
         self._elections: dict[str, Election] = {}
         self._stopping = threading.Event()
         self._version = 0
@@ -148,6 +160,12 @@ class Coordinator:
             )  # fmt: skip
             with self._lock:
                 self._leaders[alias] = leader
+                mine = self._epochs.get(alias)
+                if mine is not None and leader.epoch == mine:
+                    self._own_seen.add(alias)
+                newer = mine is not None and alias in self._own_seen and leader.epoch != mine
+            if newer:
+                self._step_down(alias, leader)
             return
         if alias != self.home or key != CHANGES_KEY or value is None:
             return
@@ -174,6 +192,8 @@ class Coordinator:
             aliases = list(self._logs)
         for alias in aliases:
             self._join(alias)
+        if self._probe is not None:
+            threading.Thread(target=self._probe_leaders, name="leader-probe", daemon=True).start()
 
     def _join(self, alias: str) -> None:
         with self._lock:
@@ -185,19 +205,76 @@ class Coordinator:
         election.start()
 
     def _leading(self, alias: str, leads: bool) -> None:
+        """The group elected (or deposed) this process for `alias`."""
+        with self._lock:
+            took_over = leads and alias in self._acting
+            self._acting.discard(alias)
+        if took_over:
+            return  # it leads since it took over: same epoch, flows running
+        if not leads:
+            with self._lock:
+                self._epochs.pop(alias, None)
+                self._own_seen.discard(alias)
+        self._begin(alias, leads)
+
+    def _begin(self, alias: str, leads: bool) -> None:
         if leads:
             epoch = uuid.uuid4().hex[:16]
             me = Leader(alias, self.url, self.worker_id, this_worker=True, epoch=epoch)
             with self._lock:
                 self._leaders[alias] = me
                 self._epochs[alias] = epoch
+                self._own_seen.discard(alias)
             if not self._announce(alias, epoch):
                 threading.Thread(target=self._announce_until, args=(alias, epoch),
                                  name=f"announce-{alias}", daemon=True).start()  # fmt: skip
-        else:
-            with self._lock:
-                self._epochs.pop(alias, None)
         self.on_lead(alias, leads)
+
+    # -- taking over from a gone leader, stepping down for a newer one --
+    def _probe_leaders(self) -> None:
+        probe = self._probe
+        assert probe is not None
+        while not self._stopping.wait(PROBE_INTERVAL_S):
+            led: dict[str, list[Leader]] = {}  # another process's URL -> what it leads
+            for alias in list(self._logs):
+                with self._lock:
+                    known = self._leaders.get(alias)
+                if self.leads(alias) or known is None or known.url in ("", self.url):
+                    continue
+                led.setdefault(known.url, []).append(known)
+            # One probe per process, and every cluster it led taken over together: one leader
+            # often leads several clusters (the flows' targets), and a gone process must be
+            # seen accepting again before it can be found gone again.
+            for url, lost in led.items():
+                if probe.gone(url):
+                    probe.forget(url)
+                    for known in lost:
+                        self._take_over(known.cluster, known)
+
+    def _take_over(self, alias: str, gone: Leader) -> None:
+        log.warning(
+            "leader %s of %s refuses connections at %s: its process is gone; taking its flows "
+            "over now instead of when its session in group mm2-leader.%s times out",
+            gone.worker_id, alias, gone.url, alias,
+        )  # fmt: skip
+        with self._lock:
+            self._acting.add(alias)
+        self._begin(alias, True)
+
+    def _step_down(self, alias: str, newer: Leader) -> None:
+        """Another process wrote a leader epoch after this one's: it leads now."""
+        log.warning("%s leads %s now (epoch %s, written after this process's): stepping down",
+                    newer.worker_id or newer.url, alias, newer.epoch)  # fmt: skip
+        with self._lock:
+            acting = alias in self._acting
+            self._acting.discard(alias)
+            self._epochs.pop(alias, None)
+            self._own_seen.discard(alias)
+            election = self._elections.get(alias)
+        if election is not None and election.leader:
+            election.rejoin()  # its seat in the group goes to another member
+        elif acting:
+            self.on_lead(alias, False)
 
     def _announce(self, alias: str, epoch: str) -> bool:
         """Write the `leader` record of this epoch (transactional: it fences the config topic
@@ -237,7 +314,8 @@ class Coordinator:
     def leads(self, alias: str) -> bool:
         with self._lock:
             election = self._elections.get(alias)
-        return election is not None and election.leader
+            acting = alias in self._acting
+        return acting or (election is not None and election.leader)
 
     def leader(self, alias: str) -> Leader | None:
         """This process when it leads `alias`, else the last leader announced (None: none yet)."""

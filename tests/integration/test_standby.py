@@ -144,6 +144,8 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
         )
         resumed = time.monotonic() - killed
         log.info("standby elected %.1f s and copying %.1f s after the kill", elected, resumed)
+        log.info("the standby on leadership:\n%s", "\n".join(
+            line for line in standby.log().splitlines() if "lead" in line))  # fmt: skip
         # The pause and resume made over REST are in Kafka: the new leader runs the source
         # connector as the old one left it.
         status = api.get(f"/connectors/{SOURCE}/status").json()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from mm2.config import load_properties, parse_properties
 from mm2.config.model import Flow
 from mm2.errors import BadRequestError, ConfigError, ConflictError
 from mm2.runtime.changes import Changes, ChangeStore
+from mm2.runtime.leader_probe import LeaderProbe
 from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.secrets import SealedChanges, SecretBox
 from mm2.runtime.standby import Coordinator
@@ -86,6 +88,9 @@ class Vote:
     def stop(self, timeout: float = 5.0) -> None:
         self.set(False)
 
+    def rejoin(self) -> None:  # leaves the group: the seat goes to another member
+        self.set(False)
+
     def set(self, leader: bool) -> None:
         if leader != self.leader:
             self.leader = leader
@@ -95,8 +100,16 @@ class Vote:
 class Node:
     """One connect-mirror-maker process: its runtime and its votes."""
 
-    def __init__(self, url: str, topics: dict[str, Topic], state: Path, key: str | None) -> None:
-        text = PROPERTIES + (f"mm2.rest.secrets.key = {key}\n" if key else "")
+    def __init__(
+        self,
+        url: str,
+        topics: dict[str, Topic],
+        state: Path,
+        key: str | None,
+        probe: LeaderProbe | None = None,
+        extra: str = "",
+    ) -> None:
+        text = PROPERTIES + extra + (f"mm2.rest.secrets.key = {key}\n" if key else "")
         config = load_properties(parse_properties(text, "mm2.properties"))
         self.votes: dict[str, Vote] = {}
         self.topics = topics
@@ -109,8 +122,9 @@ class Node:
             return self.votes.setdefault(alias, Vote(on_change))
 
         self.coordinator = Coordinator(
-            worker_id=url, url=url, home="backup", logs=make_log, elect=elect, box=box
-        )
+            worker_id=url, url=url, home="backup", logs=make_log, elect=elect, box=box,
+            probe=probe,
+        )  # fmt: skip
         for flow in config.flows:
             self.coordinator.watch(flow)
         self.store = ChangeStore(state / "rest-changes.json", codec=SealedChanges(box))
@@ -297,3 +311,73 @@ def test_each_election_writes_a_leader_epoch_that_a_deposed_leader_no_longer_hol
     # in the topic, so its planner and copy tasks refuse to start (check_leader_epoch).
     a.lead("backup")
     assert a.coordinator.leader_epoch("backup") not in (None, first, second)
+
+
+def test_a_standby_takes_over_when_the_leaders_port_refuses_and_the_old_leader_steps_down(
+    tmp_path: Path,
+) -> None:
+    """kill -9 leaves the leader's seat in the group for a session; its closed port shows at
+    once. A port that accepted and then refuses twice: the standby leads under a new epoch, and
+    the old leader, should it still run, sees that newer epoch and gives its seat up."""
+    outcomes = {"a": "accepted"}
+    probe = LeaderProbe(attempt=lambda host, _port, _timeout: outcomes[host])
+    topics: dict[str, Topic] = {}
+    a = Node("http://a:8083", topics, tmp_path / "a", "k")
+    b = Node("http://b:8083", topics, tmp_path / "b", "k", probe=probe)
+    try:
+        a.lead("backup")
+        eventually(lambda: state(a) == "RUNNING", timeout=10, what="a RUNNING")
+        time.sleep(2.5)  # b's probe sees a's port accept
+        assert not b.coordinator.leads("backup")
+        outcomes["a"] = "refused"
+        eventually(lambda: b.coordinator.leads("backup"), timeout=10, what="b taking over")
+        eventually(lambda: state(b) == "RUNNING", timeout=10, what="b RUNNING")
+        assert _latest_epoch(b) == b.coordinator.leader_epoch("backup")
+        # a was not gone after all: it sees b's newer epoch and steps down.
+        eventually(lambda: not a.coordinator.leads("backup"), timeout=10, what="a stepping down")
+        eventually(lambda: state(a) == "UNASSIGNED", timeout=10, what="a's flow stopped")
+        # The group then gives b the seat: b keeps its epoch and its flows.
+        epoch = b.coordinator.leader_epoch("backup")
+        b.lead("backup")
+        assert b.coordinator.leader_epoch("backup") == epoch and state(b) == "RUNNING"
+    finally:
+        a.mirror.stop()
+        b.mirror.stop()
+
+
+def test_a_port_that_never_accepted_or_does_not_answer_proves_nothing() -> None:
+    seen = iter(["refused", "refused", "refused", "accepted", "silent", "refused", "refused"])
+    probe = LeaderProbe(attempt=lambda _h, _p, _t: next(seen))
+    url = "http://a:8083"
+    # never accepted: refused three times is no proof (another host's loopback, say)
+    assert [probe.gone(url) for _ in range(3)] == [False, False, False]
+    # accepted, then silent (a lost host: wait for the session), then refused twice
+    assert [probe.gone(url) for _ in range(4)] == [False, False, False, True]
+
+
+def test_a_gone_leader_of_several_clusters_is_taken_over_on_each(tmp_path: Path) -> None:
+    """One process often leads every target cluster of the file: when its port refuses, the
+    standby takes each of them over, not only the first it probed."""
+    outcomes = {"a": "accepted"}
+    probe = LeaderProbe(attempt=lambda host, _port, _timeout: outcomes[host])
+    both = "backup->primary.enabled = true\n"
+    topics: dict[str, Topic] = {}
+    a = Node("http://a:8083", topics, tmp_path / "a", "k", extra=both)
+    b = Node("http://b:8083", topics, tmp_path / "b", "k", probe=probe, extra=both)
+    reverse = "backup.primary.MirrorSourceConnector"
+    try:
+        a.lead("backup", "primary")
+        eventually(lambda: state(a) == state(a, reverse) == "RUNNING", timeout=10,
+                   what="a RUNNING both flows")  # fmt: skip
+        time.sleep(2.5)  # b's probe sees a's port accept
+        outcomes["a"] = "refused"
+        eventually(
+            lambda: b.coordinator.leads("backup") and b.coordinator.leads("primary"),
+            timeout=10,
+            what="b taking over both clusters",
+        )
+        eventually(lambda: state(b) == state(b, reverse) == "RUNNING", timeout=10,
+                   what="b RUNNING both flows")  # fmt: skip
+    finally:
+        a.mirror.stop()
+        b.mirror.stop()
