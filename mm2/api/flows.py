@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from mm2.api.deps import Mirror
+from mm2.api.forward import runners_views
 from mm2.api.schemas import ErrorBody, FlowBody, FlowCreateBody, PartitionBody
 
 __all__ = ["router"]
@@ -21,8 +23,18 @@ router = APIRouter(prefix="/flows", tags=["flows"], responses=_ERRORS)
 
 
 @router.get("", response_model=list[FlowBody])
-def list_flows(mirror: Mirror) -> list[FlowBody]:
-    return [FlowBody.of(f) for f in mirror.flows()]
+async def list_flows(mirror: Mirror, request: Request) -> list[FlowBody]:
+    """Every flow, each as the process that runs it sees it (its state and lag are real only
+    there): a standby asks the leaders, and shows its own view of a flow whose leader does not
+    answer."""
+    local = await run_in_threadpool(mirror.flows)  # may read Kafka: off the event loop
+    remote = await runners_views(request, mirror, [(f.source, f.target) for f in local])
+    return [
+        FlowBody.model_validate(remote[(f.source, f.target)])
+        if (f.source, f.target) in remote
+        else FlowBody.of(f)
+        for f in local
+    ]
 
 
 @router.post("", status_code=201, response_model=FlowBody)

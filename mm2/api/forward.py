@@ -6,7 +6,8 @@
 - Reads of one flow or connector go to the leader that runs it, so its state is the real one;
   if that leader does not answer, this process answers from what it knows.
 - Offsets are read from Kafka by any process, and changed by the leader that runs the flow
-  (once its tasks have ended); lists come from the shared config: any process answers them.
+  (once its tasks have ended); lists come from the shared config: any process answers them,
+  and `/flows` takes each flow's state and lag from the leader that runs it (`runners_views`).
 
 A request is forwarded at most once (the `X-MM2-Forwarded-By` header); authentication is
 checked here before anything is forwarded, and the caller's credentials go along.
@@ -14,9 +15,10 @@ checked here before anything is forwarded, and the caller's credentials go along
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
-from typing import cast
+from typing import Any, cast
 
 import httpx
 from fastapi import Request, Response
@@ -26,7 +28,7 @@ from mm2.runtime.naming import flow_name
 from mm2.runtime.standby import Leader
 from mm2.runtime.view import RuntimeView
 
-__all__ = ["FORWARDED", "Forwarded", "forward_to_leader", "forwarded_response"]
+__all__ = ["FORWARDED", "Forwarded", "forward_to_leader", "forwarded_response", "runners_views"]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,8 @@ _CONNECTOR = re.compile(r"^/connectors/([^/]+)(/.*)?$")
 _RESTART = re.compile(r"^(?:/tasks/\d+)?/restart$")
 _KEEP_REQUEST = {"authorization", "content-type", "accept"}
 _KEEP_RESPONSE = {"content-type", "location", "allow", "www-authenticate"}
+# How long a list waits for each leader's view of its flows before it shows this process's.
+VIEW_TIMEOUT_S = 2.0
 
 
 class Forwarded(Exception):
@@ -99,8 +103,7 @@ async def forward_to_leader(request: Request) -> None:
     url = leader.url.rstrip("/") + request.url.path
     if request.url.query:
         url += "?" + request.url.query
-    headers = {k: v for k, v in request.headers.items() if k.lower() in _KEEP_REQUEST}
-    headers[FORWARDED] = mirror.url or "?"
+    headers = _headers(request, mirror)
     try:
         async with httpx.AsyncClient(timeout=60.0) as client:
             answer = await client.request(
@@ -122,3 +125,49 @@ async def forward_to_leader(request: Request) -> None:
 async def forwarded_response(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Forwarded)
     return exc.response
+
+
+def _headers(request: Request, mirror: RuntimeView) -> dict[str, str]:
+    headers = {k: v for k, v in request.headers.items() if k.lower() in _KEEP_REQUEST}
+    headers[FORWARDED] = mirror.url or "?"
+    return headers
+
+
+async def runners_views(
+    request: Request, mirror: RuntimeView, flows: list[tuple[str, str]]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """For each (source, target) flow that another process runs, that process's own view of it
+    (`GET /flows/<source>/<target>` there, with `runs_on` naming it), asked of all the leaders
+    at once; a flow whose leader does not answer within VIEW_TIMEOUT_S, or that no one runs,
+    is left out, and the caller shows what this process knows."""
+    if request.headers.get(FORWARDED):
+        return {}
+    asked: dict[tuple[str, str], Leader] = {}
+    for source, target in flows:
+        name = flow_name(source, target)
+        if not mirror.runs_here(name):
+            leader = mirror.runner(name)
+            if leader is not None and leader.url and leader.url != mirror.url:
+                asked[(source, target)] = leader
+    if not asked:
+        return {}
+    headers = _headers(request, mirror)
+
+    async def one(client: httpx.AsyncClient, key: tuple[str, str]) -> dict[str, Any] | None:
+        url = f"{asked[key].url.rstrip('/')}/flows/{key[0]}/{key[1]}"
+        try:
+            answer = await client.get(url, headers=headers)
+        except httpx.HTTPError as exc:
+            log.info("leader %s did not answer for %s->%s (%s); showing this process's view",
+                     asked[key].url, key[0], key[1], exc)  # fmt: skip
+            return None
+        if answer.status_code != 200:
+            return None
+        body = cast(dict[str, Any], answer.json())
+        body["runs_on"] = asked[key].url
+        return body
+
+    async with httpx.AsyncClient(timeout=VIEW_TIMEOUT_S) as client:
+        keys = list(asked)
+        bodies = await asyncio.gather(*(one(client, k) for k in keys))
+    return {k: b for k, b in zip(keys, bodies, strict=True) if b is not None}

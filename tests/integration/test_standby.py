@@ -103,8 +103,10 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
 
         # The standby answers reads with the leader's state, and forwards changes.
         api = stack.enter_context(httpx.Client(base_url=urls[standby_i], timeout=60))
-        flows = {(f["source"], f["target"]) for f in api.get("/flows").json()}
-        assert ("primary", "backup") in flows, flows
+        flows = {(f["source"], f["target"]): f for f in api.get("/flows").json()}
+        # The list shows the leader's view of the flow it runs: its state, its lag.
+        assert flows[("primary", "backup")]["runs_on"] == urls[leader_i], flows
+        assert flows[("primary", "backup")]["state"] in ("RUNNING", "DEGRADED"), flows
         assert api.put("/flows/primary/backup/pause").status_code == 202
         on_leader = stack.enter_context(httpx.Client(base_url=urls[leader_i], timeout=60))
         eventually(

@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import uvicorn
+from fastapi.testclient import TestClient
 
+from mm2.api.app import create_app
 from mm2.api.forward import route
 from mm2.config import load_properties, parse_properties
 from mm2.config.model import Flow
@@ -27,6 +30,7 @@ from mm2.runtime.secrets import SealedChanges, SecretBox
 from mm2.runtime.standby import Coordinator
 from mm2.runtime.task_runner import Backoff
 from tests.support.api import PLUGINS
+from tests.support.mirror import free_port
 from tests.support.waiting import eventually
 
 PROPERTIES = """
@@ -379,5 +383,36 @@ def test_a_gone_leader_of_several_clusters_is_taken_over_on_each(tmp_path: Path)
         eventually(lambda: state(b) == state(b, reverse) == "RUNNING", timeout=10,
                    what="b RUNNING both flows")  # fmt: skip
     finally:
+        a.mirror.stop()
+        b.mirror.stop()
+
+
+def test_any_nodes_flow_list_shows_the_leaders_view(tmp_path: Path) -> None:
+    """A standby's `GET /flows` shows each flow as the leader that runs it sees it (its state
+    and lag are real only there), naming that leader; with the leader silent, its own view."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    topics: dict[str, Topic] = {}
+    a = Node(url, topics, tmp_path / "a", "k")
+    b = Node("http://b:8083", topics, tmp_path / "b", "k")
+    server = uvicorn.Server(uvicorn.Config(create_app(a.mirror), port=port, log_level="warning"))
+    serving = threading.Thread(target=server.run, daemon=True)
+    try:
+        a.lead("backup")
+        eventually(lambda: state(a) == "RUNNING", timeout=10, what="a RUNNING")
+        serving.start()
+        eventually(lambda: server.started, timeout=10, what="a's REST listener")
+        client = TestClient(create_app(b.mirror))
+        flows = {(f["source"], f["target"]): f for f in client.get("/flows").json()}
+        assert flows[("primary", "backup")]["state"] == "RUNNING"
+        assert flows[("primary", "backup")]["runs_on"] == url
+        # b's own view says UNASSIGNED (it runs nothing): only the leader knows the state.
+        server.should_exit = True
+        serving.join(10)
+        flows = {(f["source"], f["target"]): f for f in client.get("/flows").json()}
+        assert flows[("primary", "backup")]["state"] == "UNASSIGNED"
+        assert flows[("primary", "backup")]["runs_on"] == url
+    finally:
+        server.should_exit = True
         a.mirror.stop()
         b.mirror.stop()
