@@ -68,6 +68,14 @@ class MirrorCollector(Collector):
                                               labels=_PARTITION),
             "skipped": CounterMetricFamily("mm2_skipped_oversized_records",
                                            "records skipped as too large", labels=_PARTITION),
+            "gone": CounterMetricFamily(
+                "mm2_source_records_gone",
+                "records deleted from the source (retention, DeleteRecords) before they were "
+                "copied", labels=_PARTITION),
+            "truncated": CounterMetricFamily(
+                "mm2_source_records_truncated",
+                "records copied past a source log end later found truncated (unclean leader "
+                "election)", labels=_PARTITION),
             "record_rate": gauge(_SOURCE + "record_rate", "records/s over the last 30 s"),
             "byte_rate": gauge(_SOURCE + "byte_rate", "bytes/s over the last 30 s"),
             "lag_records": gauge("mm2_replication_lag_records", "source records not yet copied"),
@@ -84,6 +92,7 @@ class MirrorCollector(Collector):
             values = {
                 "record_count": s.record_count, "byte_count": s.byte_count,
                 "skipped": s.skipped_count, "record_rate": s.record_rate,
+                "gone": s.gone_count, "truncated": s.truncated_count,
                 "byte_rate": s.byte_rate, "lag_records": s.lag_records,
                 "lag_seconds": s.lag_seconds,
                 "replication_latency_ms_min": s.replication_latency_ms_min,

@@ -152,8 +152,8 @@ class LagReader:
                 problems.append(
                     f"{tp[0]}-{tp[1]}: the position {position} is beyond the source's log end "
                     f"{ends[tp]} (the log was truncated, or the topic deleted and created "
-                    "again); the copy task starts again from auto.offset.reset (earliest by "
-                    "default)"
+                    "again); the copy task copies it again from its log start, counted in "
+                    "mm2_source_records_truncated"
                 )
             behind = max(0, ends[tp] - (position if position is not None else starts.get(tp, 0)))
             rows.append((tp, ends[tp], position, behind))

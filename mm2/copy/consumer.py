@@ -26,8 +26,10 @@ def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm) -> Consumer:
     return Consumer(
         {
             "group.id": f"mm2-copier-{spec.flow}",
-            "auto.offset.reset": "earliest",
             **spec.source_consumer,
+            # An offset the source no longer has is judged by the copy loop (_out_of_range),
+            # never reset silently: the partitions without a position get an explicit start.
+            "auto.offset.reset": "error",
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
             "enable.partition.eof": False,

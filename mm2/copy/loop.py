@@ -33,7 +33,7 @@ from mm2.copy.refusals import Retries, operators_fault, oversized
 from mm2.copy.spec import BEGINNING, TP, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.copy.transaction import AbortableTransactionError, TransactionSink
-from mm2.errors import KafkaClientError
+from mm2.errors import ConfigError, KafkaClientError
 from mm2.kafka.failure import (
     AuthAlarm,
     client_error,
@@ -285,7 +285,61 @@ class CopyLoop:
         where = f"{msg.topic()}-{msg.partition()}"
         if ends_a_consumer(err):
             raise client_error(f"consuming {where}", err, cluster=self._alarm.cluster)
+        if err.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError._LOG_TRUNCATION):
+            self._out_of_range((msg.topic() or "", msg.partition() or 0), err)
+            return
         log.debug("%s: %s: %s (librdkafka retries)", self.spec.flow, where, err)
+
+    def _out_of_range(self, tp: TP, err: KafkaError) -> None:
+        """The source has no record at the offset this task reads next. Below its log start,
+        the records in between were deleted (retention, DeleteRecords) before they could be
+        copied: copying goes on at the log start. Beyond its log end, the log was truncated (an
+        unclean leader election) or the position was set past it: the offset where the log was
+        cut is not known (records written since have taken the offsets after it), so copying
+        starts again at the log start: records come twice, none is skipped. Either way the
+        task says so at WARN and counts it in the stats of a position written at once (the
+        metrics mm2_source_records_gone and mm2_source_records_truncated), never silently."""
+        txn = self._txn
+        pending = None if txn is None else txn.parts.get(tp)
+        at = pending.stats.position + 1 if pending is not None else self._next.get(tp, -1)
+        if at < 0:  # no position, and auto.offset.reset names no start
+            raise ConfigError(
+                f"{self.spec.flow}: {tp[0]}-{tp[1]} has no position and auto.offset.reset names "
+                "no start (earliest or latest): set one, or give the partition a position "
+                "(PATCH .../offsets)"
+            )
+        low, high = self._consumer.get_watermark_offsets(TopicPartition(*tp), 10, False)
+        where = f"{tp[0]}-{tp[1]}"
+        gone = truncated = 0
+        if at < low:
+            gone, resume = low - at, low
+            log.warning("%s: %s: offsets %d-%d were deleted from the source (retention or "
+                        "DeleteRecords) before they were copied: %d record(s) can never be "
+                        "copied; copying on from the log start %d", self.spec.flow, where, at,
+                        low - 1, gone, low)  # fmt: skip
+        elif at > high:
+            truncated, resume = at - high, low
+            log.warning("%s: %s: the position %d is beyond the source's log end %d: the log "
+                        "was truncated (an unclean leader election) or the position was set "
+                        "past it; copying it again from the log start %d, so that no record "
+                        "written since is skipped (records copied before come again)",
+                        self.spec.flow, where, at, high, low)  # fmt: skip
+        else:
+            resume = at
+            log.info("%s: %s: %s; reading again from %d (the log runs %d-%d)",
+                     self.spec.flow, where, err.str(), at, low, high)  # fmt: skip
+        if gone or truncated:
+            txn = self._txn or self._begin()
+            pending = txn.parts.get(tp)
+            if pending is None:
+                stats = CopyStats(tp[0], tp[1], self._routes[tp], first=resume)
+                pending = txn.parts[tp] = _Pending(stats)
+            pending.stats.position = max(pending.stats.position, resume - 1)
+            pending.stats.gone += gone
+            pending.stats.truncated += truncated
+        # The fetcher stopped at the error and a seek does not start it again: assign anew.
+        self._consumer.incremental_unassign([TopicPartition(*tp)])
+        self._consumer.incremental_assign([TopicPartition(tp[0], tp[1], resume)])
 
     def _begin(self) -> _Txn:
         self._sink.begin()

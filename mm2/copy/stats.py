@@ -28,7 +28,11 @@ _HEADER_FIELDS = (
     "age_max_ms",
     "age_sum_ms",
     "finished_ms",
+    # Appended later: a header without them (an older mm2's) reads them as 0.
+    "gone",
+    "truncated",
 )
+_FIRST_FIELDS = 10  # the fields every mm2 version writes
 
 
 @dataclass
@@ -52,13 +56,18 @@ class CopyStats:
     age_min_ms: int = -1
     age_max_ms: int = -1
     age_sum_ms: int = 0
+    # Records deleted from the source (retention, DeleteRecords) before they could be copied,
+    # and records copied past the source's log end found truncated (mm2.copy.loop._out_of_range).
+    gone: int = 0
+    truncated: int = 0
     runs: list[Run] = field(default_factory=list)
 
     def header(self) -> builtins.bytes:
         """The `mm2.stats` header value."""
-        return json.dumps(
-            [getattr(self, name) for name in _HEADER_FIELDS], separators=(",", ":")
-        ).encode()
+        values = [getattr(self, name) for name in _HEADER_FIELDS]
+        if not any(values[_FIRST_FIELDS:]):
+            values = values[:_FIRST_FIELDS]  # byte for byte what every mm2 version reads
+        return json.dumps(values, separators=(",", ":")).encode()
 
     @classmethod
     def from_header(
@@ -69,9 +78,9 @@ class CopyStats:
             values = [int(v) for v in json.loads(data)]
         except (ValueError, TypeError):
             return None
-        if len(values) != len(_HEADER_FIELDS):
+        if not _FIRST_FIELDS <= len(values) <= len(_HEADER_FIELDS):
             return None
         stats = cls(topic, partition, target_topic, position=position)
-        for name, value in zip(_HEADER_FIELDS, values, strict=True):
+        for name, value in zip(_HEADER_FIELDS, values, strict=False):
             setattr(stats, name, value)
         return stats

@@ -22,6 +22,8 @@ class _Stats:
     record_count: int = 0
     byte_count: int = 0
     skipped_count: int = 0
+    gone_count: int = 0  # deleted from the source before they were copied
+    truncated_count: int = 0  # copied past a source log end found truncated
     position: int = -1
     end_offset: int = -1
     last_timestamp: int = -1
@@ -60,6 +62,8 @@ class PartitionSnapshot:
     lag_records: int
     lag_seconds: float
     owner: int | None = None
+    gone_count: int = 0
+    truncated_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,8 @@ class MetricsRegistry:
             for r in results:
                 s = self._get(source, target, r.topic, r.partition, r.target_topic)
                 s.position = max(s.position, r.position + 1)
+                s.gone_count += r.gone
+                s.truncated_count += r.truncated
                 if r.records == 0:
                     continue
                 s.record_count += r.records
@@ -243,6 +249,7 @@ class MetricsRegistry:
                         s.latency_sum / count if count else 0.0,
                         s.age_min if count else 0.0, s.age_max,
                         s.age_sum / count if count else 0.0, lag, lag_s, s.owner,
+                        gone_count=s.gone_count, truncated_count=s.truncated_count,
                     )
                 )  # fmt: skip
         return out

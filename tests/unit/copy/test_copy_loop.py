@@ -377,3 +377,55 @@ def test_a_partition_not_read_yet_has_no_position_to_move_to() -> None:
     copier._consumer = cast(Any, IdleConsumer({}))
     copier._round()
     assert copier.positions() == {("orders", 0): 10}
+
+
+class OutOfRange(FakeMessage):
+    """librdkafka's error for a fetch at an offset the log no longer has (auto.offset.reset is
+    `error` in the copy task's consumer)."""
+
+    def error(self) -> KafkaError:  # type: ignore[override]
+        return KafkaError(KafkaError._AUTO_OFFSET_RESET, "Offset out of range")
+
+
+class WatermarkConsumer(FakeConsumer):
+    def __init__(self, low: int, high: int) -> None:
+        super().__init__({})
+        self.low, self.high = low, high
+        self.seeks: list[tuple[str, int, int]] = []
+
+    def get_watermark_offsets(self, tp: Any, timeout: float, cached: bool) -> tuple[int, int]:
+        return self.low, self.high
+
+    def incremental_unassign(self, partitions: list[Any]) -> None:
+        self.seeks.append(("unassign", len(partitions), -1))
+
+    def incremental_assign(self, partitions: list[Any]) -> None:
+        self.seeks.extend((tp.topic, tp.partition, tp.offset) for tp in partitions)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "resume", "gone", "truncated"),
+    [
+        (500, 900, 500, 490, 0),  # offsets 10-499 deleted before they were copied
+        (2, 4, 2, 0, 6),  # the log now ends at 4, below the position 10: again from its start
+        (0, 900, 10, 0, 0),  # in range after all (a race): read again where it was
+    ],
+)
+def test_an_offset_the_source_no_longer_has_is_judged_and_counted_never_reset_silently(
+    low: int, high: int, resume: int, gone: int, truncated: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    copier = _copier(transactional=True)
+    consumer = WatermarkConsumer(low, high)
+    copier._consumer = cast(Any, consumer)
+    emitted: list[Any] = []
+    copier._syncs.emit = lambda results, *, wait=True: emitted.extend(results)  # type: ignore[method-assign]
+    copier._copy([cast(Any, OutOfRange("orders", 0, 10))])
+    assert consumer.seeks == [("unassign", 1, -1), ("orders", 0, resume)]
+    copier._end_transaction()
+    if gone or truncated:
+        (stats,) = emitted
+        assert (stats.gone, stats.truncated, stats.position) == (gone, truncated, resume - 1)
+        assert copier.positions() == {("orders", 0): resume}  # committed at once
+        assert "copying on from the log start" in caplog.text or "again from the log" in caplog.text
+    else:
+        assert emitted == [] and copier.positions() == {("orders", 0): 10}

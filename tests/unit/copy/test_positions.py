@@ -56,6 +56,23 @@ def test_position_record_is_apaches_key_and_value_with_our_headers() -> None:
     assert short is None
 
 
+def test_records_gone_or_truncated_travel_in_two_more_integers_only_when_there_are_any() -> None:
+    stats = _stats()
+    stats.gone, stats.truncated = 500, 7
+    raw = stats.header()
+    assert raw == b"[3,30,0,1,3,6,5,9,21,100,500,7]"
+    back = CopyStats.from_header(raw, topic="orders", partition=2, target_topic="", position=41)
+    assert back == stats
+    # an older mm2's ten integers read as none gone or truncated
+    old = CopyStats.from_header(
+        b"[3,30,0,1,3,6,5,9,21,100]", topic="orders", partition=2, target_topic="", position=41
+    )
+    assert old is not None and (old.gone, old.truncated) == (0, 0)
+    too_long = b"[3,30,0,1,3,6,5,9,21,100,1,2,3]"
+    assert CopyStats.from_header(too_long, topic="t", partition=0, target_topic="",
+                                 position=1) is None  # fmt: skip
+
+
 def test_a_position_names_its_source_topic_and_one_of_another_topic_does_not_apply() -> None:
     key, value, headers = position_record(
         "MirrorSourceConnector", "primary", "orders", 0, 2999, cluster_id="abc", topic_id="old"
