@@ -141,7 +141,23 @@ def spark_context(conf: Mapping[str, str] | None = None) -> SparkContext:
                 "Spark %s ready in %.1f s (%s, %d task slots)",
                 sc.version, time.monotonic() - started, sc.master, sc.defaultParallelism,
             )  # fmt: skip
+            threading.Thread(target=_warm_up, args=(sc,), name="spark-warm-up",
+                             daemon=True).start()  # fmt: skip
         return sc
+
+
+def _warm_up(sc: SparkContext) -> None:
+    """One tiny job, so that Spark's Python worker daemon (mm2.pipeline.daemon, which imports
+    the copy step) is up before the first copy task needs it: a standby that takes over, or a
+    first epoch, then waits for neither. Failing costs nothing but that head start."""
+    try:
+        sc.parallelize([0], 1).map(_same).collect()
+    except Exception as exc:  # noqa: BLE001 - Py4J and Spark errors alike: the head start only
+        log.debug("Spark warm-up job failed: %s", exc)
+
+
+def _same(value: int) -> int:
+    return value
 
 
 def stop_spark() -> None:

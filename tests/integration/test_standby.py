@@ -12,7 +12,6 @@ import contextlib
 import logging
 import signal
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,8 @@ import httpx
 import pytest
 
 from tests.support.kafka import content, count, read_topic
-from tests.support.mirror import ContinuousProducer, MirrorProcess, free_port, write_properties
+from tests.support.mirror import ContinuousProducer, MirrorProcess
+from tests.support.standby import leader_urls, leaders, leads, two_nodes
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -30,44 +30,17 @@ PARTITIONS = 3
 SOURCE = "primary.backup.MirrorSourceConnector"
 
 
-def leaders(url: str) -> dict[str, dict[str, object] | None]:
-    try:
-        answer = httpx.get(f"{url}/leaders", timeout=10)
-    except httpx.HTTPError:
-        return {}
-    return answer.json() if answer.status_code == 200 else {}
-
-
-def leads(url: str) -> bool:
-    backup = leaders(url).get("backup")
-    return bool(backup and backup.get("this_worker"))
-
-
 def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
     primary: Any, backup: Any, new_topic: Any, tmp_path: Path
 ) -> None:
     topic = new_topic(primary, PARTITIONS, prefix="standby")
-    configs = f"mm2-configs.{uuid.uuid4().hex[:12]}.internal"
-    ports = [free_port(), free_port()]
-    urls = [f"http://127.0.0.1:{p}" for p in ports]
-    props = []
-    for name, port in zip(("a", "b"), ports, strict=True):
-        directory = tmp_path / name
-        directory.mkdir()
-        props.append(write_properties(
-            directory, primary.bootstrap_servers, backup.bootstrap_servers, topic,
-            f"listeners = http://127.0.0.1:{port}\nmm2.configs.topic = {configs}\n"
-            "mm2.leader.session.timeout.ms = 6000\n",
-        ))  # fmt: skip
+    mirrors, urls = two_nodes(tmp_path, primary, backup, topic)
     remote = f"primary.{topic}"
     idempotent = {"enable.idempotence": True}
     load = ContinuousProducer(
         primary, topic, rate=200, limit=10**9, seconds=3600, partitions=PARTITIONS,
         config=idempotent,
     )  # fmt: skip
-    first = MirrorProcess(props[0])
-    second = MirrorProcess(props[1])
-    mirrors = [first, second]
 
     def both_logs() -> str:
         return "\n".join(f"--- {m.log_path.name}\n{m.log()[-6000:]}" for m in mirrors)
@@ -181,27 +154,6 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
     assert sum(len(r) for r in upstream.values()) == sent
 
 
-def _two_nodes(
-    tmp_path: Path, primary: Any, backup: Any, topic: str
-) -> tuple[list[MirrorProcess], list[str]]:
-    configs = f"mm2-configs.{uuid.uuid4().hex[:12]}.internal"
-    ports = [free_port(), free_port()]
-    mirrors = []
-    for name, port in zip(("a", "b"), ports, strict=True):
-        directory = tmp_path / name
-        directory.mkdir()
-        mirrors.append(MirrorProcess(write_properties(
-            directory, primary.bootstrap_servers, backup.bootstrap_servers, topic,
-            f"listeners = http://127.0.0.1:{port}\nmm2.configs.topic = {configs}\n"
-            "mm2.leader.session.timeout.ms = 6000\n",
-        )))  # fmt: skip
-    return mirrors, [f"http://127.0.0.1:{p}" for p in ports]
-
-
-def _leader_urls(urls: list[str]) -> list[str]:
-    return [url for url in urls if leads(url)]
-
-
 def test_a_paused_leader_fences_nothing_and_a_restarted_node_takes_nothing(
     primary: Any, backup: Any, new_topic: Any, tmp_path: Path
 ) -> None:
@@ -211,7 +163,7 @@ def test_a_paused_leader_fences_nothing_and_a_restarted_node_takes_nothing(
     standby restarts (as in a rolling restart): the leader keeps the lead throughout."""
     topic = new_topic(primary, PARTITIONS, prefix="paused")
     remote = f"primary.{topic}"
-    mirrors, urls = _two_nodes(tmp_path, primary, backup, topic)
+    mirrors, urls = two_nodes(tmp_path, primary, backup, topic)
     load = ContinuousProducer(
         primary, topic, rate=200, limit=10**9, seconds=3600, partitions=PARTITIONS,
         config={"enable.idempotence": True},
@@ -221,9 +173,9 @@ def test_a_paused_leader_fences_nothing_and_a_restarted_node_takes_nothing(
         return "\n".join(f"--- {m.log_path.name}\n{m.log()[-6000:]}" for m in mirrors)
 
     try:
-        eventually(lambda: len(_leader_urls(urls)) == 1, timeout=180, what="one leader",
+        eventually(lambda: len(leader_urls(urls)) == 1, timeout=180, what="one leader",
                    log=both_logs)  # fmt: skip
-        first = urls.index(_leader_urls(urls)[0])
+        first = urls.index(leader_urls(urls)[0])
         paused, other = mirrors[first], mirrors[1 - first]
         load.start()
         eventually(lambda: count(backup.bootstrap_servers, remote) > 300, timeout=180,
@@ -241,7 +193,7 @@ def test_a_paused_leader_fences_nothing_and_a_restarted_node_takes_nothing(
                    what="the resumed leader stepping down", log=both_logs)  # fmt: skip
         # The new leader keeps the lead, and the resumed one never leads again.
         for _ in range(15):
-            assert _leader_urls(urls) == [urls[1 - first]], both_logs()
+            assert leader_urls(urls) == [urls[1 - first]], both_logs()
             time.sleep(1)
         assert paused.log().count("now leader of backup") == 1, paused.log()[-4000:]
         # Its planner checked the epoch and fenced nothing: the new leader's copy tasks were
@@ -256,7 +208,7 @@ def test_a_paused_leader_fences_nothing_and_a_restarted_node_takes_nothing(
         eventually(lambda: bool(leaders(urls[first]).get("backup")), timeout=120,
                    what="the restarted node answering", log=both_logs)  # fmt: skip
         for _ in range(15):
-            assert _leader_urls(urls) == [urls[1 - first]], both_logs()
+            assert leader_urls(urls) == [urls[1 - first]], both_logs()
             time.sleep(1)
         assert "now leader of backup" not in restarted.log(), restarted.log()[-4000:]
         assert other.log().count("now leader of backup") == 1, other.log()[-4000:]
