@@ -73,9 +73,9 @@ class MirrorCollector(Collector):
                 "records deleted from the source (retention, DeleteRecords) before they were "
                 "copied", labels=_PARTITION),
             "truncated": CounterMetricFamily(
-                "mm2_source_records_truncated",
-                "records copied past a source log end later found truncated (unclean leader "
-                "election)", labels=_PARTITION),
+                "mm2_source_log_truncations",
+                "times the source's log was found truncated below the position (an unclean "
+                "leader election): copied again from its start", labels=_PARTITION),
             "record_rate": gauge(_SOURCE + "record_rate", "records/s over the last 30 s"),
             "byte_rate": gauge(_SOURCE + "byte_rate", "bytes/s over the last 30 s"),
             "lag_records": gauge("mm2_replication_lag_records", "source records not yet copied"),

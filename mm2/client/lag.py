@@ -153,7 +153,7 @@ class LagReader:
                     f"{tp[0]}-{tp[1]}: the position {position} is beyond the source's log end "
                     f"{ends[tp]} (the log was truncated, or the topic deleted and created "
                     "again); the copy task copies it again from its log start, counted in "
-                    "mm2_source_records_truncated"
+                    "mm2_source_log_truncations"
                 )
             behind = max(0, ends[tp] - (position if position is not None else starts.get(tp, 0)))
             rows.append((tp, ends[tp], position, behind))

@@ -54,10 +54,11 @@ _IDLE_COMMIT_MS = 10  # a transaction with nothing more to read now commits once
 class _Pending:
     """One partition's records in the open transaction."""
 
-    __slots__ = ("deliver", "downstream", "failures", "stats", "upstream")
+    __slots__ = ("deliver", "downstream", "epoch", "failures", "stats", "upstream")
 
     def __init__(self, stats: CopyStats) -> None:
         self.stats = stats
+        self.epoch: int | None = None  # the leader epoch of the last record consumed
         self.upstream: list[int] = []
         self.downstream: list[int] = []
         # (upstream offset, error, key + value bytes) of each record the target refused.
@@ -99,6 +100,9 @@ class CopyLoop:
         self._routes = {(a.topic, a.partition): a.target_topic for a in spec.partitions}
         self._topic_ids = {(a.topic, a.partition): a.topic_id for a in spec.partitions}
         self._next = {(a.topic, a.partition): a.next_offset for a in spec.partitions}
+        # The leader epoch of the record each committed position follows, where known: the
+        # consumer starts there with it, so the source's leader checks its log still holds it.
+        self._epochs: dict[TP, int] = {}
         self._skip: set[tuple[str, int, int]] = set()
         reset = spec.source_consumer.get("auto.offset.reset", "earliest")
         self._unpositioned = RESET.get(str(reset).strip().lower(), OFFSET_INVALID)
@@ -142,9 +146,14 @@ class CopyLoop:
         moved = []
         for tp in committed.offsets:
             last = committed.of_topic(tp, self._topic_ids.get(tp, ""))
-            if last is None:
+            if last is None or tp not in self._next:
                 continue
-            if tp in self._next and self._next[tp] != last + 1:
+            epoch = committed.leader_epochs.get(tp)
+            if epoch is not None:
+                self._epochs[tp] = epoch
+            else:
+                self._epochs.pop(tp, None)
+            if self._next[tp] != last + 1:
                 self._next[tp] = last + 1
                 moved.append(f"{tp[0]}-{tp[1]}@{last + 1}")
         return moved
@@ -194,8 +203,13 @@ class CopyLoop:
         self._consumer.assign([self._start(t, p, n) for (t, p), n in sorted(self._next.items())])
 
     def _start(self, topic: str, partition: int, next_offset: int) -> TopicPartition:
+        if next_offset >= 0:
+            epoch = self._epochs.get((topic, partition))
+            if epoch is not None:  # validated against the leader's log before the first fetch
+                return TopicPartition(topic, partition, next_offset, leader_epoch=epoch)
+            return TopicPartition(topic, partition, next_offset)
         start = OFFSET_BEGINNING if next_offset == BEGINNING else self._unpositioned
-        return TopicPartition(topic, partition, next_offset if next_offset >= 0 else start)
+        return TopicPartition(topic, partition, start)
 
     def _round(self) -> None:
         txn = self._txn
@@ -223,9 +237,12 @@ class CopyLoop:
                 self._end_transaction()
         elif not messages and now >= self._markers_due:  # idle: past markers, lag 0
             self._markers_due = now + 1.0
-            self._next.update(move_past_markers(
+            moved = move_past_markers(
                 self._consumer, self._sink, self._next, self._routes, self._topic_ids
-            ))  # fmt: skip
+            )
+            self._next.update(moved)
+            for tp in moved:  # the position follows a marker now, of no known epoch
+                self._epochs.pop(tp, None)
 
     def _copy(self, messages: list[Message]) -> None:
         produce = self._sink.produce
@@ -247,6 +264,7 @@ class CopyLoop:
                 pending = txn.parts[tp] = _Pending(stats)
             res = pending.stats
             res.position = offset
+            pending.epoch = msg.leader_epoch()
             if (topic, partition, offset) in self._skip:
                 res.skipped += 1
                 continue
@@ -298,7 +316,7 @@ class CopyLoop:
         cut is not known (records written since have taken the offsets after it), so copying
         starts again at the log start: records come twice, none is skipped. Either way the
         task says so at WARN and counts it in the stats of a position written at once (the
-        metrics mm2_source_records_gone and mm2_source_records_truncated), never silently."""
+        metrics mm2_source_records_gone and mm2_source_log_truncations), never silently."""
         txn = self._txn
         pending = None if txn is None else txn.parts.get(tp)
         at = pending.stats.position + 1 if pending is not None else self._next.get(tp, -1)
@@ -311,14 +329,22 @@ class CopyLoop:
         low, high = self._consumer.get_watermark_offsets(TopicPartition(*tp), 10, False)
         where = f"{tp[0]}-{tp[1]}"
         gone = truncated = 0
-        if at < low:
+        if err.code() == KafkaError._LOG_TRUNCATION:
+            # The leader's log no longer holds the record the position follows under its leader
+            # epoch: it was cut below the position and may have been refilled since.
+            truncated, resume = 1, low
+            log.warning("%s: %s: %s: the source's log was truncated below the position %d (an "
+                        "unclean leader election); copying it again from the log start %d, so "
+                        "that no record written since is skipped (records copied before come "
+                        "again)", self.spec.flow, where, err.str(), at, low)  # fmt: skip
+        elif at < low:
             gone, resume = low - at, low
             log.warning("%s: %s: offsets %d-%d were deleted from the source (retention or "
                         "DeleteRecords) before they were copied: %d record(s) can never be "
                         "copied; copying on from the log start %d", self.spec.flow, where, at,
                         low - 1, gone, low)  # fmt: skip
         elif at > high:
-            truncated, resume = at - high, low
+            truncated, resume = 1, low
             log.warning("%s: %s: the position %d is beyond the source's log end %d: the log "
                         "was truncated (an unclean leader election) or the position was set "
                         "past it; copying it again from the log start %d, so that no record "
@@ -335,6 +361,7 @@ class CopyLoop:
                 stats = CopyStats(tp[0], tp[1], self._routes[tp], first=resume)
                 pending = txn.parts[tp] = _Pending(stats)
             pending.stats.position = max(pending.stats.position, resume - 1)
+            pending.epoch = None  # the position follows no record this task read
             pending.stats.gone += gone
             pending.stats.truncated += truncated
         # The fetcher stopped at the error and a seek does not start it again: assign anew.
@@ -393,6 +420,10 @@ class CopyLoop:
         copied = []
         for (topic, partition), pending in txn.parts.items():
             self._next[(topic, partition)] = pending.stats.position + 1
+            if pending.epoch is not None and pending.epoch >= 0:
+                self._epochs[(topic, partition)] = pending.epoch
+            else:
+                self._epochs.pop((topic, partition), None)
             # every record acknowledged: (upstream, downstream, length) runs for offset syncs
             pending.stats.runs = offset_runs(pending.upstream, pending.downstream)
             copied.append(pending.stats)
@@ -408,7 +439,8 @@ class CopyLoop:
         """One position per partition the transaction touched, with what it copied."""
         for pending in txn.parts.values():
             stats = pending.stats
-            self._sink.write_position(stats, self._topic_ids.get((stats.topic, stats.partition)))
+            tp = (stats.topic, stats.partition)
+            self._sink.write_position(stats, self._topic_ids.get(tp), pending.epoch)
 
     def _give_back(self, txn: _Txn, remaining: int) -> None:
         """Judge what the target refused (or did not acknowledge), abort, and copy it again.

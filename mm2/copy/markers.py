@@ -51,6 +51,8 @@ def move_past_markers(
     sink.begin()
     for (topic, partition), position in moved.items():
         stats = CopyStats(topic, partition, routes[(topic, partition)], position - 1)
+        # No leader epoch: a marker written under a newer leader than the last record's would
+        # make the older epoch's end look like a truncation below the position.
         sink.write_position(stats, topic_ids.get((topic, partition)))
     try:
         if sink.flush(60):

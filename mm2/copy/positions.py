@@ -41,6 +41,7 @@ from mm2.records.connect_offsets import (
 __all__ = [
     "CLUSTER_ID_HEADER",
     "CONNECTOR",
+    "LEADER_EPOCH_HEADER",
     "PARTITIONER",
     "STATS_HEADER",
     "TOPIC_ID_HEADER",
@@ -56,6 +57,10 @@ CLUSTER_ID_HEADER = "mm2.source.cluster.id"
 # The source topic's id, beside Apache's value (Apache reads no headers, so it still reads ours):
 # a position stored for a topic since deleted and re-created under the same name is told apart.
 TOPIC_ID_HEADER = "mm2.source.topic.id"
+# The leader epoch of the record the position follows (KIP-320): a copy task that resumes from
+# it asks the source's leader whether its log still holds that record there, so a log truncated
+# (an unclean leader election) while the mirror was away is found even when refilled since.
+LEADER_EPOCH_HEADER = "mm2.source.leader.epoch"
 STATS_HEADER = "mm2.stats"
 # Java's default partitioner for keyed records; Connect's offset writer relies on it.
 PARTITIONER = {"partitioner": "murmur2_random"}
@@ -78,6 +83,7 @@ class PositionRecord:
     cluster_id: str | None  # None: written by Apache MM2 (or before mm2 tagged it)
     stats: CopyStats | None  # its target_topic is unknown here: ""
     topic_id: str | None = None  # None: written by Apache MM2, or before mm2 tagged it
+    leader_epoch: int | None = None  # None: not known (Apache MM2's, or an older mm2's)
 
 
 def position_record(
@@ -90,6 +96,7 @@ def position_record(
     cluster_id: str | None,
     stats: CopyStats | None = None,
     topic_id: str | None = None,
+    leader_epoch: int | None = None,
 ) -> tuple[bytes, bytes | None, Headers]:
     """(key, value, headers) of a position; offset None makes a tombstone."""
     key = ConnectOffsetKey(connector, MirrorSourcePartition(cluster, topic, partition)).to_bytes()
@@ -99,6 +106,8 @@ def position_record(
         headers.append((CLUSTER_ID_HEADER, cluster_id.encode()))
     if topic_id:
         headers.append((TOPIC_ID_HEADER, topic_id.encode()))
+    if leader_epoch is not None and leader_epoch >= 0:
+        headers.append((LEADER_EPOCH_HEADER, str(leader_epoch).encode()))
     if stats is not None:
         headers.append((STATS_HEADER, stats.header()))
     return key, value, headers
@@ -136,6 +145,7 @@ def decode_position(
             position=-1 if offset is None else offset,
         )  # fmt: skip
     raw_topic_id = found.get(TOPIC_ID_HEADER)
+    raw_epoch = found.get(LEADER_EPOCH_HEADER, b"")
     return PositionRecord(
         part.topic,
         part.partition,
@@ -143,6 +153,7 @@ def decode_position(
         None if raw_id is None else raw_id.decode(errors="replace"),
         stats,
         None if raw_topic_id is None else raw_topic_id.decode(errors="replace"),
+        int(raw_epoch) if raw_epoch.isdigit() else None,
     )
 
 
@@ -153,11 +164,14 @@ class StoredPositions:
         self.offsets: dict[TP, int] = {}
         self.cluster_ids: dict[TP, str | None] = {}
         self.topic_ids: dict[TP, str] = {}  # where the position says which topic it is of
+        # where it says the leader epoch of the record it follows
+        self.leader_epochs: dict[TP, int] = {}
 
     def apply(self, records: Iterable[PositionRecord]) -> None:
         for r in records:
             tp = (r.topic, r.partition)
             self.topic_ids.pop(tp, None)
+            self.leader_epochs.pop(tp, None)
             if r.offset is None:
                 self.offsets.pop(tp, None)
                 self.cluster_ids.pop(tp, None)
@@ -166,6 +180,8 @@ class StoredPositions:
                 self.cluster_ids[tp] = r.cluster_id
                 if r.topic_id:
                     self.topic_ids[tp] = r.topic_id
+                if r.leader_epoch is not None:
+                    self.leader_epochs[tp] = r.leader_epoch
 
     def of_topic(self, tp: TP, topic_id: str) -> int | None:
         """The stored position of `tp` if it was stored for the topic whose id is `topic_id`

@@ -57,7 +57,7 @@ class CopyStats:
     age_max_ms: int = -1
     age_sum_ms: int = 0
     # Records deleted from the source (retention, DeleteRecords) before they could be copied,
-    # and records copied past the source's log end found truncated (mm2.copy.loop._out_of_range).
+    # and times the source's log was found truncated below the position (mm2.copy.loop).
     gone: int = 0
     truncated: int = 0
     runs: list[Run] = field(default_factory=list)

@@ -155,13 +155,15 @@ class TransactionSink:
         """Wait for every record to be acknowledged; returns how many were not."""
         return int(self._producer.flush(timeout))
 
-    def write_position(self, stats: CopyStats, topic_id: str | None = None) -> None:
+    def write_position(
+        self, stats: CopyStats, topic_id: str | None = None, leader_epoch: int | None = None
+    ) -> None:
         """The position of one partition (its last offset consumed) with what was copied, and
-        the source topic's id where known."""
+        the source topic's id and the leader epoch of that record where known."""
         key, value, headers = position_record(
             self.spec.connector, self.spec.source_alias, stats.topic, stats.partition,
             stats.position, cluster_id=self.spec.source_cluster_id, stats=stats,
-            topic_id=topic_id,
+            topic_id=topic_id, leader_epoch=leader_epoch,
         )  # fmt: skip
         while True:
             try:

@@ -23,7 +23,7 @@ class _Stats:
     byte_count: int = 0
     skipped_count: int = 0
     gone_count: int = 0  # deleted from the source before they were copied
-    truncated_count: int = 0  # copied past a source log end found truncated
+    truncated_count: int = 0  # times the source's log was found truncated below the position
     position: int = -1
     end_offset: int = -1
     last_timestamp: int = -1

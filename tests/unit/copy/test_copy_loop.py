@@ -57,6 +57,9 @@ class FakeMessage:
     def headers(self) -> None:
         return None
 
+    def leader_epoch(self) -> int:
+        return 7
+
 
 class FakeConsumer:
     def __init__(self, config: dict[str, Any]) -> None:
@@ -407,7 +410,7 @@ class WatermarkConsumer(FakeConsumer):
     ("low", "high", "resume", "gone", "truncated"),
     [
         (500, 900, 500, 490, 0),  # offsets 10-499 deleted before they were copied
-        (2, 4, 2, 0, 6),  # the log now ends at 4, below the position 10: again from its start
+        (2, 4, 2, 0, 1),  # the log now ends at 4, below the position 10: again from its start
         (0, 900, 10, 0, 0),  # in range after all (a race): read again where it was
     ],
 )
@@ -429,3 +432,42 @@ def test_an_offset_the_source_no_longer_has_is_judged_and_counted_never_reset_si
         assert "copying on from the log start" in caplog.text or "again from the log" in caplog.text
     else:
         assert emitted == [] and copier.positions() == {("orders", 0): 10}
+
+
+def test_a_position_carries_the_leader_epoch_of_its_record_and_the_next_start_asks_with_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    copier = _copier(transactional=True)
+    written: list[tuple[int, int | None]] = []
+    real = copier._sink.write_position
+
+    def write_position(stats: Any, topic_id: str | None = None, epoch: int | None = None) -> None:
+        written.append((stats.position, epoch))
+        real(stats, topic_id, epoch)
+
+    monkeypatch.setattr(copier._sink, "write_position", write_position)
+    _copy(copier, [10, 11])
+    copier._end_transaction()
+    assert written == [(11, 7)]  # the epoch of record 11, the one the position follows
+    start = copier._start("orders", 0, copier.positions()[("orders", 0)])
+    assert (start.offset, start.leader_epoch) == (12, 7)  # librdkafka validates it first
+    # A partition whose position carries no epoch starts by offset only.
+    assert copier._start("orders", 1, 5).leader_epoch is None
+
+
+def test_a_truncation_found_by_the_leader_epoch_copies_the_log_again_from_its_start(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    copier = _copier(transactional=True)
+    consumer = WatermarkConsumer(3, 900)  # refilled past the position 10 since it was cut
+
+    class Truncated(FakeMessage):
+        def error(self) -> KafkaError:  # type: ignore[override]
+            return KafkaError(KafkaError._LOG_TRUNCATION, "Partition log truncation detected")
+
+    copier._consumer = cast(Any, consumer)
+    copier._copy([cast(Any, Truncated("orders", 0, 10))])
+    assert consumer.seeks == [("unassign", 1, -1), ("orders", 0, 3)]
+    copier._end_transaction()
+    assert copier.positions() == {("orders", 0): 3}
+    assert "truncated below the position 10" in caplog.text

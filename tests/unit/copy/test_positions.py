@@ -10,6 +10,7 @@ from mm2.connectors.source import exactly_once
 from mm2.copy.failure import CopyFailure, CopyTaskFailed
 from mm2.copy.positions import (
     CLUSTER_ID_HEADER,
+    LEADER_EPOCH_HEADER,
     STATS_HEADER,
     TOPIC_ID_HEADER,
     PositionRecord,
@@ -200,3 +201,27 @@ def test_copy_stats_travel_through_the_header() -> None:
         stats.header(), topic="orders", partition=2, target_topic="a.t", position=7
     )
     assert raw == stats
+
+
+def test_a_position_carries_the_leader_epoch_of_its_record_beside_apaches_value() -> None:
+    key, value, headers = position_record(
+        "MirrorSourceConnector", "primary", "orders", 2, 41, cluster_id="abc", leader_epoch=4
+    )
+    assert value == b'{"offset":41}'  # what Apache MM2 reads, unchanged
+    assert dict(headers)[LEADER_EPOCH_HEADER] == b"4"
+    decoded = decode_position(
+        key, value, headers, connector="MirrorSourceConnector", cluster="primary"
+    )
+    assert decoded is not None and decoded.leader_epoch == 4
+    stored = StoredPositions()
+    stored.apply([decoded])
+    assert stored.leader_epochs == {("orders", 2): 4}
+    # A later position without one (past markers, or Apache MM2's) drops it.
+    _, _, plain = position_record(
+        "MirrorSourceConnector", "primary", "orders", 2, 45, cluster_id="abc"
+    )
+    later = decode_position(key, b'{"offset":45}', plain, connector="MirrorSourceConnector",
+                            cluster="primary")  # fmt: skip
+    assert later is not None and later.leader_epoch is None
+    stored.apply([later])
+    assert stored.leader_epochs == {}
