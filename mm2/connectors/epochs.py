@@ -399,9 +399,11 @@ class EpochPlanner:
         read = time.monotonic()
         offsets = self.feed.stored.offsets
         if rewrite and eos and offsets:
+            stored = self.feed.stored
             self._positions.write(
-                dict(offsets), cluster_id=self._cluster_id, topic_ids=self.feed.stored.topic_ids
-            )
+                dict(offsets), cluster_id=self._cluster_id, topic_ids=stored.topic_ids,
+                leader_epochs=stored.leader_epochs,
+            )  # fmt: skip
         log.debug(
             "%s: settled: %d id(s) fenced in %.2f s, positions read in %.2f s, written in %.2f s",
             self.settings.flow, self._fence_ids() if eos else 0, fenced - began, read - fenced,

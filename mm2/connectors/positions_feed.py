@@ -13,12 +13,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from mm2.copy.positions import PositionRecord, StoredPositions
+from mm2.copy.positions_reader import KeyPartitions
 from mm2.copy.ready import CopyReady
 from mm2.copy.routes import Route
+from mm2.copy.spec import TP
 from mm2.copy.stats import CopyStats
 
 __all__ = ["BatchMetrics", "PositionsFeed", "ReaderSource", "Tail"]
@@ -29,7 +31,9 @@ log = logging.getLogger(__name__)
 class Tail(Protocol):
     """What the feed reads the offsets topic with (mm2.copy.positions_reader.PositionsReader)."""
 
-    def read_to_end(self, timeout: float = ...) -> list[PositionRecord]: ...
+    def read_to_end(
+        self, timeout: float = ..., *, holding: KeyPartitions | None = ...
+    ) -> list[PositionRecord]: ...
 
     def poll(self, timeout: float = ...) -> list[PositionRecord]: ...
 
@@ -52,9 +56,19 @@ class PositionsFeed:
     """A flow's positions as committed, read from its offsets topic."""
 
     def __init__(
-        self, flow: str, source: str, target: str, topic: ReaderSource, metrics: BatchMetrics
+        self,
+        flow: str,
+        source: str,
+        target: str,
+        topic: ReaderSource,
+        metrics: BatchMetrics,
+        *,
+        holding: Callable[[Iterable[TP]], KeyPartitions] | None = None,
     ) -> None:
+        """With `holding` (mm2.copy.positions.PositionsTopic.holding), a read to the end waits
+        only for the partitions of the offsets topic that hold the routed partitions' keys."""
         self._flow, self._source, self._target = flow, source, target
+        self._holding = holding
         self._topic = topic
         self._metrics = metrics
         self.stored = StoredPositions()
@@ -75,7 +89,12 @@ class PositionsFeed:
 
     def read_to_end(self, routes: Mapping[str, Route], timeout: float) -> None:
         assert self._reader is not None, "open() first"
-        self._apply(self._reader.read_to_end(timeout), routes)
+        holding = None
+        if self._holding is not None:
+            holding = self._holding(
+                (topic, p) for topic, route in routes.items() for p in range(route.partitions)
+            )
+        self._apply(self._reader.read_to_end(timeout, holding=holding), routes)
         self._history = False
 
     def poll(self, routes: Mapping[str, Route]) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaError, Producer
 
-from mm2.copy.positions_reader import PositionsReader
+from mm2.copy.positions_reader import KeyPartitions, PositionsReader
 from mm2.copy.ready import CopyReady, decode_ready
 from mm2.copy.spec import BEGINNING, TP
 from mm2.copy.stats import CopyStats
@@ -37,6 +37,7 @@ from mm2.records.connect_offsets import (
     decode_offset_value,
     encode_offset_value,
 )
+from mm2.records.java_partitioner import java_partition
 
 __all__ = [
     "CLUSTER_ID_HEADER",
@@ -319,15 +320,35 @@ class PositionsTopic:
 
         return PositionsReader(self.consumer_config, self.admin_config, self.topic, decode=decode)
 
-    def read(self, timeout: float = 15.0, *, ensure: bool = True) -> StoredPositions:
+    def holding(self, partitions: Iterable[TP]) -> KeyPartitions:
+        """For a partition count, the partitions of the topic that hold the positions of
+        `partitions` (keyed as Connect keys them, placed by Java's partitioner) and partition 0
+        (the copy tasks' notices and the planner's assignment records)."""
+        keys = [self._key(t, p) for t, p in partitions]
+
+        def of(count: int) -> set[int]:
+            return {0, *(java_partition(key, count) for key in keys)}
+
+        return of
+
+    def _key(self, topic: str, partition: int) -> bytes:
+        return position_record(
+            self.connector, self.source_alias, topic, partition, None, cluster_id=None
+        )[0]
+
+    def read(
+        self, timeout: float = 15.0, *, ensure: bool = True, only: Iterable[TP] | None = None
+    ) -> StoredPositions:
         """Every position the topic holds now, committed records only (with `ensure`, the
-        topic is created first if it is missing)."""
+        topic is created first if it is missing); with `only`, those of these partitions,
+        waiting only for the partitions of the topic that hold them."""
         if ensure:
             self.ensure()
         reader = self.reader()
         try:
             positions = StoredPositions()
-            positions.apply(reader.read_to_end(timeout))
+            holding = None if only is None else self.holding(only)
+            positions.apply(reader.read_to_end(timeout, holding=holding))
             return positions
         finally:
             reader.close()
@@ -338,11 +359,12 @@ class PositionsTopic:
         *,
         cluster_id: str | None = None,
         topic_ids: Mapping[TP, str] | None = None,
+        leader_epochs: Mapping[TP, int] | None = None,
         timeout: float = 30.0,
     ) -> None:
         """Set (or with None delete) positions outside any copy task (REST, a settle), tagged
         with the source cluster's id (asked for when not given, left out if the source does
-        not answer) and, where given, the source topic's id."""
+        not answer) and, where given, the source topic's id and the record's leader epoch."""
         self.ensure()
         if cluster_id is None:
             try:
@@ -366,6 +388,7 @@ class PositionsTopic:
             key, value, headers = position_record(
                 self.connector, self.source_alias, t, p, offset, cluster_id=cluster_id,
                 topic_id=(topic_ids or {}).get((t, p)),
+                leader_epoch=(leader_epochs or {}).get((t, p)),
             )  # fmt: skip
             producer.produce(
                 self.topic, value=value, key=key, headers=headers, on_delivery=delivered

@@ -21,10 +21,12 @@ from mm2.kafka.offsets import OffsetLister
 if TYPE_CHECKING:
     from mm2.copy.positions import PositionRecord
 
-__all__ = ["Decode", "PositionsReader"]
+__all__ = ["Decode", "KeyPartitions", "PositionsReader"]
 
 # (key, value, headers) -> the position it holds, or None when the record is not ours.
 Decode = Callable[[bytes | None, bytes | None, object], "PositionRecord | None"]
+# The topic's partition count -> the partitions that hold the keys a reader waits for.
+KeyPartitions = Callable[[int], "set[int]"]
 
 
 class PositionsReader:
@@ -96,18 +98,25 @@ class PositionsReader:
         )
         return {p: end for (_, p), end in ends.items()}
 
-    def read_to_end(self, timeout: float = 15.0) -> list[PositionRecord]:
+    def read_to_end(
+        self, timeout: float = 15.0, *, holding: KeyPartitions | None = None
+    ) -> list[PositionRecord]:
         """Every new record up to the end offsets seen at the call (after fencing, the end).
 
-        Records read by a call that times out are kept and returned by the next call: they
-        have left the consumer, and a position dropped would be a position lost.
+        With `holding`, only the partitions that hold the keys the caller needs are waited
+        for (every partition is still read, as far as it can be): another flow's or another
+        connector's transaction left open in the others, or their leader being away, does not
+        hold this reader back. Records read by a call that times out are kept and returned by
+        the next call: they have left the consumer, and a position dropped would be a
+        position lost.
         """
-        out = self._read_to_end(timeout)
+        out = self._read_to_end(timeout, holding)
         self._backlog = []
         return out
 
-    def _read_to_end(self, timeout: float) -> list[PositionRecord]:
-        partitions = self._assign_new_partitions(min(timeout, 10.0))
+    def _read_to_end(self, timeout: float, holding: KeyPartitions | None) -> list[PositionRecord]:
+        every = self._assign_new_partitions(min(timeout, 10.0))
+        partitions = every if holding is None else sorted(set(every) & holding(len(every)))
         ends = self._ends(partitions, min(timeout, 10.0))
         out = self._backlog
         deadline = time.monotonic() + timeout

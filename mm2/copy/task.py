@@ -64,7 +64,8 @@ def _run(
                 log.info("%s task %d (attempt %d): also takes %d partition(s) added since the "
                          "epoch began", spec.flow, spec.task, attempt, len(taken))  # fmt: skip
         if positions is not None and spec.transactional_id:
-            moved = loop.resume_from(positions.read(60.0, ensure=False))
+            # only the partitions of the offsets topic that hold this task's keys are waited for
+            moved = loop.resume_from(positions.read(60.0, ensure=False, only=loop.positions()))
             if moved:
                 log.warning(
                     "%s task %d (attempt %d): positions committed since the epoch began; "

@@ -33,12 +33,12 @@ from mm2.records.connect_offsets import (
     MirrorSourcePartition,
     encode_offset_value,
 )
+from mm2.records.java_partitioner import java_partition
 from tests.support.apache_mm2 import (
     CONNECTOR,
     ApacheMirrorMaker,
     cluster_id,
     end_offsets,
-    java_partition,
     latest_positions,
     offsets_topic,
     position_records,

@@ -1,5 +1,6 @@
 """The offsets topic guarded (issue 21): one that is not compacted is refused, as Kafka Connect
-refuses it, with the topic and the fix named, instead of losing positions to retention."""
+refuses it, with the topic and the fix named, instead of losing positions to retention; and a
+partition of it that cannot be read to its end holds back no flow whose keys live elsewhere."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from typing import Any
 
 import httpx
 import pytest
+from confluent_kafka import Producer
 
-from tests.support.kafka import Cluster, create_topic
+from mm2.copy.positions import PositionsTopic
+from tests.support.kafka import Cluster, count, create_topic
 from tests.support.mirror import MirrorProcess, free_port, write_properties
 from tests.support.waiting import eventually
 
@@ -50,3 +53,44 @@ def test_an_offsets_topic_that_is_not_compacted_is_refused_naming_it(
             assert mirror.stop() == 0
     finally:
         api.close()
+
+
+def test_a_transaction_left_open_in_a_partition_without_the_flows_keys_holds_nothing_back(
+    primary: Cluster, backup: Cluster, tmp_path: Path
+) -> None:
+    """Another writer's transaction left open in the offsets topic holds its partition's last
+    stable offset back: a read_committed reader never reaches that partition's end. The flow
+    waits only for the partitions that hold its own keys, so it copies all the same."""
+    topic = create_topic(primary, f"stuck-{uuid.uuid4().hex[:8]}", partitions=1)
+    offsets = create_topic(backup, f"mm2-offsets.{uuid.uuid4().hex[:8]}.internal", partitions=10,
+                           config={"cleanup.policy": "compact"})  # fmt: skip
+    positions = PositionsTopic(
+        flow="primary->backup", topic=offsets, connector="MirrorSourceConnector",
+        source_alias="primary", partitions=10, replication_factor=1, admin_config={},
+        consumer_config={}, producer_config={}, source_admin_config={},
+    )  # fmt: skip
+    held = positions.holding([(topic, 0), ("heartbeats", 0)])(10)
+    stuck = min(set(range(10)) - held)
+    stray = Producer({"bootstrap.servers": backup.bootstrap_servers,
+                      "transactional.id": f"stray-{uuid.uuid4().hex[:8]}",
+                      "transaction.timeout.ms": 600_000})  # fmt: skip
+    stray.init_transactions(30)
+    stray.begin_transaction()
+    stray.produce(offsets, b'{"offset":1}', b'["OtherConnector",{}]', partition=stuck)
+    assert stray.flush(30) == 0
+    producer = Producer({"bootstrap.servers": primary.bootstrap_servers})
+    for i in range(100):
+        producer.produce(topic, b"r-%d" % i, partition=0)
+    assert producer.flush(30) == 0
+    props = write_properties(
+        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic,
+        f"offset.storage.topic = {offsets}\n",
+    )  # fmt: skip
+    try:
+        with MirrorProcess(props) as mirror:
+            eventually(lambda: count(backup.bootstrap_servers, f"primary.{topic}") >= 100,
+                       timeout=180, what=f"copying with partition {stuck} of {offsets} stuck",
+                       log=mirror.log)  # fmt: skip
+            assert mirror.stop() == 0
+    finally:
+        stray.abort_transaction(30)

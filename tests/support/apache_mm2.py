@@ -165,40 +165,6 @@ class ApacheMirrorMaker:
         self.stop(check=False)
 
 
-# -- Java's default partitioner --------------------------------------------------------------
-
-
-def murmur2(data: bytes) -> int:
-    """Kafka's `Utils.murmur2` as an unsigned 32-bit int (the seed and mixing of the Java code)."""
-    m = 0x5BD1E995
-    h = (0x9747B28C ^ len(data)) & 0xFFFFFFFF
-    whole = len(data) - len(data) % 4
-    for i in range(0, whole, 4):
-        k = int.from_bytes(data[i : i + 4], "little")
-        k = (k * m) & 0xFFFFFFFF
-        k ^= k >> 24
-        k = (k * m) & 0xFFFFFFFF
-        h = (h * m) & 0xFFFFFFFF
-        h ^= k
-    tail = data[whole:]
-    if len(tail) >= 3:
-        h ^= tail[2] << 16
-    if len(tail) >= 2:
-        h ^= tail[1] << 8
-    if tail:
-        h ^= tail[0]
-        h = (h * m) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * m) & 0xFFFFFFFF
-    h ^= h >> 15
-    return h
-
-
-def java_partition(key: bytes, partitions: int) -> int:
-    """The partition Java's default partitioner gives a keyed record: toPositive(murmur2) % n."""
-    return (murmur2(key) & 0x7FFFFFFF) % partitions
-
-
 # -- reading topics --------------------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from mm2.connectors.positions_feed import PositionsFeed
 from mm2.copy.positions import PositionRecord
+from mm2.copy.positions_reader import KeyPartitions
 from mm2.copy.ready import CopyReady
 from mm2.copy.routes import Route
 from mm2.copy.stats import CopyStats
@@ -32,7 +33,9 @@ class Topic:
         self.on_ready = on_ready
         return self
 
-    def read_to_end(self, timeout: float = 0.0) -> list[PositionRecord]:
+    def read_to_end(
+        self, timeout: float = 0.0, *, holding: KeyPartitions | None = None
+    ) -> list[PositionRecord]:
         out, self.history = self.history, []
         return out
 

@@ -43,8 +43,10 @@ class FakePositions:
         *,
         cluster_id: str,
         topic_ids: Mapping[tuple[str, int], str] | None = None,
+        leader_epochs: Mapping[tuple[str, int], int] | None = None,
     ) -> None:
         self.written.append(dict(positions))
+        self.written_epochs = dict(leader_epochs or {})
         self.written_ids = dict(topic_ids or {})
 
 
@@ -54,6 +56,7 @@ class FakeFeed:
         self.stored = StoredPositions()
         self.stored.offsets.update(stored)
         self.stored.cluster_ids.update(dict.fromkeys(stored, "c1"))
+        self.stored.leader_epochs.update(dict.fromkeys(stored, 3))
         self.ready: dict[int, str] = {}
 
     def open(self) -> None:
@@ -181,6 +184,7 @@ def test_the_first_settle_comes_before_waiting_for_spark() -> None:
     assert calls == ["offsets topic", "routes while fencing", "settle", "spark"]
     assert planner.settled is True  # the first epoch starts on it without fencing again
     assert positions.written == [{("orders", 0): 41}]  # committed positions written again
+    assert positions.written_epochs == {("orders", 0): 3}  # with their records' leader epochs
 
 
 def test_a_retried_prepare_does_not_settle_twice() -> None:

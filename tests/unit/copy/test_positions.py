@@ -14,6 +14,7 @@ from mm2.copy.positions import (
     STATS_HEADER,
     TOPIC_ID_HEADER,
     PositionRecord,
+    PositionsTopic,
     StoredPositions,
     decode_position,
     position_record,
@@ -21,6 +22,7 @@ from mm2.copy.positions import (
 from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.errors import ConfigError, KafkaClientError, MM2Error, RecordTooLargeError
+from mm2.records.java_partitioner import java_partition, murmur2
 from tests.support.specs import copy_spec
 
 
@@ -225,3 +227,21 @@ def test_a_position_carries_the_leader_epoch_of_its_record_beside_apaches_value(
     assert later is not None and later.leader_epoch is None
     stored.apply([later])
     assert stored.leader_epochs == {}
+
+
+def test_the_partitions_holding_a_flows_keys_are_where_javas_partitioner_puts_them() -> None:
+    topic = PositionsTopic(
+        flow="primary->backup", topic="mm2-offsets.primary.internal",
+        connector="MirrorSourceConnector", source_alias="primary", partitions=25,
+        replication_factor=0, admin_config={}, consumer_config={}, producer_config={},
+        source_admin_config={},
+    )  # fmt: skip
+    key = b'["MirrorSourceConnector",{"cluster":"primary","partition":2,"topic":"orders"}]'
+    # Kafka's own vectors for Utils.murmur2 (UtilsTest), as signed 32-bit ints
+    vectors = {b"21": -973932308, b"foobar": -790332482, b"abc": 479470107,
+               b"a-little-bit-longer-string": -1486304829}  # fmt: skip
+    for data, want in vectors.items():
+        assert murmur2(data) == want & 0xFFFFFFFF, data
+    held = topic.holding([("orders", 2)])
+    assert held(25) == {0, java_partition(key, 25)}  # partition 0: notices and assignments
+    assert held(1) == {0}
