@@ -4,6 +4,7 @@ values resolved by config providers shown as their references."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
@@ -222,6 +223,12 @@ class LagBody(BaseModel):
     records_copied: int
 
 
+class EventBody(BaseModel):
+    time: str = Field(description="when, ISO 8601 in UTC")
+    kind: str = Field(description="topic-recreated, records-gone or log-truncated")
+    message: str
+
+
 class FlowBody(BaseModel):
     source: str
     target: str
@@ -236,6 +243,12 @@ class FlowBody(BaseModel):
         default=None,
         description="the REST URL of the process that runs this flow, when this one is its "
         "standby (that process reports the flow's state and lag)",
+    )
+    events: list[EventBody] = Field(
+        default_factory=list,
+        description="what the flow went through that a state does not show for long (a source "
+        "topic re-created, records deleted before they were copied, a source log truncated), "
+        "the newest 20, oldest first",
     )
 
     @classmethod
@@ -255,6 +268,14 @@ class FlowBody(BaseModel):
             lag=lag,
             cause=f.cause,
             runs_on=f.runs_on,
+            events=[
+                EventBody(
+                    time=datetime.fromtimestamp(e.time_ms / 1000, UTC).isoformat(),
+                    kind=e.kind,
+                    message=e.message,
+                )
+                for e in f.events
+            ],
         )
 
 

@@ -11,7 +11,7 @@ from mm2.config.names import CLIENT_CONFIG_NAMES, CONNECTOR_CONFIG_NAMES
 from mm2.errors import BadRequestError, ConflictError
 from mm2.runtime.changes import Changes
 from mm2.runtime.herder import Herder
-from mm2.runtime.metrics import MetricsRegistry
+from mm2.runtime.metrics import FlowEvent, MetricsRegistry
 from mm2.runtime.naming import connector_name, flow_name
 
 __all__ = [
@@ -63,6 +63,7 @@ class FlowView:
     # The REST URL of the process that runs this flow when it is another one (this process is
     # its standby): that process reports the flow's state and lag, this one does not.
     runs_on: str | None = None
+    events: tuple[FlowEvent, ...] = ()  # the newest, oldest first (mm2.runtime.metrics)
 
 
 def _flow_state(states: Sequence[str]) -> str:
@@ -103,6 +104,7 @@ def flow_view(
         tuple(name(herder.flow, p) for p in names),
         lag,
         cause,
+        events=metrics.events(flow.source, flow.target),
     )
 
 

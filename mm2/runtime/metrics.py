@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from mm2.copy.routes import Route
 from mm2.copy.stats import CopyStats
 
-__all__ = ["CheckpointSnapshot", "MetricsRegistry", "PartitionSnapshot"]
+__all__ = ["CheckpointSnapshot", "FlowEvent", "MetricsRegistry", "PartitionSnapshot"]
+
+EVENTS_KEPT = 20  # per flow, the newest
 
 _WINDOW_MS = 30_000
 
@@ -82,6 +84,16 @@ class CheckpointSnapshot:
     checkpoint_latency_ms_avg: float
 
 
+@dataclass(frozen=True)
+class FlowEvent:
+    """Something an operator must hear of that a state does not show for long: a source topic
+    re-created, records deleted before they were copied, a source log found truncated."""
+
+    time_ms: int
+    kind: str  # "topic-recreated", "records-gone", "log-truncated"
+    message: str
+
+
 @dataclass
 class _CheckpointStats:
     count: int = 0
@@ -102,6 +114,18 @@ class MetricsRegistry:
         self._recreated: dict[tuple[str, str, str], int] = {}
         # (source, target) -> {(target topic, partition): seconds held back by a transaction}
         self._open: dict[tuple[str, str], dict[tuple[str, int], float]] = {}
+        self._events: dict[tuple[str, str], deque[FlowEvent]] = {}
+
+    def event(self, source: str, target: str, kind: str, message: str) -> None:
+        """Keep an event of the flow (the newest EVENTS_KEPT), shown in /flows."""
+        with self._lock:
+            kept = self._events.setdefault((source, target), deque(maxlen=EVENTS_KEPT))
+            kept.append(FlowEvent(int(time.time() * 1000), kind, message))
+
+    def events(self, source: str, target: str) -> tuple[FlowEvent, ...]:
+        """The flow's events, oldest first."""
+        with self._lock:
+            return tuple(self._events.get((source, target), ()))
 
     def _get(self, source: str, target: str, topic: str, partition: int, remote: str) -> _Stats:
         key = (source, target, topic, partition)
@@ -123,6 +147,7 @@ class MetricsRegistry:
                 s.position = max(s.position, r.position + 1)
                 s.gone_count += r.gone
                 s.truncated_count += r.truncated
+                self._note_out_of_range(source, target, r)
                 if r.records == 0:
                     continue
                 s.record_count += r.records
@@ -173,9 +198,22 @@ class MetricsRegistry:
                 if (src, tgt) == (source, target):
                     stats.owner = owners.get((topic, partition))
 
+    def _note_out_of_range(self, source: str, target: str, r: CopyStats) -> None:
+        where = f"{r.topic}-{r.partition}"
+        kept = self._events.setdefault((source, target), deque(maxlen=EVENTS_KEPT))
+        now = int(time.time() * 1000)
+        if r.gone:
+            said = f"{where}: {r.gone} record(s) deleted from the source before they were copied"
+            kept.append(FlowEvent(now, "records-gone", said))
+        if r.truncated:
+            said = f"{where}: the source's log was truncated below the position; copied again"
+            kept.append(FlowEvent(now, "log-truncated", said))
+
     def topic_recreated(self, source: str, target: str, topic: str) -> None:
         """A source topic found deleted and created again since its positions were stored: its
         partitions' positions start over (the new topic is copied from its start)."""
+        said = f"source topic {topic} was deleted and created again: copied from its start"
+        self.event(source, target, "topic-recreated", said)
         with self._lock:
             key = (source, target, topic)
             self._recreated[key] = self._recreated.get(key, 0) + 1

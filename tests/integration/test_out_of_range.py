@@ -45,6 +45,11 @@ def _metric(url: str, name: str, topic: str) -> float:
     return 0.0
 
 
+def _events(url: str) -> list[str]:
+    flow = httpx.get(f"{url}/flows/primary/backup", timeout=30).json()
+    return [e["kind"] for e in flow["events"]]
+
+
 def test_records_deleted_before_they_were_copied_and_a_position_past_the_end_are_said(
     primary: Cluster, backup: Cluster, tmp_path: Path
 ) -> None:
@@ -75,6 +80,7 @@ def test_records_deleted_before_they_were_copied_and_a_position_past_the_end_are
         assert re.search(said, mirror.log()), mirror.log()[-4000:]
         eventually(lambda: _metric(url, "mm2_source_records_gone_total", remote) == 500,
                    timeout=60, what="mm2_source_records_gone at 500", log=mirror.log)  # fmt: skip
+        assert _events(url) == ["records-gone"]  # shown in /flows too
         assert mirror.stop() == 0
 
     # A position past the log end (2,000): as after an unclean leader election truncated it.
@@ -94,6 +100,7 @@ def test_records_deleted_before_they_were_copied_and_a_position_past_the_end_are
         eventually(lambda: _metric(url, "mm2_source_log_truncations_total", remote) == 1,
                    timeout=60, what="mm2_source_log_truncations at 1",
                    log=mirror.log)  # fmt: skip
+        assert _events(url) == ["log-truncated"]  # a new process: its own events
         time.sleep(3)  # time enough to copy anything twice, if it would
         assert mirror.stop() == 0
 

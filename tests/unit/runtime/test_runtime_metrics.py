@@ -143,3 +143,23 @@ def test_a_topic_created_again_starts_its_positions_over() -> None:
     metrics.update_end_offsets("a", "b", {("orders", 0): 6000})
     assert metrics.snapshot()[0].lag_records == 6000
     assert metrics.recreated_topics() == {("a", "b", "orders"): 1}
+
+
+def test_records_gone_truncations_and_re_created_topics_are_counted_and_kept_as_events() -> None:
+    registry = MetricsRegistry()
+    jump = CopyStats("orders", 0, "primary.orders", position=1499, gone=500)  # no record copied
+    registry.record_batch("primary", "backup", [jump])
+    cut = CopyStats("orders", 1, "primary.orders", position=2, truncated=1)
+    registry.record_batch("primary", "backup", [cut])
+    registry.topic_recreated("primary", "backup", "payments")
+    snaps = {s.partition: s for s in registry.snapshot()}
+    assert snaps[0].gone_count == 500
+    assert snaps[1].truncated_count == 1
+    events = registry.events("primary", "backup")
+    assert [e.kind for e in events] == ["records-gone", "log-truncated", "topic-recreated"]
+    assert "orders-0: 500 record(s) deleted" in events[0].message
+    assert "payments" in events[2].message
+    assert registry.events("primary", "dr") == ()
+    for _ in range(30):  # only the newest are kept
+        registry.topic_recreated("primary", "backup", "payments")
+    assert len(registry.events("primary", "backup")) == 20
