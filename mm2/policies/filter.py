@@ -18,6 +18,7 @@ __all__ = [
     "GroupFilter",
     "TopicFilter",
     "compile_pattern_list",
+    "is_internal_group",
     "load_config_property_filter",
     "load_group_filter",
     "load_topic_filter",
@@ -29,6 +30,13 @@ TOPICS_DEFAULT = ".*"
 TOPICS_EXCLUDE_DEFAULT = r".*[\-\.]internal, .*\.replica, __.*"
 GROUPS_DEFAULT = ".*"
 GROUPS_EXCLUDE_DEFAULT = "console-consumer-.*, connect-.*, __.*"
+# The consumer groups of mm2's own clients (the election, its readers and copiers): never
+# checkpointed or synced, whatever `groups` says. Each client names its group with one of these
+# prefixes (tests/unit/policies check every `group.id` in mm2 against this).
+INTERNAL_GROUPS = re.compile(
+    r"mm2-(?:leader|leader-check|config-reader|offsets-reader|copier|copy-assignment|log-reader"
+    r"|lag)[.-].+|mm2-record-counter|mm2-positions-rebuild"
+)
 CONFIG_PROPERTIES_EXCLUDE_DEFAULT = (
     r"follower\.replication\.throttled\.replicas, leader\.replication\.throttled\.replicas, "
     r"message\.timestamp\.difference\.max\.ms, message\.timestamp\.type, "
@@ -121,6 +129,11 @@ class _IncludeExclude:
 
     def _passes(self, name: str) -> bool:
         return _matches(self.include, name) and not _matches(self.exclude, name)
+
+
+def is_internal_group(group: str) -> bool:
+    """One of mm2's own consumer groups (INTERNAL_GROUPS)."""
+    return INTERNAL_GROUPS.fullmatch(group) is not None
 
 
 class DefaultTopicFilter(_IncludeExclude, TopicFilter):

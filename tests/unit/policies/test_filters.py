@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
+import mm2
 from mm2.policies.filter import (
     DefaultConfigPropertyFilter,
     DefaultGroupFilter,
     DefaultTopicFilter,
+    is_internal_group,
     load_topic_filter,
 )
 from mm2.policies.java_regex import JavaRegexError, compile_java, translate
@@ -118,3 +123,19 @@ def test_java_regex_errors(bad: str) -> None:
 
 def test_translate_passthrough() -> None:
     assert translate(r".*[\-\.]internal") == r".*[\-\.]internal"
+
+
+def test_mm2s_own_groups_are_internal_and_every_group_id_mm2_names_is_one() -> None:
+    """mm2's own groups (the election's, its readers', its copiers') are never checkpointed
+    or synced, whatever `groups` says: every `group.id` mm2's code names must match."""
+    root = Path(mm2.__file__).parent
+    named = set()
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        named.update(re.findall(r'"group\.id": f?"(mm2-[^"{]*)', text))
+        named.update(re.findall(r'group(?: or |=)f?"(mm2-[^"{]*)', text))
+    assert {"mm2-leader.", "mm2-copier-", "mm2-offsets-reader-", "mm2-lag-"} <= named, named
+    for prefix in named:
+        assert is_internal_group(prefix + "primary->backup") or is_internal_group(prefix), prefix
+    for user in ("orders-app", "mm2-app", "mm2-leaderboard", "payments.mm2-leader"):
+        assert not is_internal_group(user), user
