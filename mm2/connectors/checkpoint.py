@@ -19,12 +19,13 @@ from mm2.client.syncs import decode_syncs, syncs_location
 from mm2.config.model import CHECKPOINT, Flow
 from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.connectors.every import Every
+from mm2.connectors.group_sync import GroupSync
 from mm2.connectors.source import flow_state_dir
 from mm2.kafka.groups import GroupAdmin
 from mm2.kafka.log_reader import LogReader
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
-from mm2.offset_syncs import checkpoints_for_group, rename_topic_partition, sync_group_offsets
+from mm2.offset_syncs import checkpoints_for_group, rename_topic_partition
 from mm2.offset_syncs.translator import OffsetTranslator
 from mm2.policies.filter import is_internal_group
 from mm2.records import Checkpoint, TopicPartition
@@ -74,7 +75,6 @@ class MirrorCheckpointTask(Task):
         self._ready = False
         self._groups: list[str] = []
         self._checkpoints: dict[str, dict[TopicPartition, Checkpoint]] = {}
-        self._active_reported: set[str] = set()
         settings = flow.settings.checkpoint
         self._refresh = Every(settings.refresh_groups_interval_seconds or 5)
         self._emit = Every(settings.emit_checkpoints_interval_seconds)
@@ -96,7 +96,7 @@ class MirrorCheckpointTask(Task):
         self._source_groups = GroupAdmin(
             flow.source_admin_config(CHECKPOINT, "checkpoints-source-admin")
         )
-        self._target_groups = GroupAdmin(target_admin)
+        self._group_sync = GroupSync(GroupAdmin(target_admin), flow=flow.name, target=flow.target)
         self._load_checkpoints()
         self._translator, start = self._load_snapshot()
         self._syncs = self._sync_reader(start)
@@ -162,11 +162,7 @@ class MirrorCheckpointTask(Task):
             self._translator.handle(sync, prev)
 
     def _refresh_groups(self) -> None:
-        groups = [
-            g
-            for g in self._source_groups.list_groups()
-            if self._mirrors_group(g)
-        ]
+        groups = [g for g in self._source_groups.list_groups() if self._mirrors_group(g)]
         added = sorted(set(groups) - set(self._groups))
         if added:
             log.info("%s: consumer groups found: %s", self._flow.name, ", ".join(added))
@@ -218,25 +214,7 @@ class MirrorCheckpointTask(Task):
         log.debug("%s: checkpoints written for %s", self._flow.name, ", ".join(sorted(written)))
 
     def _sync_group_offsets(self) -> None:
-        """Commit translated offsets to target groups; groups with members are left alone."""
-        groups = sorted(self._checkpoints)
-        if not groups:
-            return
-        states = self._target_groups.describe(groups)
-        active = {g for g, s in states.items() if s.active}
-        for group in sorted(active - self._active_reported):
-            state = states[group]
-            log.info(
-                "%s: not syncing offsets of group %r: it is %s on %s with %d member(s)",
-                self._flow.name, group, state.state, self._flow.target, state.members,
-            )  # fmt: skip
-        self._active_reported = active
-        idle = [g for g, s in states.items() if s.state == "Empty"]
-        idle_offsets = self._target_groups.committed_offsets(idle)
-        wanted = {g: cps for g, cps in self._checkpoints.items() if g not in active}
-        for group, offsets in sync_group_offsets(wanted, idle_offsets).items():
-            self._target_groups.alter_offsets(group, offsets)
-            log.debug("%s: synced %d offset(s) of group %r", self._flow.name, len(offsets), group)
+        self._group_sync.sync(self._checkpoints)
 
     def stop(self) -> None:
         if getattr(self, "_ready", False):

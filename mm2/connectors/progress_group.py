@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 # A failing commit is logged again after this long when its cause stays the same.
 _REPEAT_WARNING_S = 300.0
 # What the broker answers a commit from outside a group that has members.
-_MEMBERS = ("UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION")
 
 TP = tuple[str, int]
 
@@ -44,7 +43,7 @@ class GroupOffsets(Protocol):
 
     def alter_offsets(
         self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
-    ) -> None: ...
+    ) -> bool: ...
 
 
 class ProgressGroup:
@@ -98,28 +97,29 @@ class ProgressGroup:
             return
         offsets = {TopicPartition(t, p): OffsetAndMetadata(o, "") for (t, p), o in due.items()}
         try:
-            self._admin.alter_offsets(self.group, offsets)
+            written = self._admin.alter_offsets(self.group, offsets)
         except KafkaClientError as exc:
-            self._warn(exc)
+            self._warn(str(exc), retriable=exc.retriable)
+            return
+        if not written:
+            self._warn(
+                "the group has members (is an old MirrorMaker 1 still consuming in it? "
+                "kafka-consumer-groups.sh --describe --members shows who)",
+                retriable=False,
+            )
             return
         self._committed.update(due)
         log.debug("%s: committed %d position(s) to group %s", self._flow, len(due), self.group)
 
-    def _warn(self, exc: KafkaClientError) -> None:
+    def _warn(self, why: str, *, retriable: bool) -> None:
         text, when = self._warned
         now = time.monotonic()
-        if str(exc) == text and now - when < _REPEAT_WARNING_S:
+        if why == text and now - when < _REPEAT_WARNING_S:
             return
-        self._warned = (str(exc), now)
-        hint = ""
-        if any(code in str(exc) for code in _MEMBERS):
-            hint = (
-                " (the group has members: is an old MirrorMaker 1 still consuming in it? "
-                "kafka-consumer-groups.sh --describe --members shows who)"
-            )
+        self._warned = (why, now)
         log.log(
-            logging.INFO if exc.retriable else logging.WARNING,
+            logging.INFO if retriable else logging.WARNING,
             "%s: could not commit the mirror's progress to consumer group %s on the source, "
-            "trying again later%s: %s",
-            self._flow, self.group, hint, exc,
+            "trying again later: %s",
+            self._flow, self.group, why,
         )  # fmt: skip

@@ -11,6 +11,8 @@ from typing import TypeVar
 from confluent_kafka import (
     ConsumerGroupState,
     ConsumerGroupTopicPartitions,
+    ConsumerGroupType,
+    KafkaError,
     KafkaException,
 )
 from confluent_kafka import (
@@ -29,18 +31,33 @@ _T = TypeVar("_T")
 GroupOffsets = dict[TopicPartition, OffsetAndMetadata]
 
 
+# What the group coordinator answers an offset commit from outside the group (generation -1,
+# no member id) while the group has members, classic (UNKNOWN_MEMBER_ID, measured on Kafka 4.4)
+# or of the consumer protocol, KIP-848 (UNKNOWN_MEMBER_ID, measured; STALE_MEMBER_EPOCH): the
+# group came alive since it was described.
+_HAS_MEMBERS = {
+    KafkaError.UNKNOWN_MEMBER_ID,
+    KafkaError.STALE_MEMBER_EPOCH,
+    KafkaError.ILLEGAL_GENERATION,
+    KafkaError.REBALANCE_IN_PROGRESS,
+}
+
+
 @dataclass(frozen=True)
 class GroupState:
-    """A consumer group's state (Kafka's names: Empty, Stable, Dead, ...) and member count."""
+    """A consumer group's state (Kafka's names: Empty, Stable, Dead, ...), member count and
+    protocol ("classic", or "consumer" for KIP-848 groups), as the API of its protocol says."""
 
     group: str
     state: str
     members: int
+    protocol: str = "classic"
 
     @property
     def active(self) -> bool:
-        """Members are consuming (or rebalancing): committing offsets for it would be refused."""
-        return self.members > 0 or self.state not in ("Empty", "Dead", "Unknown")
+        """Members are consuming (or rebalancing), or the state is one mm2 does not know: no
+        offsets are written for it."""
+        return self.members > 0 or self.state not in ("Empty", "Dead")
 
 
 def _state_name(state: object) -> str:
@@ -124,13 +141,17 @@ class GroupAdmin:
         out = {}
         for group, future in futures.items():
             desc = self._wait(future, f"describing group {group!r}")
-            out[group] = GroupState(group, _state_name(desc.state), len(desc.members or []))
+            protocol = "consumer" if desc.type == ConsumerGroupType.CONSUMER else "classic"
+            out[group] = GroupState(
+                group, _state_name(desc.state), len(desc.members or []), protocol
+            )
         return out
 
     def alter_offsets(
         self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
-    ) -> None:
-        """Commit `offsets` for `group`; the broker refuses it while the group has members."""
+    ) -> bool:
+        """Commit `offsets` for `group`: False, and nothing written, when the broker refuses it
+        because the group has members (one joined since it was found empty)."""
         request = ConsumerGroupTopicPartitions(
             group,
             [
@@ -139,9 +160,18 @@ class GroupAdmin:
             ],
         )
         future = self._admin.alter_consumer_group_offsets([request], request_timeout=self._timeout)
-        result = self._wait(future[group], f"committing offsets of group {group!r}")
-        for tp in result.topic_partitions or []:
-            if tp.error is not None:
-                raise self._watch.error(
-                    f"committing {tp.topic}-{tp.partition} for group {group!r}", tp.error
-                )
+        try:
+            result = self._wait(future[group], f"committing offsets of group {group!r}")
+        except KafkaClientError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, KafkaException) and cause.args[0].code() in _HAS_MEMBERS:
+                return False
+            raise
+        errors = [tp for tp in result.topic_partitions or [] if tp.error is not None]
+        if any(tp.error.code() in _HAS_MEMBERS for tp in errors):
+            return False
+        for tp in errors:
+            raise self._watch.error(
+                f"committing {tp.topic}-{tp.partition} for group {group!r}", tp.error
+            )
+        return True

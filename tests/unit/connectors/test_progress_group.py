@@ -18,6 +18,7 @@ class FakeGroups:
         self.committed = dict(committed or {})
         self.calls: list[dict[TopicPartition, int]] = []
         self.fail: KafkaClientError | None = None
+        self.members = False  # the broker refuses a commit from outside a group with members
 
     def committed_offsets(
         self, groups: Iterable[str]
@@ -26,11 +27,14 @@ class FakeGroups:
 
     def alter_offsets(
         self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
-    ) -> None:
+    ) -> bool:
         if self.fail is not None:
             raise self.fail
+        if self.members:
+            return False
         self.calls.append({tp: om.offset for tp, om in offsets.items()})
         self.committed.update(offsets)
+        return True
 
 
 def test_commits_the_offset_after_the_last_copied_record_of_routed_topics() -> None:
@@ -58,15 +62,20 @@ def test_commits_no_more_often_than_the_interval() -> None:
 
 def test_a_refused_commit_warns_and_is_tried_again(caplog: pytest.LogCaptureFixture) -> None:
     admin = FakeGroups()
-    admin.fail = KafkaClientError("Broker: Unknown member (UNKNOWN_MEMBER_ID)")
+    admin.members = True
     progress = ProgressGroup("g", admin, interval_s=1, flow_name="a->b")
     with caplog.at_level(logging.WARNING):
         progress.commit({("t", 0): 7}, {"t"})
         progress.commit({("t", 0): 7}, {"t"})
     warnings = [r for r in caplog.records if "could not commit" in r.getMessage()]
     assert len(warnings) == 1  # the same cause is not repeated at every poll
-    assert "UNKNOWN_MEMBER_ID" in warnings[0].getMessage()
+    assert "the group has members" in warnings[0].getMessage()
     assert "is an old MirrorMaker 1 still consuming in it?" in warnings[0].getMessage()
+    admin.members = False
+    admin.fail = KafkaClientError("Broker: not authorized (GROUP_AUTHORIZATION_FAILED)")
+    with caplog.at_level(logging.WARNING):
+        progress.commit({("t", 0): 7}, {"t"})
+    assert "GROUP_AUTHORIZATION_FAILED" in caplog.records[-1].getMessage()
     admin.fail = None
     progress.commit({("t", 0): 7}, {"t"})
     assert admin.calls == [{TopicPartition("t", 0): 8}]
