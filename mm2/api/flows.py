@@ -10,7 +10,14 @@ from fastapi.responses import JSONResponse
 
 from mm2.api.deps import Mirror
 from mm2.api.forward import runners_views
-from mm2.api.schemas import ErrorBody, FlowBody, FlowCreateBody, PartitionBody
+from mm2.api.schemas import (
+    ErrorBody,
+    FlowBody,
+    FlowCreateBody,
+    GroupPlanBody,
+    GroupsOffsetsBody,
+    PartitionBody,
+)
 
 __all__ = ["router"]
 
@@ -79,6 +86,18 @@ def flow_partitions(mirror: Mirror, source: str, target: str) -> list[PartitionB
             )
         )
     return rows
+
+
+@router.get("/{source}/{target}/groups/offsets", response_model=GroupsOffsetsBody)
+def flow_group_offsets(mirror: Mirror, source: str, target: str) -> GroupsOffsetsBody:
+    """Every consumer group the flow mirrors, translated to the target in one call (KIP-1239):
+    per group and partition, where it would resume on the target, whether that is exact and
+    how many records it may read again; read from the source's commits and the offset syncs,
+    by any process."""
+    plans = mirror.group_offsets(source, target)
+    return GroupsOffsetsBody(
+        source=source, target=target, groups=[GroupPlanBody.of(p.to_json()) for p in plans]
+    )
 
 
 @router.put("/{source}/{target}/pause", status_code=202)

@@ -279,6 +279,25 @@ class FlowBody(BaseModel):
         )
 
 
+class GroupPlanBody(BaseModel):
+    """One group's translation, as `mm2 translate-offsets --json` prints it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    group: str
+    partitions: list[dict[str, object]]
+
+    @classmethod
+    def of(cls, plan: Mapping[str, object]) -> GroupPlanBody:
+        return cls.model_validate(plan)
+
+
+class GroupsOffsetsBody(BaseModel):
+    source: str
+    target: str
+    groups: list[GroupPlanBody]
+
+
 class PartitionBody(BaseModel):
     """One source partition of a flow, as the Consumer Offset Checker showed a group's."""
 

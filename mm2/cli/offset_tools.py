@@ -13,6 +13,7 @@ from mm2.client.failover import (
     plan_failback,
     plan_failover,
     target_group_admin,
+    translate_all_groups,
 )
 from mm2.client.plan import FailoverPlan, PartitionMove
 from mm2.config import Flow, MirrorMakerConfig, load
@@ -21,9 +22,20 @@ from mm2.errors import ConfigError
 __all__ = ["COMMANDS", "Failback", "Failover", "TranslateOffsets", "render_plan"]
 
 
-def _common(parser: argparse.ArgumentParser, source: str, target: str) -> None:
+def _common(
+    parser: argparse.ArgumentParser, source: str, target: str, *, all_groups: bool = False
+) -> None:
     parser.add_argument("--config", required=True, metavar="FILE", help="mm2.properties")
-    parser.add_argument("--group", required=True, help="the consumer group")
+    if all_groups:
+        which = parser.add_mutually_exclusive_group(required=True)
+        which.add_argument("--group", help="the consumer group")
+        which.add_argument(
+            "--all-groups",
+            action="store_true",
+            help="every group the flow mirrors, in one pass (the offset syncs read once)",
+        )
+    else:
+        parser.add_argument("--group", required=True, help="the consumer group")
     parser.add_argument(
         source,
         required=True,
@@ -190,7 +202,7 @@ class TranslateOffsets:
     HELP = "where a consumer group would resume on another cluster, per partition"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        _common(parser, "--source", "--target")
+        _common(parser, "--source", "--target", all_groups=True)
         parser.add_argument(
             "--from-checkpoints",
             action="store_true",
@@ -200,6 +212,19 @@ class TranslateOffsets:
     def run(self, args: argparse.Namespace) -> int:
         config = load(args.config)
         flow = _flow(config, args.source, args.target)
+        if args.all_groups:
+            if args.from_checkpoints:
+                raise ConfigError("--all-groups reads live commits and offset syncs: leave out "
+                                  "--from-checkpoints, or name one --group")  # fmt: skip
+            plans = translate_all_groups(
+                flow, reverse_flow=_optional_flow(config, args.target, args.source),
+                timeout=args.timeout,
+            )  # fmt: skip
+            if args.json:
+                print(json.dumps({"groups": [p.to_json() for p in plans]}, indent=2))
+            else:
+                print("\n\n".join(render_plan(p) for p in plans) or "no group to translate")
+            return 0
         plan = plan_failover(
             flow,
             args.group,

@@ -33,6 +33,7 @@ from mm2.errors import KafkaClientError
 from mm2.kafka.groups import GroupAdmin
 from mm2.offset_syncs.reverse import ReverseTranslator
 from mm2.offset_syncs.translator import OffsetTranslator
+from mm2.policies.filter import is_internal_group
 from mm2.records import OffsetAndMetadata, TopicPartition
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "plan_failback",
     "plan_failover",
     "target_group_admin",
+    "translate_all_groups",
 ]
 
 DEFAULT_TIMEOUT = 15.0
@@ -78,6 +80,50 @@ def plan_failback(
     """Plan returning `group` from flow_back.source (B) to flow_back.target (A); `forward_flow`
     (A->B) translates the remote topics it consumed on B back to A's originals."""
     return _plan("failback", flow_back, group, forward_flow, from_checkpoints, timeout)
+
+
+def translate_all_groups(
+    flow: Flow, *, reverse_flow: Flow | None = None, timeout: float = DEFAULT_TIMEOUT
+) -> list[FailoverPlan]:
+    """Every group on flow.source that the flow mirrors (its group filter; mm2's own groups
+    left out) translated to flow.target in one pass, as KIP-1239 translates them: the offset
+    syncs are read once and each side's commits asked in one go. Groups without commits are
+    left out."""
+    source, target = flow.source, flow.target
+    policy = flow.replication_policy()
+    source_config = flow.source_admin_config(label="translate-source-admin")
+    source_admin = GroupAdmin(source_config, timeout=timeout)
+    group_filter = flow.group_filter()
+    try:
+        groups = [
+            g for g in source_admin.list_groups()
+            if not is_internal_group(g) and group_filter.should_replicate_group(g)
+        ]  # fmt: skip
+        commits = source_admin.committed_offsets(groups)
+    except KafkaClientError as exc:
+        raise Unreachable(source, _servers(source_config), exc) from exc
+    groups = [g for g in groups if commits.get(g)]
+    target_config = flow.target_admin_config(label="translate-target-admin")
+    try:
+        current = GroupAdmin(target_config, timeout=timeout).committed_offsets(groups)
+    except KafkaClientError as exc:
+        raise Unreachable(target, _servers(target_config), exc) from exc
+    notes: list[str] = []
+    forward = _forward(flow, notes, timeout)
+    backward = None
+    came_back = any(policy.topic_source(tp.topic) == target for g in groups for tp in commits[g])
+    if reverse_flow is not None and came_back:
+        backward = _backward(reverse_flow, notes, timeout)
+    mirrored = flow.topic_filter().should_replicate_topic
+    plans = []
+    for group in sorted(groups):
+        moves = plan_partitions(
+            commits[group], policy=policy, source=source, target=target, mirrored=mirrored,
+            forward=forward, backward=backward, current=current.get(group, {}),
+        )  # fmt: skip
+        plans.append(FailoverPlan("failover", group, source, target, "offset syncs",
+                                  tuple(moves), tuple(notes)))  # fmt: skip
+    return plans
 
 
 def target_group_admin(flow: Flow, timeout: float = DEFAULT_TIMEOUT) -> GroupAdmin:
@@ -195,6 +241,9 @@ def apply_failover(plan: FailoverPlan, target_admin: GroupAdmin, *, force: bool 
         )
     current = target_admin.committed_offsets([group])[group]
     commit, kept = commits_for(plan, current, force=force)
-    if commit:
-        target_admin.alter_offsets(group, commit)
+    if commit and not target_admin.alter_offsets(group, commit):
+        raise FailoverError(
+            f"group {group!r} on {plan.target!r} was joined by a member while its offsets were "
+            "being committed: nothing was committed; stop its consumers there and run it again"
+        )
     return Applied(commit, kept)

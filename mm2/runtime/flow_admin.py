@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+from mm2.client.failover import translate_all_groups
 from mm2.client.lag import LagReport
+from mm2.client.plan import FailoverPlan
 from mm2.errors import BadRequestError, ConfigError, ConflictError
 from mm2.runtime.connector_admin import ConnectorAdmin
 from mm2.runtime.flow_set import FlowSet
@@ -57,6 +59,14 @@ class FlowAdmin:
         self._flows.worker.herder(name)
         monitor = self._flows.monitors.get(name)
         return None if monitor is None else monitor.report
+
+    def group_offsets(self, source: str, target: str, timeout: float) -> list[FailoverPlan]:
+        """Every group the flow mirrors, translated to its target in one pass (KIP-1239)."""
+        name = flow_name(source, target)
+        self._flows.worker.herder(name)  # NotFoundError for a flow that does not exist
+        reverse = self._flows.flows.get(flow_name(target, source))
+        return translate_all_groups(self._flows.flows[name], reverse_flow=reverse,
+                                    timeout=timeout)  # fmt: skip
 
     def _connector_names(self, source: str, target: str) -> list[str]:
         herder = self._flows.worker.herder(flow_name(source, target))

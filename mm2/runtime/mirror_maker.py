@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from mm2.client.lag import LagReport
+from mm2.client.plan import FailoverPlan
 from mm2.config import MirrorMakerConfig
 from mm2.config.model import Flow
 from mm2.runtime.changes import Changes, ChangeStore
@@ -224,6 +225,9 @@ class MirrorMaker:
     def lag(self, source: str, target: str) -> LagReport | None:
         """The flow's lag as last read from Kafka (None: not read yet, or not monitored)."""
         return self._flow_admin.lag(source, target)
+
+    def group_offsets(self, source: str, target: str, timeout: float = 15.0) -> list[FailoverPlan]:
+        return self._flow_admin.group_offsets(source, target, timeout)
 
     def pause_flow(self, source: str, target: str) -> None:
         self._flow_admin.pause(source, target)

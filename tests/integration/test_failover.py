@@ -8,6 +8,9 @@ every remaining record once: nothing lost, nothing re-read.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,7 +23,13 @@ from confluent_kafka import TopicPartition as KTP
 from confluent_kafka.cimpl import NewTopic
 
 from mm2.client import MirrorClient
-from mm2.client.failover import apply_failover, plan_failback, plan_failover, target_group_admin
+from mm2.client.failover import (
+    apply_failover,
+    plan_failback,
+    plan_failover,
+    target_group_admin,
+    translate_all_groups,
+)
 from mm2.client.plan import FailoverError
 from mm2.config import MirrorMakerConfig, load
 from mm2.policies.replication import DefaultReplicationPolicy
@@ -432,3 +441,31 @@ def test_checkpoints_written_by_the_mirror_agree_with_the_live_plan(world: World
     assert {(m.target, m.target_offset) for m in from_checkpoints.moves} == {
         (m.target, m.target_offset) for m in live.moves
     }
+
+
+def test_every_group_is_translated_in_one_pass_as_each_alone(world: World) -> None:
+    """KIP-1239's batch: every group the flow mirrors in one call (CLI and library), each
+    translated as plan_failover translates it alone; mm2's own groups are not among them."""
+    groups = {f"fo-all-{i}-{uuid.uuid4().hex[:6]}": {(world.orders, 0): 10 * i + 5,
+                                                       (world.orders, 1): 7 * i}
+              for i in range(1, 4)}  # fmt: skip
+    for group, offsets in groups.items():
+        commit(world.primary.bootstrap_servers, group, offsets)
+    flow = world.config.flow("primary", "backup")
+    plans = {p.group: p for p in translate_all_groups(flow)}
+    assert set(groups) <= set(plans), sorted(plans)
+    assert not [g for g in plans if g.startswith("mm2-leader.")], sorted(plans)  # the election's
+    for group in groups:
+        alone = plan_failover(flow, group)
+        assert plans[group].moves == alone.moves, group
+        assert all(m.exact for m in plans[group].moves), plans[group]
+    command = [
+        sys.executable, "-m", "mm2.cli.tools", "translate-offsets", "--config",
+        str(world.properties), "--source", "primary", "--target", "backup", "--all-groups",
+        "--json",
+    ]  # fmt: skip
+    out = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    printed = {g["group"]: g for g in json.loads(out.stdout)["groups"]}
+    for group in groups:
+        assert printed[group]["partitions"] == plans[group].to_json()["partitions"]

@@ -14,10 +14,12 @@ from fastapi.testclient import TestClient
 from mm2.api import root
 from mm2.api.app import create_app
 from mm2.client.lag import LagReport, PartitionLag
+from mm2.client.plan import FailoverPlan, PartitionMove
 from mm2.config import load_properties, parse_properties
 from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.copy.routes import Route
 from mm2.errors import NotFoundError
+from mm2.records import TopicPartition
 from mm2.runtime.changes import ChangeStore
 from mm2.runtime.connector_admin import ConnectorInfo
 from mm2.runtime.flows import FlowLag, FlowView
@@ -51,6 +53,7 @@ class FakeRuntime:
         self.liveness = Liveness()
         self.paused: list[str] = []
         self.report: LagReport | None = None
+        self.plans: list[FailoverPlan] = []
         self.plugins: Plugins = {}
 
     healthy = True
@@ -136,6 +139,10 @@ class FakeRuntime:
 
     def lag(self, source: str, target: str) -> LagReport | None:
         return self.report
+
+    def group_offsets(self, source: str, target: str, timeout: float = 15.0) -> list[FailoverPlan]:
+        self.flow(source, target)
+        return self.plans
 
     def pause_flow(self, source: str, target: str) -> None:
         for name in self.connector_names():
@@ -318,3 +325,16 @@ def test_a_mirror_records_lag_into_its_own_registry(tmp_path: Path) -> None:
         ).metrics.snapshot()
         == []
     )
+
+
+def test_every_groups_translation_in_one_call() -> None:
+    fake = FakeRuntime()
+    move = PartitionMove(TopicPartition("orders", 0), 42, TopicPartition("a.orders", 0), 40,
+                         exact=True, rereads_at_most=0)  # fmt: skip
+    fake.plans = [FailoverPlan("failover", "app", "a", "b", "offset syncs", (move,), ())]
+    client = TestClient(create_app(fake))
+    body = client.get("/flows/a/b/groups/offsets").json()
+    assert (body["source"], body["target"]) == ("a", "b")
+    (group,) = body["groups"]
+    assert group["group"] == "app" and group["partitions"][0]["target_offset"] == 40
+    assert client.get("/flows/a/c/groups/offsets").status_code == 404
