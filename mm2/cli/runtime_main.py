@@ -125,8 +125,6 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace, guard: StopGuard | 
     started = time.monotonic()
     enabled = ", ".join(f.name for f in config.enabled_flows) or "none"
     log.info("%s starting; flows enabled: %s", version_text("connect-mirror-maker"), enabled)
-    for warning in config.warnings:
-        log.warning("%s", warning)
     if guard is None:
         guard = StopGuard()
         guard.install()

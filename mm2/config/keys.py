@@ -15,7 +15,13 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from mm2.config.client_defs import CLIENT_DEFS, Def, client_def
-from mm2.config.names import CLIENT_CONFIG_NAMES, CONNECTOR_CONFIG_NAMES, MM2_NAMES, TYPES
+from mm2.config.names import (
+    CLIENT_CONFIG_NAMES,
+    CONNECT_STORAGE_NAMES,
+    CONNECTOR_CONFIG_NAMES,
+    MM2_NAMES,
+    TYPES,
+)
 from mm2.config.values import ValueProblem, check_def, check_value, closest
 
 __all__ = [
@@ -182,8 +188,8 @@ def _is_known(found: KeyShape) -> bool:
         return True
     if found.scope == "cluster":
         # A Connect worker key (`<alias>.offset.flush.interval.ms`) is fine; only a key close
-        # to a client or mm2 key is taken for a misspelling.
-        return setting in MM2_NAMES
+        # to a client or mm2 key is taken for a misspelling, never one of Apache's own.
+        return setting in MM2_NAMES or setting in CONNECT_STORAGE_NAMES
     if setting.startswith(_WORKER_PREFIXES + _TOP_PREFIXES + ("consumer.", "producer.", "admin.")):
         return True
     return found.scope == "top" and setting in _TOP_LEVEL

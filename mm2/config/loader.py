@@ -63,7 +63,10 @@ def load_properties(
     clusters: Sequence[str] | None = None,
     strict: bool = False,
     check_files: bool = True,
+    log_warnings: bool = True,
 ) -> MirrorMakerConfig:
+    """The file's flows; its warnings are logged once here (`log_warnings`) and kept in the
+    result (a running mirror that resolves the file again with stored changes says nothing)."""
     check = _Checker(props)
     raw = props.values
     if "clusters" not in raw:
@@ -155,7 +158,7 @@ def load_properties(
         if strict:
             raise ConfigError(message + " (remove them or run without --strict)", file=props.path)
         warnings.append(f"{props.path}: {message}")
-    for w in warnings:
+    for w in warnings if log_warnings else ():
         log.warning("%s", w)
     return MirrorMakerConfig(
         props.path, tuple(aliases), flows, tuple(warnings), dict(raw), dict(props.lines)

@@ -180,6 +180,18 @@ WORKER_NAMES = frozenset(
         "offset.storage.replication.factor",
     }
 )
+# Apache's Connect worker keys for its own internal topics (DistributedConfig), which the
+# seed tutorials set per cluster (`backup.config.storage.replication.factor = 1`): real keys that
+# mm2 has no use for (it keeps no Connect config or status topic), so no "did you mean".
+CONNECT_STORAGE_NAMES = frozenset(
+    {
+        "config.storage.topic",
+        "config.storage.replication.factor",
+        "status.storage.topic",
+        "status.storage.partitions",
+        "status.storage.replication.factor",
+    }
+)
 # Ours, not Apache's: where state lives and how the Spark pipeline runs, plus the worker keys
 # above (checked wherever they are set).
 MM2_NAMES = frozenset(

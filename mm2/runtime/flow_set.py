@@ -99,7 +99,9 @@ class FlowSet:
         raw.update(stored_properties(changes))
         if changes.clusters:
             raw["clusters"] = ", ".join([*self.file.clusters, *changes.clusters])
-        return load_properties(PropertiesFile(self.file.path, raw))
+        # The file's lines kept for messages; its warnings were logged when it was read.
+        props = PropertiesFile(self.file.path, raw, dict(self.file.lines))
+        return load_properties(props, log_warnings=False)
 
     def connector_configs(self, flow: Flow, changes: Changes) -> dict[str, dict[str, str]]:
         out: dict[str, dict[str, str]] = {}

@@ -95,6 +95,11 @@ BASE = (
         ("tasks.max = 2", None),
         ("spark.master = local[2]", None),
         ("a.offset.flush.interval.ms = 1000", None),
+        # Apache's own Connect storage keys, as the seed tutorial sets them: no hint
+        ("a.config.storage.replication.factor = 1", None),
+        ("b.status.storage.replication.factor = 1", None),
+        ("a.offset.storage.replicaton.factor = 1",
+         "did you mean a.offset.storage.replication.factor?"),
         ("some.plugin.setting = x", None),
     ],
 )  # fmt: skip
