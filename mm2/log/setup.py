@@ -38,7 +38,13 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 REPEAT_INTERVAL_S = 60.0
 # Loggers whose records are noise to an operator unless asked for (levels a configuration
 # file sets win): Spark's JVM and Python workers' raw output, and Py4J's gateway chatter.
-QUIET_LOGGERS = {"spark": logging.ERROR, "py4j": logging.CRITICAL}
+# httpx logs every request at INFO: a standby's calls to its leader, `mm2 status --url`'s.
+QUIET_LOGGERS = {
+    "spark": logging.ERROR,
+    "py4j": logging.CRITICAL,
+    "httpx": logging.WARNING,
+    "httpcore": logging.WARNING,
+}
 
 
 class Py4JRootFilter(logging.Filter):

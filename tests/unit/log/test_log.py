@@ -195,6 +195,9 @@ def test_spark_is_quiet_by_default_and_a_config_file_can_turn_it_up(
     configure(level=logging.INFO)
     assert not logging.getLogger("spark.Executor").isEnabledFor(logging.WARNING)
     assert not logging.getLogger(RAW_LOGGER).isEnabledFor(logging.WARNING)
+    # httpx's line per request stays out of `mm2 status --url`'s table and a standby's log
+    assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)
+    assert logging.getLogger("httpx").isEnabledFor(logging.WARNING)
     config = tmp_path / "logging.json"
     config.write_text(json.dumps({"version": 1, "loggers": {"spark": {"level": "INFO"}}}))
     configure(level=logging.INFO, log_config=config)
