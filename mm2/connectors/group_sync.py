@@ -14,27 +14,20 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
+from mm2.connectors.progress_group import GroupOffsets
 from mm2.kafka.groups import GroupState
 from mm2.offset_syncs import group_offsets_to_sync, sync_group_offsets
-from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
+from mm2.records import Checkpoint, TopicPartition
 
 __all__ = ["GroupSync", "TargetGroups"]
 
 log = logging.getLogger(__name__)
 
 
-class TargetGroups(Protocol):
-    """The target cluster's groups (mm2.kafka.groups.GroupAdmin)."""
+class TargetGroups(GroupOffsets, Protocol):
+    """The target cluster's groups (mm2.kafka.groups.GroupAdmin): their offsets, and states."""
 
     def describe(self, groups: Iterable[str]) -> dict[str, GroupState]: ...
-
-    def committed_offsets(
-        self, groups: Iterable[str]
-    ) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]: ...
-
-    def alter_offsets(
-        self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
-    ) -> bool: ...
 
 
 class GroupSync:

@@ -29,7 +29,6 @@ log = logging.getLogger(__name__)
 
 # A failing commit is logged again after this long when its cause stays the same.
 _REPEAT_WARNING_S = 300.0
-# What the broker answers a commit from outside a group that has members.
 
 TP = tuple[str, int]
 

@@ -21,20 +21,13 @@ from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from mm2.copy.positions import PARTITIONER, position_record
-from tests.support.kafka import Cluster, count, create_topic, read_topic
+from tests.support.kafka import Cluster, count, create_topic, produce_numbered, read_topic
 from tests.support.mirror import MirrorProcess, free_port, write_properties
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
 OFFSETS = "mm2-offsets.primary.internal"
-
-
-def _produce(cluster: Cluster, topic: str, prefix: bytes, n: int) -> None:
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
-    for i in range(n):
-        producer.produce(topic, prefix + b"-%d" % i, partition=0)
-    assert producer.flush(30) == 0
 
 
 def _metric(url: str, name: str, topic: str) -> float:
@@ -56,7 +49,7 @@ def test_records_deleted_before_they_were_copied_and_a_position_past_the_end_are
     topic = f"range-{uuid.uuid4().hex[:8]}"
     remote = f"primary.{topic}"
     create_topic(primary, topic, partitions=1)
-    _produce(primary, topic, b"a", 1000)
+    produce_numbered(primary.bootstrap_servers, topic, b"a", 1000)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     props = write_properties(tmp_path, primary.bootstrap_servers, backup.bootstrap_servers,
@@ -68,7 +61,7 @@ def test_records_deleted_before_they_were_copied_and_a_position_past_the_end_are
 
     # While the mirror is down: 1,000 more, and the first 500 of them deleted (as retention
     # would) before they are copied.
-    _produce(primary, topic, b"b", 1000)
+    produce_numbered(primary.bootstrap_servers, topic, b"b", 1000)
     admin = AdminClient({"bootstrap.servers": primary.bootstrap_servers})
     deleted = admin.delete_records([TopicPartition(topic, 0, 1500)])
     for future in deleted.values():
@@ -90,7 +83,9 @@ def test_records_deleted_before_they_were_copied_and_a_position_past_the_end_are
     producer = Producer({"bootstrap.servers": backup.bootstrap_servers, **PARTITIONER})
     producer.produce(OFFSETS, value, key, headers=headers)
     assert producer.flush(30) == 0
-    _produce(primary, topic, b"c", 100)  # offsets 2000-2099: never to be skipped
+    produce_numbered(
+        primary.bootstrap_servers, topic, b"c", 100
+    )  # offsets 2000-2099: never to be skipped
     with MirrorProcess(props) as mirror:
         eventually(lambda: count(backup.bootstrap_servers, remote) >= 2100, timeout=180,
                    what="the log again and the 100 records written after the truncation",

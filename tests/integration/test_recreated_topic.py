@@ -15,22 +15,14 @@ import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
-from tests.support.kafka import Cluster, count, create_topic, read_topic
+from tests.support.kafka import Cluster, count, create_topic, produce_numbered, read_topic
 from tests.support.mirror import MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 log = logging.getLogger(__name__)
-
-
-def _produce(cluster: Cluster, topic: str, prefix: bytes, n: int) -> None:
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
-    for i in range(n):
-        producer.produce(topic, prefix + b"-%d" % i, partition=0)
-    assert producer.flush(30) == 0
 
 
 def _delete(cluster: Cluster, topic: str) -> None:
@@ -44,7 +36,7 @@ def test_a_topic_deleted_and_created_again_is_copied_from_its_start(
     topic = f"again-{uuid.uuid4().hex[:8]}"
     remote = f"primary.{topic}"
     create_topic(primary, topic, partitions=1)
-    _produce(primary, topic, b"old", 3000)
+    produce_numbered(primary.bootstrap_servers, topic, b"old", 3000)
     props = write_properties(tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic)
     with MirrorProcess(props) as mirror:
         eventually(
@@ -64,7 +56,7 @@ def test_a_topic_deleted_and_created_again_is_copied_from_its_start(
             return True
 
         eventually(created, timeout=60, what="the topic created again", log=mirror.log)
-        _produce(primary, topic, b"new", 6000)
+        produce_numbered(primary.bootstrap_servers, topic, b"new", 6000)
         eventually(
             lambda: count(backup.bootstrap_servers, remote) >= 9000,
             timeout=180,

@@ -18,9 +18,16 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.kafka import content, count, read_topic
+from tests.support.kafka import count
 from tests.support.mirror import ContinuousProducer, MirrorProcess
-from tests.support.standby import leader_urls, leaders, leads, two_nodes
+from tests.support.standby import (
+    all_copied,
+    copied_once,
+    leader_urls,
+    leaders,
+    leads,
+    two_nodes,
+)
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -126,16 +133,7 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
         status = api.get(f"/connectors/{SOURCE}/status").json()
         assert status["connector"]["state"] == "RUNNING", status
 
-        load.stop()
-        load.join()
-        sent = load.sent
-        eventually(
-            lambda: count(backup.bootstrap_servers, remote) >= sent,
-            timeout=240,
-            what="every record on the target",
-            log=both_logs,
-        )
-        time.sleep(3)  # time enough to copy anything twice, if it would
+        all_copied(load, backup, remote, both_logs)
         assert standby.stop() == 0, standby.log()[-3000:]
     finally:
         stack.close()
@@ -144,14 +142,8 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
             if mirror.process.poll() is None:
                 mirror.stop()
 
-    upstream = read_topic(primary.bootstrap_servers, topic)
-    downstream = read_topic(backup.bootstrap_servers, remote,
-                            **{"isolation.level": "read_committed"})  # fmt: skip
-    for p, records in upstream.items():
-        want, got = content(records), content(downstream.get(p, []))
-        assert len(got) == len(want), f"partition {p}: {len(got)} copied of {len(want)}"
-        assert got == want, f"partition {p}: records lost, doubled or reordered"
-    assert sum(len(r) for r in upstream.values()) == sent
+    copied_once(primary, backup, topic)
+    assert count(primary.bootstrap_servers, topic) == load.sent
 
 
 def test_a_paused_leader_fences_nothing_and_a_restarted_node_takes_nothing(
@@ -213,12 +205,7 @@ def test_a_paused_leader_fences_nothing_and_a_restarted_node_takes_nothing(
         assert "now leader of backup" not in restarted.log(), restarted.log()[-4000:]
         assert other.log().count("now leader of backup") == 1, other.log()[-4000:]
 
-        load.stop()
-        load.join()
-        sent = load.sent
-        eventually(lambda: count(backup.bootstrap_servers, remote) >= sent, timeout=240,
-                   what="every record on the target", log=both_logs)  # fmt: skip
-        time.sleep(3)  # time enough to copy anything twice, if it would
+        all_copied(load, backup, remote, both_logs)
     finally:
         load.stop()
         for mirror in mirrors:
@@ -227,9 +214,4 @@ def test_a_paused_leader_fences_nothing_and_a_restarted_node_takes_nothing(
                     mirror.signal_tree(signal.SIGCONT)
                 mirror.stop()
 
-    upstream = read_topic(primary.bootstrap_servers, topic)
-    downstream = read_topic(backup.bootstrap_servers, remote,
-                            **{"isolation.level": "read_committed"})  # fmt: skip
-    for p, records in upstream.items():
-        want, got = content(records), content(downstream.get(p, []))
-        assert got == want, f"partition {p}: {len(got)} copied of {len(want)}, or reordered"
+    copied_once(primary, backup, topic)

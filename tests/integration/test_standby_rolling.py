@@ -20,11 +20,11 @@ from typing import Any
 
 import httpx
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
-from tests.support.kafka import content, count, create_topic, read_topic
+from tests.support.kafka import count, create_topic, produce_numbered, read_topic
 from tests.support.mirror import ContinuousProducer, MirrorProcess
-from tests.support.standby import leader_urls, leaders, two_nodes
+from tests.support.standby import all_copied, copied_once, leader_urls, leaders, two_nodes
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -132,12 +132,7 @@ def test_a_rolling_restart_of_both_nodes_under_load_moves_the_lead_once(
         assert "now leader of backup" not in back.log(), back.log()[-3000:]
         assert again.log().count("now leader of backup") == 1, again.log()[-3000:]
 
-        load.stop()
-        load.join()
-        sent = load.sent
-        eventually(lambda: count(backup.bootstrap_servers, remote) >= sent, timeout=240,
-                   what="every record on the target", log=all_logs)  # fmt: skip
-        time.sleep(3)  # time enough to copy anything twice, if it would
+        all_copied(load, backup, remote, all_logs)
     finally:
         load.stop()
         growth.stop()
@@ -150,19 +145,7 @@ def test_a_rolling_restart_of_both_nodes_under_load_moves_the_lead_once(
         "while the leader restarted",
         growth.longest_stall(*first_step), growth.longest_stall(*second_step),
     )  # fmt: skip
-    upstream = read_topic(primary.bootstrap_servers, topic)
-    downstream = read_topic(backup.bootstrap_servers, remote,
-                            **{"isolation.level": "read_committed"})  # fmt: skip
-    for p, records in upstream.items():
-        want, got = content(records), content(downstream.get(p, []))
-        assert got == want, f"partition {p}: {len(got)} copied of {len(want)}, or reordered"
-
-
-def _produce(bootstrap: str, topic: str, prefix: bytes, n: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap})
-    for i in range(n):
-        producer.produce(topic, prefix + b"-%d" % i, partition=0)
-    assert producer.flush(30) == 0
+    copied_once(primary, backup, topic)
 
 
 def test_offsets_changed_on_the_standby_are_carried_out_by_the_leader_and_stick(
@@ -173,7 +156,7 @@ def test_offsets_changed_on_the_standby_are_carried_out_by_the_leader_and_stick(
     topic = f"patched-{uuid.uuid4().hex[:8]}"
     remote = f"primary.{topic}"
     create_topic(primary, topic, partitions=1)
-    _produce(primary.bootstrap_servers, topic, b"a", 1000)
+    produce_numbered(primary.bootstrap_servers, topic, b"a", 1000)
     mirrors, urls = two_nodes(tmp_path, primary, backup, topic)
 
     def all_logs() -> str:
@@ -196,7 +179,7 @@ def test_offsets_changed_on_the_standby_are_carried_out_by_the_leader_and_stick(
             assert answer.status_code in (200, 409), answer.text  # 409: its tasks still stop
             return answer.status_code == 200
 
-        _produce(primary.bootstrap_servers, topic, b"b", 1000)  # offsets 1000-1999
+        produce_numbered(primary.bootstrap_servers, topic, b"b", 1000)  # offsets 1000-1999
         # The operator skips the first 500 of them on purpose: the position says 1499.
         where = {"cluster": "primary", "topic": topic, "partition": 0}
         patch = {"offsets": [{"partition": where, "offset": {"offset": 1499}}]}

@@ -97,6 +97,14 @@ def produce(
     return written
 
 
+def produce_numbered(bootstrap: str, topic: str, prefix: bytes, n: int) -> None:
+    """`prefix-0` .. `prefix-<n-1>` to partition 0 of `topic`, acknowledged."""
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(n):
+        producer.produce(topic, prefix + b"-%d" % i, partition=0)
+    assert producer.flush(30) == 0
+
+
 def read_topic(bootstrap: str, topic: str, **config: Any) -> dict[int, list[Record]]:
     """Every record of every partition, in order, from the start to the high watermark."""
     consumer = Consumer(

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.support.mirror import MirrorProcess, free_port, write_properties
+from tests.support.kafka import content, count, read_topic
+from tests.support.mirror import ContinuousProducer, MirrorProcess, free_port, write_properties
+from tests.support.waiting import eventually
 
-__all__ = ["leader_urls", "leaders", "leads", "two_nodes"]
+__all__ = ["all_copied", "copied_once", "leader_urls", "leaders", "leads", "two_nodes"]
 
 
 def leaders(url: str) -> dict[str, dict[str, object] | None]:
@@ -47,3 +51,25 @@ def two_nodes(
             f"mm2.leader.session.timeout.ms = 6000\n{extra}",
         )))  # fmt: skip
     return mirrors, [f"http://127.0.0.1:{p}" for p in ports]
+
+
+def all_copied(load: ContinuousProducer, backup: Any, remote: str, logs: Callable[[], str]) -> None:
+    """Stop the load and wait until the target holds every record sent, and a little longer:
+    time enough to copy anything twice, if it would."""
+    load.stop()
+    load.join()
+    sent = load.sent
+    eventually(lambda: count(backup.bootstrap_servers, remote) >= sent, timeout=240,
+               what="every record on the target", log=logs)  # fmt: skip
+    time.sleep(3)
+
+
+def copied_once(primary: Any, backup: Any, topic: str) -> None:
+    """Every partition of `topic` on the target, for a read_committed reader, is the source's:
+    nothing lost, doubled or reordered."""
+    upstream = read_topic(primary.bootstrap_servers, topic)
+    downstream = read_topic(backup.bootstrap_servers, f"primary.{topic}",
+                            **{"isolation.level": "read_committed"})  # fmt: skip
+    for p, records in upstream.items():
+        want, got = content(records), content(downstream.get(p, []))
+        assert got == want, f"partition {p}: {len(got)} copied of {len(want)}, or reordered"
