@@ -103,9 +103,12 @@ def translate_all_groups(
     except KafkaClientError as exc:
         raise Unreachable(source, _servers(source_config), exc) from exc
     groups = [g for g in groups if commits.get(g)]
+    renaming = flow.group_mirroring_policy()
+    renamed = {g: renaming.target_group(source, g) for g in groups}
     target_config = flow.target_admin_config(label="translate-target-admin")
     try:
-        current = GroupAdmin(target_config, timeout=timeout).committed_offsets(groups)
+        admin = GroupAdmin(target_config, timeout=timeout)
+        current = admin.committed_offsets(sorted(set(renamed.values())))
     except KafkaClientError as exc:
         raise Unreachable(target, _servers(target_config), exc) from exc
     notes: list[str] = []
@@ -119,10 +122,10 @@ def translate_all_groups(
     for group in sorted(groups):
         moves = plan_partitions(
             commits[group], policy=policy, source=source, target=target, mirrored=mirrored,
-            forward=forward, backward=backward, current=current.get(group, {}),
+            forward=forward, backward=backward, current=current.get(renamed[group], {}),
         )  # fmt: skip
         plans.append(FailoverPlan("failover", group, source, target, "offset syncs",
-                                  tuple(moves), tuple(notes)))  # fmt: skip
+                                  tuple(moves), tuple(notes), renamed[group]))  # fmt: skip
     return plans
 
 
@@ -149,10 +152,11 @@ def _plan(
 ) -> FailoverPlan:
     source, target = flow.source, flow.target
     policy = flow.replication_policy()
+    renamed = _renamed(kind, flow, group)
     source_config = flow.source_admin_config(label="failover-source-admin")
     target_config = flow.target_admin_config(label="failover-target-admin")
     current = _committed(
-        GroupAdmin(target_config, timeout=timeout), group, target, _servers(target_config)
+        GroupAdmin(target_config, timeout=timeout), renamed, target, _servers(target_config)
     )
     notes: list[str] = []
     commits: dict[TopicPartition, OffsetAndMetadata] = {}
@@ -176,7 +180,8 @@ def _plan(
         moves = moves_from_checkpoints(
             checkpoints, policy=policy, source=source, target=target, current=current
         )
-        return FailoverPlan(kind, group, source, target, "checkpoints", tuple(moves), tuple(notes))
+        return FailoverPlan(kind, group, source, target, "checkpoints", tuple(moves), tuple(notes),
+                            renamed)  # fmt: skip
     if not commits:
         raise FailoverError(
             f"group {group!r} has no committed offsets on {source!r} ({_servers(source_config)})"
@@ -196,7 +201,16 @@ def _plan(
         backward=backward,
         current=current,
     )
-    return FailoverPlan(kind, group, source, target, "offset syncs", tuple(moves), tuple(notes))
+    return FailoverPlan(kind, group, source, target, "offset syncs", tuple(moves), tuple(notes),
+                        renamed)  # fmt: skip
+
+
+def _renamed(kind: str, flow: Flow, group: str) -> str:
+    """The group's name on the target: a failover follows the flow's group.mirroring.policy;
+    a failback returns to the name given (the group's name on its original cluster)."""
+    if kind != "failover":
+        return group
+    return flow.group_mirroring_policy().target_group(flow.source, group)
 
 
 def _forward(flow: Flow, notes: list[str], timeout: float) -> OffsetTranslator | None:
@@ -227,7 +241,7 @@ def apply_failover(plan: FailoverPlan, target_admin: GroupAdmin, *, force: bool 
     Refuses while the group is active there (its members would overwrite the commits, and the
     broker rejects them anyway). A target commit ahead of the plan is kept unless `force`.
     """
-    group = plan.group
+    group = plan.committed_as
     state = target_admin.describe([group])[group]
     if state.active:
         raise FailoverError(

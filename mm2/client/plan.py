@@ -78,6 +78,13 @@ class FailoverPlan:
     basis: str  # "offset syncs" or "checkpoints"
     moves: tuple[PartitionMove, ...]
     notes: tuple[str, ...] = field(default=())
+    # The group's name on the target (group.mirroring.policy.class); "" for the same name.
+    target_group: str = ""
+
+    @property
+    def committed_as(self) -> str:
+        """The group on the target that the plan commits to."""
+        return self.target_group or self.group
 
     @property
     def translated(self) -> list[PartitionMove]:
@@ -97,6 +104,7 @@ class FailoverPlan:
         return {
             "kind": self.kind,
             "group": self.group,
+            "target_group": self.committed_as,
             "source": self.source,
             "target": self.target,
             "basis": self.basis,

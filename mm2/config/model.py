@@ -30,6 +30,7 @@ from mm2.policies.filter import (
     load_group_filter,
     load_topic_filter,
 )
+from mm2.policies.group_mirroring import GroupMirroringPolicy, load_group_mirroring_policy
 from mm2.policies.replication import PolicyConfigError, ReplicationPolicy, load_replication_policy
 
 __all__ = ["HIDDEN", "Flow", "MirrorMakerConfig", "is_password"]
@@ -187,6 +188,7 @@ class Flow:
             self.replication_policy,
             self.topic_filter,
             self.group_filter,
+            self.group_mirroring_policy,
             self.config_property_filter,
         ):
             try:
@@ -219,6 +221,9 @@ class Flow:
 
     def group_filter(self) -> GroupFilter:
         return load_group_filter(self.connector_config(CHECKPOINT))
+
+    def group_mirroring_policy(self) -> GroupMirroringPolicy:
+        return load_group_mirroring_policy(self.connector_config(CHECKPOINT))
 
     def config_property_filter(self) -> ConfigPropertyFilter:
         return load_config_property_filter(self.connector_config(SOURCE))

@@ -146,6 +146,8 @@ _CHECKPOINT_NAMES = {
     "groups.exclude",
     "groups.blacklist",
     "group.filter.class",
+    # KIP-1378: the name a group has on the target (mm2.policies.group_mirroring)
+    "group.mirroring.policy.class",
     "topic.filter.class",
     "topics",
     "topics.exclude",
@@ -327,6 +329,7 @@ _CLASSES = (
     "replication.policy.class",
     "topic.filter.class",
     "group.filter.class",
+    "group.mirroring.policy.class",
     "config.property.filter.class",
 )
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")

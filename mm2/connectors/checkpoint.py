@@ -96,7 +96,11 @@ class MirrorCheckpointTask(Task):
         self._source_groups = GroupAdmin(
             flow.source_admin_config(CHECKPOINT, "checkpoints-source-admin")
         )
-        self._group_sync = GroupSync(GroupAdmin(target_admin), flow=flow.name, target=flow.target)
+        renaming = flow.group_mirroring_policy()
+        self._group_sync = GroupSync(
+            GroupAdmin(target_admin), flow=flow.name, target=flow.target,
+            rename=lambda group: renaming.target_group(flow.source, group),
+        )  # fmt: skip
         self._load_checkpoints()
         self._translator, start = self._load_snapshot()
         self._syncs = self._sync_reader(start)

@@ -11,7 +11,7 @@ retried into a live group (issue 22).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from mm2.connectors.progress_group import GroupOffsets
@@ -31,17 +31,27 @@ class TargetGroups(GroupOffsets, Protocol):
 
 
 class GroupSync:
-    """One flow's group offset sync into its target cluster."""
+    """One flow's group offset sync into its target cluster; `rename` gives a source group's
+    name on the target (group.mirroring.policy.class; the same name by default)."""
 
-    def __init__(self, groups: TargetGroups, *, flow: str, target: str) -> None:
+    def __init__(
+        self,
+        groups: TargetGroups,
+        *,
+        flow: str,
+        target: str,
+        rename: Callable[[str], str] = lambda group: group,
+    ) -> None:
         self._groups = groups
         self._flow, self._target = flow, target
+        self._rename = rename
         self._reported: set[str] = set()  # groups said to be active, until they are not
         self.skipped = 0  # writes left out because a member joined right before them
 
     def sync(self, checkpoints: Mapping[str, Mapping[TopicPartition, Checkpoint]]) -> None:
         """Commit the latest checkpoint of each group that has no members on the target."""
-        names = sorted(checkpoints)
+        # the target's name of each source group that has checkpoints
+        names = {self._rename(g): g for g in sorted(checkpoints)}
         if not names:
             return
         states = self._groups.describe(names)
@@ -54,10 +64,10 @@ class GroupSync:
         self._reported = active
         idle = [g for g in names if g not in active]
         planned = sync_group_offsets(
-            {g: checkpoints[g] for g in idle}, self._groups.committed_offsets(idle)
+            {g: checkpoints[names[g]] for g in idle}, self._groups.committed_offsets(idle)
         )
         for group in sorted(planned):
-            self._write(group, checkpoints[group])
+            self._write(group, checkpoints[names[group]])
 
     def _write(self, group: str, checkpoints: Mapping[TopicPartition, Checkpoint]) -> None:
         state = self._groups.describe([group])[group]  # again, right before the write
