@@ -11,6 +11,7 @@ topics go forward through the B->A syncs.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mm2.client.mirror_client import MirrorClient
@@ -33,7 +34,7 @@ from mm2.errors import KafkaClientError
 from mm2.kafka.groups import GroupAdmin
 from mm2.offset_syncs.reverse import ReverseTranslator
 from mm2.offset_syncs.translator import OffsetTranslator
-from mm2.policies.filter import is_internal_group
+from mm2.policies.filter import mirrors_group
 from mm2.records import OffsetAndMetadata, TopicPartition
 
 __all__ = [
@@ -95,10 +96,7 @@ def translate_all_groups(
     source_admin = GroupAdmin(source_config, timeout=timeout)
     group_filter = flow.group_filter()
     try:
-        groups = [
-            g for g in source_admin.list_groups()
-            if not is_internal_group(g) and group_filter.should_replicate_group(g)
-        ]  # fmt: skip
+        groups = [g for g in source_admin.list_groups() if mirrors_group(group_filter, g)]
         commits = source_admin.committed_offsets(groups)
     except KafkaClientError as exc:
         raise Unreachable(source, _servers(source_config), exc) from exc
@@ -112,11 +110,8 @@ def translate_all_groups(
     except KafkaClientError as exc:
         raise Unreachable(target, _servers(target_config), exc) from exc
     notes: list[str] = []
-    forward = _forward(flow, notes, timeout)
-    backward = None
-    came_back = any(policy.topic_source(tp.topic) == target for g in groups for tp in commits[g])
-    if reverse_flow is not None and came_back:
-        backward = _backward(reverse_flow, notes, timeout)
+    topics = {tp.topic for g in groups for tp in commits[g]}
+    forward, backward = _translators(flow, reverse_flow, topics, notes, timeout)
     mirrored = flow.topic_filter().should_replicate_topic
     plans = []
     for group in sorted(groups):
@@ -186,10 +181,8 @@ def _plan(
         raise FailoverError(
             f"group {group!r} has no committed offsets on {source!r} ({_servers(source_config)})"
         )
-    forward = _forward(flow, notes, timeout)
-    backward = None
-    if other is not None and any(policy.topic_source(tp.topic) == target for tp in commits):
-        backward = _backward(other, notes, timeout)
+    topics = {tp.topic for tp in commits}
+    forward, backward = _translators(flow, other, topics, notes, timeout)
     topic_filter = flow.topic_filter()
     moves = plan_partitions(
         commits,
@@ -211,6 +204,18 @@ def _renamed(kind: str, flow: Flow, group: str) -> str:
     if kind != "failover":
         return group
     return flow.group_mirroring_policy().target_group(flow.source, group)
+
+
+def _translators(
+    flow: Flow, other: Flow | None, topics: Iterable[str], notes: list[str], timeout: float
+) -> tuple[OffsetTranslator | None, ReverseTranslator | None]:
+    """The flow's offset syncs, and the reverse flow's (`other`) where one of `topics` came
+    from the target (active/active); a missing syncs topic is said in `notes`."""
+    forward = _forward(flow, notes, timeout)
+    policy = flow.replication_policy()
+    if other is None or not any(policy.topic_source(t) == flow.target for t in topics):
+        return forward, None
+    return forward, _backward(other, notes, timeout)
 
 
 def _forward(flow: Flow, notes: list[str], timeout: float) -> OffsetTranslator | None:

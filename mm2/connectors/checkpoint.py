@@ -27,7 +27,7 @@ from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
 from mm2.offset_syncs import checkpoints_for_group, rename_topic_partition
 from mm2.offset_syncs.translator import OffsetTranslator
-from mm2.policies.filter import is_internal_group
+from mm2.policies.filter import mirrors_group
 from mm2.records import Checkpoint, TopicPartition
 from mm2.runtime.state_file import StateFileError, read_json, write_json
 
@@ -131,7 +131,7 @@ class MirrorCheckpointTask(Task):
         reader = LogReader(consumer, self._checkpoints_topic)
         try:
             for cp in decode_checkpoints(reader.read_to_end()):
-                if self._mirrors_group(cp.group_id):
+                if mirrors_group(self._group_filter, cp.group_id):
                     self._checkpoints.setdefault(cp.group_id, {})[cp.topic_partition] = cp
         finally:
             reader.close()
@@ -166,15 +166,13 @@ class MirrorCheckpointTask(Task):
             self._translator.handle(sync, prev)
 
     def _refresh_groups(self) -> None:
-        groups = [g for g in self._source_groups.list_groups() if self._mirrors_group(g)]
+        groups = [
+            g for g in self._source_groups.list_groups() if mirrors_group(self._group_filter, g)
+        ]
         added = sorted(set(groups) - set(self._groups))
         if added:
             log.info("%s: consumer groups found: %s", self._flow.name, ", ".join(added))
         self._groups = groups
-
-    def _mirrors_group(self, group: str) -> bool:
-        """The filter's choice, never one of mm2's own groups (its election, readers, copiers)."""
-        return not is_internal_group(group) and self._group_filter.should_replicate_group(group)
 
     def _rename(self, upstream: TopicPartition) -> TopicPartition:
         return rename_topic_partition(self._policy, self._flow.source, self._flow.target, upstream)

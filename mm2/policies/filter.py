@@ -22,6 +22,7 @@ __all__ = [
     "load_config_property_filter",
     "load_group_filter",
     "load_topic_filter",
+    "mirrors_group",
     "parse_list",
     "should_replicate_topic",
 ]
@@ -134,6 +135,11 @@ class _IncludeExclude:
 def is_internal_group(group: str) -> bool:
     """One of mm2's own consumer groups (INTERNAL_GROUPS)."""
     return INTERNAL_GROUPS.fullmatch(group) is not None
+
+
+def mirrors_group(group_filter: GroupFilter, group: str) -> bool:
+    """The filter's choice, never one of mm2's own groups (its election, readers, copiers)."""
+    return not is_internal_group(group) and group_filter.should_replicate_group(group)
 
 
 class DefaultTopicFilter(_IncludeExclude, TopicFilter):
