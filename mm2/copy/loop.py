@@ -329,27 +329,27 @@ class CopyLoop:
         low, high = self._consumer.get_watermark_offsets(TopicPartition(*tp), 10, False)
         where = f"{tp[0]}-{tp[1]}"
         gone = truncated = 0
-        if err.code() == KafkaError._LOG_TRUNCATION:
-            # The leader's log no longer holds the record the position follows under its leader
-            # epoch: it was cut below the position and may have been refilled since.
+        # The leader's log no longer holds the record the position follows under its leader
+        # epoch: it was cut below the position and may have been refilled since.
+        cut = err.code() == KafkaError._LOG_TRUNCATION
+        if cut or at > high:
             truncated, resume = 1, low
-            log.warning("%s: %s: %s: the source's log was truncated below the position %d (an "
-                        "unclean leader election); copying it again from the log start %d, so "
-                        "that no record written since is skipped (records copied before come "
-                        "again)", self.spec.flow, where, err.str(), at, low)  # fmt: skip
+            why = (
+                f"{err.str()}: the source's log was truncated below the position {at} (an "
+                "unclean leader election)"
+                if cut
+                else f"the position {at} is beyond the source's log end {high}: the log was "
+                "truncated (an unclean leader election) or the position was set past it"
+            )
+            log.warning("%s: %s: %s; copying it again from the log start %d, so that no record "
+                        "written since is skipped (records copied before come again)",
+                        self.spec.flow, where, why, low)  # fmt: skip
         elif at < low:
             gone, resume = low - at, low
             log.warning("%s: %s: offsets %d-%d were deleted from the source (retention or "
                         "DeleteRecords) before they were copied: %d record(s) can never be "
                         "copied; copying on from the log start %d", self.spec.flow, where, at,
                         low - 1, gone, low)  # fmt: skip
-        elif at > high:
-            truncated, resume = 1, low
-            log.warning("%s: %s: the position %d is beyond the source's log end %d: the log "
-                        "was truncated (an unclean leader election) or the position was set "
-                        "past it; copying it again from the log start %d, so that no record "
-                        "written since is skipped (records copied before come again)",
-                        self.spec.flow, where, at, high, low)  # fmt: skip
         else:
             resume = at
             log.info("%s: %s: %s; reading again from %d (the log runs %d-%d)",
