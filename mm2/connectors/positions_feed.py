@@ -41,9 +41,12 @@ class Tail(Protocol):
 
 
 class ReaderSource(Protocol):
-    """Opens a reader of the offsets topic (mm2.copy.positions.PositionsTopic)."""
+    """Opens a reader of the offsets topic (mm2.copy.positions.PositionsTopic), and says which
+    of its partitions hold the positions of some source partitions."""
 
     def reader(self, on_ready: Callable[[CopyReady], None] | None = ...) -> Tail: ...
+
+    def holding(self, partitions: Iterable[TP]) -> KeyPartitions: ...
 
 
 class BatchMetrics(Protocol):
@@ -62,13 +65,10 @@ class PositionsFeed:
         target: str,
         topic: ReaderSource,
         metrics: BatchMetrics,
-        *,
-        holding: Callable[[Iterable[TP]], KeyPartitions] | None = None,
     ) -> None:
-        """With `holding` (mm2.copy.positions.PositionsTopic.holding), a read to the end waits
-        only for the partitions of the offsets topic that hold the routed partitions' keys."""
+        """A read to the end waits only for the partitions of the offsets topic that hold the
+        routed partitions' positions (`topic.holding`)."""
         self._flow, self._source, self._target = flow, source, target
-        self._holding = holding
         self._topic = topic
         self._metrics = metrics
         self.stored = StoredPositions()
@@ -89,11 +89,9 @@ class PositionsFeed:
 
     def read_to_end(self, routes: Mapping[str, Route], timeout: float) -> None:
         assert self._reader is not None, "open() first"
-        holding = None
-        if self._holding is not None:
-            holding = self._holding(
-                (topic, p) for topic, route in routes.items() for p in range(route.partitions)
-            )
+        holding = self._topic.holding(
+            (topic, p) for topic, route in routes.items() for p in range(route.partitions)
+        )
         self._apply(self._reader.read_to_end(timeout, holding=holding), routes)
         self._history = False
 

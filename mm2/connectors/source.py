@@ -108,9 +108,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         configs_seconds=s.sync_topic_configs_interval_seconds,
         acls_seconds=s.sync_topic_acls_interval_seconds,
     )  # fmt: skip
-    feed = PositionsFeed(
-        flow.name, flow.source, flow.target, positions, metrics, holding=positions.holding
-    )
+    feed = PositionsFeed(flow.name, flow.source, flow.target, positions, metrics)
     progress = ProgressGroup.for_flow(flow)
     settings = EpochSettings(
         flow=flow.name,

@@ -50,6 +50,7 @@ __all__ = [
     "PositionsTopic",
     "StoredPositions",
     "decode_position",
+    "position_key",
     "position_record",
 ]
 
@@ -87,6 +88,11 @@ class PositionRecord:
     leader_epoch: int | None = None  # None: not known (Apache MM2's, or an older mm2's)
 
 
+def position_key(connector: str, cluster: str, topic: str, partition: int) -> bytes:
+    """Connect's key of a source partition's position: `["<connector>",{"cluster":…,…}]`."""
+    return ConnectOffsetKey(connector, MirrorSourcePartition(cluster, topic, partition)).to_bytes()
+
+
 def position_record(
     connector: str,
     cluster: str,
@@ -100,7 +106,7 @@ def position_record(
     leader_epoch: int | None = None,
 ) -> tuple[bytes, bytes | None, Headers]:
     """(key, value, headers) of a position; offset None makes a tombstone."""
-    key = ConnectOffsetKey(connector, MirrorSourcePartition(cluster, topic, partition)).to_bytes()
+    key = position_key(connector, cluster, topic, partition)
     value = None if offset is None else encode_offset_value(offset)
     headers: Headers = []
     if cluster_id:
@@ -324,17 +330,12 @@ class PositionsTopic:
         """For a partition count, the partitions of the topic that hold the positions of
         `partitions` (keyed as Connect keys them, placed by Java's partitioner) and partition 0
         (the copy tasks' notices and the planner's assignment records)."""
-        keys = [self._key(t, p) for t, p in partitions]
+        keys = [position_key(self.connector, self.source_alias, t, p) for t, p in partitions]
 
         def of(count: int) -> set[int]:
             return {0, *(java_partition(key, count) for key in keys)}
 
         return of
-
-    def _key(self, topic: str, partition: int) -> bytes:
-        return position_record(
-            self.connector, self.source_alias, topic, partition, None, cluster_id=None
-        )[0]
 
     def read(
         self, timeout: float = 15.0, *, ensure: bool = True, only: Iterable[TP] | None = None

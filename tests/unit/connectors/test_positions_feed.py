@@ -3,7 +3,7 @@ planner restarted (or a process started) reads the whole offsets topic again."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from mm2.connectors.positions_feed import PositionsFeed
 from mm2.copy.positions import PositionRecord
@@ -33,6 +33,10 @@ class Topic:
         self.on_ready = on_ready
         return self
 
+    def holding(self, partitions: Iterable[tuple[str, int]]) -> KeyPartitions:
+        self.held = sorted(partitions)
+        return lambda count: set(range(count))  # every partition waited for
+
     def read_to_end(
         self, timeout: float = 0.0, *, holding: KeyPartitions | None = None
     ) -> list[PositionRecord]:
@@ -55,6 +59,7 @@ def test_history_moves_positions_and_only_new_commits_count() -> None:
     feed = PositionsFeed("primary->backup", "primary", "backup", topic, metrics)
     feed.open()
     feed.read_to_end(ROUTES, 5.0)
+    assert topic.held == [("orders", 0)]  # waits for where the routed partitions' keys are
     assert feed.stored.offsets == {("orders", 0): 199}
     assert copied(metrics) == 0  # 200 records committed before: not this feed's to count
     topic.later = [committed(249, 50)]
