@@ -119,8 +119,12 @@ class MetricsRegistry:
     def event(self, source: str, target: str, kind: str, message: str) -> None:
         """Keep an event of the flow (the newest EVENTS_KEPT), shown in /flows."""
         with self._lock:
-            kept = self._events.setdefault((source, target), deque(maxlen=EVENTS_KEPT))
-            kept.append(FlowEvent(int(time.time() * 1000), kind, message))
+            self._keep(source, target, kind, message)
+
+    def _keep(self, source: str, target: str, kind: str, message: str) -> None:
+        """event() with the lock held."""
+        kept = self._events.setdefault((source, target), deque(maxlen=EVENTS_KEPT))
+        kept.append(FlowEvent(int(time.time() * 1000), kind, message))
 
     def events(self, source: str, target: str) -> tuple[FlowEvent, ...]:
         """The flow's events, oldest first."""
@@ -200,14 +204,12 @@ class MetricsRegistry:
 
     def _note_out_of_range(self, source: str, target: str, r: CopyStats) -> None:
         where = f"{r.topic}-{r.partition}"
-        kept = self._events.setdefault((source, target), deque(maxlen=EVENTS_KEPT))
-        now = int(time.time() * 1000)
         if r.gone:
             said = f"{where}: {r.gone} record(s) deleted from the source before they were copied"
-            kept.append(FlowEvent(now, "records-gone", said))
+            self._keep(source, target, "records-gone", said)
         if r.truncated:
             said = f"{where}: the source's log was truncated below the position; copied again"
-            kept.append(FlowEvent(now, "log-truncated", said))
+            self._keep(source, target, "log-truncated", said)
 
     def topic_recreated(self, source: str, target: str, topic: str) -> None:
         """A source topic found deleted and created again since its positions were stored: its
