@@ -19,13 +19,15 @@ import httpx
 import pytest
 
 from tests.support.kafka import count
-from tests.support.mirror import ContinuousProducer, MirrorProcess
+from tests.support.mirror import MirrorProcess
 from tests.support.standby import (
     all_copied,
     copied_once,
     leader_urls,
     leaders,
     leads,
+    logs_of,
+    steady_load,
     two_nodes,
 )
 from tests.support.waiting import eventually
@@ -43,14 +45,9 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
     topic = new_topic(primary, PARTITIONS, prefix="standby")
     mirrors, urls = two_nodes(tmp_path, primary, backup, topic)
     remote = f"primary.{topic}"
-    idempotent = {"enable.idempotence": True}
-    load = ContinuousProducer(
-        primary, topic, rate=200, limit=10**9, seconds=3600, partitions=PARTITIONS,
-        config=idempotent,
-    )  # fmt: skip
+    load = steady_load(primary, topic, PARTITIONS)
 
-    def both_logs() -> str:
-        return "\n".join(f"--- {m.log_path.name}\n{m.log()[-6000:]}" for m in mirrors)
+    both_logs = logs_of(mirrors)
 
     stack = contextlib.ExitStack()
     try:
@@ -156,13 +153,9 @@ def test_a_paused_leader_fences_nothing_and_a_restarted_node_takes_nothing(
     topic = new_topic(primary, PARTITIONS, prefix="paused")
     remote = f"primary.{topic}"
     mirrors, urls = two_nodes(tmp_path, primary, backup, topic)
-    load = ContinuousProducer(
-        primary, topic, rate=200, limit=10**9, seconds=3600, partitions=PARTITIONS,
-        config={"enable.idempotence": True},
-    )  # fmt: skip
+    load = steady_load(primary, topic, PARTITIONS)
 
-    def both_logs() -> str:
-        return "\n".join(f"--- {m.log_path.name}\n{m.log()[-6000:]}" for m in mirrors)
+    both_logs = logs_of(mirrors)
 
     try:
         eventually(lambda: len(leader_urls(urls)) == 1, timeout=180, what="one leader",

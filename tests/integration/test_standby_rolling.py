@@ -23,8 +23,16 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from tests.support.kafka import count, create_topic, produce_numbered, read_topic
-from tests.support.mirror import ContinuousProducer, MirrorProcess
-from tests.support.standby import all_copied, copied_once, leader_urls, leaders, two_nodes
+from tests.support.mirror import MirrorProcess
+from tests.support.standby import (
+    all_copied,
+    copied_once,
+    leader_urls,
+    leaders,
+    logs_of,
+    steady_load,
+    two_nodes,
+)
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -80,14 +88,10 @@ def test_a_rolling_restart_of_both_nodes_under_load_moves_the_lead_once(
     topic = new_topic(primary, PARTITIONS, prefix="rolling")
     remote = f"primary.{topic}"
     mirrors, urls = two_nodes(tmp_path, primary, backup, topic)
-    load = ContinuousProducer(
-        primary, topic, rate=200, limit=10**9, seconds=3600, partitions=PARTITIONS,
-        config={"enable.idempotence": True},
-    )  # fmt: skip
+    load = steady_load(primary, topic, PARTITIONS)
     growth = Growth(backup.bootstrap_servers, remote)
 
-    def all_logs() -> str:
-        return "\n".join(f"--- {m.log_path.name}\n{m.log()[-5000:]}" for m in mirrors)
+    all_logs = logs_of(mirrors)
 
     def hold(leader: str, seconds: int) -> None:
         for _ in range(seconds):
@@ -159,8 +163,7 @@ def test_offsets_changed_on_the_standby_are_carried_out_by_the_leader_and_stick(
     produce_numbered(primary.bootstrap_servers, topic, b"a", 1000)
     mirrors, urls = two_nodes(tmp_path, primary, backup, topic)
 
-    def all_logs() -> str:
-        return "\n".join(f"--- {m.log_path.name}\n{m.log()[-5000:]}" for m in mirrors)
+    all_logs = logs_of(mirrors)
 
     stack = contextlib.ExitStack()
     try:

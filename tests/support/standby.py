@@ -14,7 +14,16 @@ from tests.support.kafka import content, count, read_topic
 from tests.support.mirror import ContinuousProducer, MirrorProcess, free_port, write_properties
 from tests.support.waiting import eventually
 
-__all__ = ["all_copied", "copied_once", "leader_urls", "leaders", "leads", "two_nodes"]
+__all__ = [
+    "all_copied",
+    "copied_once",
+    "leader_urls",
+    "leaders",
+    "leads",
+    "logs_of",
+    "steady_load",
+    "two_nodes",
+]
 
 
 def leaders(url: str) -> dict[str, dict[str, object] | None]:
@@ -51,6 +60,23 @@ def two_nodes(
             f"mm2.leader.session.timeout.ms = 6000\n{extra}",
         )))  # fmt: skip
     return mirrors, [f"http://127.0.0.1:{p}" for p in ports]
+
+
+def logs_of(mirrors: list[MirrorProcess]) -> Callable[[], str]:
+    """The tail of every node's log, for a failed wait to show (nodes added later included)."""
+
+    def logs() -> str:
+        return "\n".join(f"--- {m.log_path.name}\n{m.log()[-6000:]}" for m in mirrors)
+
+    return logs
+
+
+def steady_load(primary: Any, topic: str, partitions: int) -> ContinuousProducer:
+    """200 records/s to every partition of `topic` in turn, idempotent, until stopped."""
+    return ContinuousProducer(
+        primary, topic, rate=200, limit=10**9, seconds=3600, partitions=partitions,
+        config={"enable.idempotence": True},
+    )  # fmt: skip
 
 
 def all_copied(load: ContinuousProducer, backup: Any, remote: str, logs: Callable[[], str]) -> None:

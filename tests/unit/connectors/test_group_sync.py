@@ -10,39 +10,34 @@ import pytest
 from mm2.connectors.group_sync import GroupSync
 from mm2.kafka.groups import GroupState
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
+from tests.support.groups import FakeGroups
 
 TP = TopicPartition("primary.orders", 0)
 
 
-class Groups:
+class Groups(FakeGroups):
     """The target's groups: `states` is what each describe() answers, in turn (the last one
-    stays); a write to a group with members is refused, as the broker refuses it."""
+    stays); a write while `members` is set is refused, as the broker refuses it."""
 
     def __init__(self, states: list[GroupState], committed: int | None = None) -> None:
+        super().__init__({} if committed is None else {TP: OffsetAndMetadata(committed, "")})
         self.states = states
-        self.committed: dict[TopicPartition, OffsetAndMetadata] = {}
-        if committed is not None:
-            self.committed[TP] = OffsetAndMetadata(committed, "")
-        self.members_at_write = False
-        self.writes: list[int] = []
+        self.written_to: list[str] = []
 
     def describe(self, groups: Iterable[str]) -> dict[str, GroupState]:
         state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
         return {g: state for g in groups}
 
-    def committed_offsets(
-        self, groups: Iterable[str]
-    ) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:
-        return {g: dict(self.committed) for g in groups}
-
     def alter_offsets(
         self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
     ) -> bool:
-        if self.members_at_write:
-            return False
-        self.writes.append(offsets[TP].offset)
-        self.committed.update(offsets)
-        return True
+        self.written_to.append(group)
+        return super().alter_offsets(group, offsets)
+
+    @property
+    def writes(self) -> list[int]:
+        """The offset of TP in each commit that went in."""
+        return [call[TP] for call in self.calls]
 
 
 def empty(protocol: str = "classic") -> GroupState:
@@ -77,7 +72,7 @@ def test_a_member_that_joins_between_the_two_looks_is_not_written_into() -> None
 
 def test_a_member_that_joins_after_the_recheck_makes_the_write_refused_and_skipped() -> None:
     groups = Groups([empty()])
-    groups.members_at_write = True
+    groups.members = True
     sync = GroupSync(groups, flow="primary->backup", target="backup")
     sync.sync(checkpoints(100))  # no exception: the task goes on
     assert groups.writes == [] and sync.skipped == 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
 
 import pytest
 
@@ -11,30 +10,7 @@ from mm2.config import load_properties, parse_properties
 from mm2.connectors.progress_group import ProgressGroup
 from mm2.errors import ConfigError, KafkaClientError
 from mm2.records import OffsetAndMetadata, TopicPartition
-
-
-class FakeGroups:
-    def __init__(self, committed: Mapping[TopicPartition, OffsetAndMetadata] | None = None) -> None:
-        self.committed = dict(committed or {})
-        self.calls: list[dict[TopicPartition, int]] = []
-        self.fail: KafkaClientError | None = None
-        self.members = False  # the broker refuses a commit from outside a group with members
-
-    def committed_offsets(
-        self, groups: Iterable[str]
-    ) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:
-        return {g: dict(self.committed) for g in groups}
-
-    def alter_offsets(
-        self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
-    ) -> bool:
-        if self.fail is not None:
-            raise self.fail
-        if self.members:
-            return False
-        self.calls.append({tp: om.offset for tp, om in offsets.items()})
-        self.committed.update(offsets)
-        return True
+from tests.support.groups import FakeGroups
 
 
 def test_commits_the_offset_after_the_last_copied_record_of_routed_topics() -> None:

@@ -67,15 +67,7 @@ def test_a_flow_reads_the_key_as_a_checkpoint_setting() -> None:
 
 def test_the_sync_writes_into_the_renamed_group() -> None:
     groups = Groups([empty()])
-    written: list[str] = []
-    alter = groups.alter_offsets
-
-    def alter_named(group: str, offsets: Mapping[object, object]) -> bool:
-        written.append(group)
-        return alter(group, offsets)  # type: ignore[arg-type]
-
-    groups.alter_offsets = alter_named  # type: ignore[method-assign, assignment]
     GroupSync(groups, flow="primary->backup", target="backup",
               rename=lambda g: f"primary-{g}").sync(checkpoints(100))  # fmt: skip
-    assert written == ["primary-app"] and groups.writes == [100]
+    assert groups.written_to == ["primary-app"] and groups.writes == [100]
     assert TP in groups.committed
