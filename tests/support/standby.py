@@ -49,7 +49,11 @@ def two_nodes(
 ) -> tuple[list[MirrorProcess], list[str]]:
     """Nodes `a` and `b` on free ports, sharing a config topic of their own (session 6 s)."""
     configs = f"mm2-configs.{uuid.uuid4().hex[:12]}.internal"
-    ports = [free_port(), free_port()]
+    ports = [free_port()]
+    while len(ports) < 2:  # the OS may hand out the port it just freed again
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
     mirrors = []
     for name, port in zip(("a", "b"), ports, strict=True):
         directory = tmp_path / name
