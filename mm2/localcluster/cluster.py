@@ -176,7 +176,7 @@ class LocalCluster:
         """Stop the JVM (SIGTERM, then SIGKILL) and remove the directory if we made it."""
         _stop_all([self])
 
-    def halt(self, *, grace: float = 15.0) -> None:
+    def halt(self, *, grace: float = 60.0) -> None:
         """Stop the JVM (SIGTERM, SIGKILL after `grace` s; 0 for a crash) but keep its directory,
         data and ports, so that resume() brings the same cluster back: an outage, for tests.
 
@@ -185,7 +185,9 @@ class LocalCluster:
         broker is unfenced, finds no leader for the transaction's partitions, skips their
         markers as if the partitions were deleted ("Couldn't find leader endpoint ... likely
         deleted already"), and read_committed readers stop at that transaction for good. Tests
-        that stop a target while copy tasks commit therefore use a clean stop (grace > 0)."""
+        that stop a target while copy tasks commit therefore use a clean stop (grace > 0), with a
+        grace long enough for a loaded machine (after a halt with 15 s of grace, a soak run in
+        CI found two of the mirror's transactions hanging)."""
         if self._process is not None:
             if process.terminate([self._process], grace=grace) and grace > 0:
                 log.warning("%s: the broker did not stop within %.0f s and was killed (a "
