@@ -41,9 +41,9 @@ DEFAULT_INTERVALS_S = {
     "refresh.topics": 2,
     "sync.topic.configs": 3,
     "sync.topic.acls": 5,
-    "refresh.groups": 5,
-    "emit.checkpoints": 5,
-    "sync.group.offsets": 5,
+    "refresh.groups": 2,
+    "emit.checkpoints": 1,
+    "sync.group.offsets": 1,
     "emit.heartbeats": 1,
 }
 # The `<name>.enabled` keys that are false unless set (Apache's default too).

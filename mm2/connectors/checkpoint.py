@@ -152,14 +152,23 @@ class MirrorCheckpointTask(Task):
         self._read_syncs()
         if self._refresh.due(now):
             self._refresh_groups()
+        wrote = False
         if self._emit.due(now):
-            self._emit_checkpoints()
+            wrote = self._emit_checkpoints()
             self._liveness.checkpoint_pass(self._flow.source, self._flow.target, time.time())
-        if self._sync_offsets.due(now):
+        # New checkpoints go to the target groups at once, not at the sync's next turn: a
+        # source commit reaches the target group within one emit interval and two round trips.
+        if self._sync_offsets.due(now) or (wrote and self._sync_offsets.seconds is not None):
             self._sync_group_offsets()
         if self._snapshot.due(now):
             self._save_snapshot()
-        return 0.5
+        return self._until_next(time.monotonic())
+
+    def _until_next(self, now: float) -> float:
+        # Sleep until the earliest timer is due (at most 0.5 s, to read the syncs).
+        timers = (self._refresh, self._emit, self._sync_offsets, self._snapshot)
+        due = [t.next for t in timers if t.seconds is not None]
+        return min(0.5, max(0.02, min(due, default=now + 0.5) - now))
 
     def _read_syncs(self) -> None:
         for sync, prev in decode_syncs(self._syncs.read_to_end()):
@@ -177,9 +186,10 @@ class MirrorCheckpointTask(Task):
     def _rename(self, upstream: TopicPartition) -> TopicPartition:
         return rename_topic_partition(self._policy, self._flow.source, self._flow.target, upstream)
 
-    def _emit_checkpoints(self) -> None:
+    def _emit_checkpoints(self) -> bool:
+        """Write the checkpoints that changed; whether any did."""
         if not self._groups:
-            return
+            return False
         stamp = int(time.time() * 1000)  # Apache: the clock before the offsets are listed
         committed = self._source_groups.committed_offsets(self._groups)
         written: dict[str, list[Checkpoint]] = {}
@@ -204,7 +214,7 @@ class MirrorCheckpointTask(Task):
             if checkpoints:
                 written[group] = checkpoints
         if not written:
-            return
+            return False
         self._producer.flush()
         done = int(time.time() * 1000)
         for group, checkpoints in written.items():
@@ -214,6 +224,7 @@ class MirrorCheckpointTask(Task):
             latencies = {(cp.topic, cp.partition): float(done - stamp) for cp in checkpoints}
             self._metrics.record_checkpoints(self._flow.source, self._flow.target, group, latencies)
         log.debug("%s: checkpoints written for %s", self._flow.name, ", ".join(sorted(written)))
+        return True
 
     def _sync_group_offsets(self) -> None:
         self._group_sync.sync(self._checkpoints)

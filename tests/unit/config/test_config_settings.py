@@ -57,7 +57,7 @@ def test_built_once() -> None:
         ("exactly.once.support = REQUIRED", "source", "exactly_once_support", "required"),
         ("progress.group.id = g ", "source", "progress_group_id", "g"),
         ("sync.group.offsets.enabled = true", "checkpoint",
-         "sync_group_offsets_interval_seconds", 5),
+         "sync_group_offsets_interval_seconds", 1),
         ("emit.checkpoints.enabled = false", "checkpoint", "emit_checkpoints_interval_seconds",
          None),
         ("checkpoints.topic.replication.factor = 1", "checkpoint",
