@@ -27,6 +27,7 @@ from bench.clusters import (
     wants_fresh_pairs,
 )
 from bench.context import Context
+from bench.groups import run_groups
 from bench.report import markdown, write_results
 from bench.settings import Settings, parse_args
 from bench.steady import run_steady
@@ -36,7 +37,12 @@ from mm2.localcluster import KAFKA_VERSION, find_java
 __all__ = ["machine", "main"]
 
 Runner = Callable[[Context, SystemName], dict[str, Any]]
-RUNNERS: dict[str, Runner] = {"w1": run_backlog, "w2": run_steady, "w3": run_breadth}
+RUNNERS: dict[str, Runner] = {
+    "w1": run_backlog,
+    "w2": run_steady,
+    "w3": run_breadth,
+    "w5": run_groups,
+}
 
 
 def machine() -> dict[str, Any]:
@@ -139,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("written: " + ", ".join(str(p) for p in written))
     failed = [
         f"{w} {s}"
-        for w in ("w1", "w2", "w3")
+        for w in ("w1", "w2", "w3", "w5")
         for s, r in (results.get(w) or {}).items()
         if not r.get("verify", {}).get("ok")
     ]

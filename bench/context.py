@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,8 +66,16 @@ class Context:
     def topic(self, workload: str, system: SystemName, suffix: str = "") -> str:
         return f"{workload}-{system}-{self.run_id}{suffix}"
 
-    def launch(self, workload: str, system: SystemName, topics: str) -> RunningMirror:
-        """Start one system mirroring the topics regex, with the resource sampler on its tree."""
+    def launch(
+        self,
+        workload: str,
+        system: SystemName,
+        topics: str,
+        *,
+        extra: Mapping[str, str] | None = None,
+    ) -> RunningMirror:
+        """Start one system mirroring the topics regex, with the resource sampler on its tree;
+        `extra` keys are added to both systems' file alike."""
         workdir = self.workdir / f"{workload}-{system}"
         text = mirror_properties(
             system,
@@ -76,6 +84,7 @@ class Context:
             topics=topics,
             tasks_max=self.settings.tasks_max,
             state_dir=workdir / "state",
+            extra=extra,
         )
         classpath = self.apache.classpath if self.apache is not None else ()
         process = start_mirror(system, text, workdir, apache_classpath=classpath)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from bench.groups import group_markdown
 from bench.stats import ratio
 from bench.systems import AT_LEAST_ONCE
 
@@ -294,6 +295,8 @@ def markdown(results: Mapping[str, Any]) -> str:
                     f"{res['committed_latency_error']}"
                 )
                 lines.append("")
+    if isinstance(results.get("w5"), Mapping):
+        lines.extend(group_markdown(results["w5"]))
     ceiling = results.get("ceiling")
     if isinstance(ceiling, Mapping):
         frac = _ceiling_fraction(results)

@@ -12,7 +12,7 @@ from bench.systems import ALL_SYSTEMS, SYSTEMS, SystemName
 
 __all__ = ["QUICK", "WORKLOADS", "Settings", "parse_args"]
 
-WORKLOADS = ("w1", "w2", "w3")
+WORKLOADS = ("w1", "w2", "w3", "w5")
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,9 @@ class Settings:
     w3_records_per_topic: int = 100
     w3_timeout_s: float = 600.0
     w3_wait_s: float = 120.0  # bound on new-topic and config-change waits
+    w5_rate: int = 1_000
+    w5_seconds: float = 60.0
+    w5_partitions: int = 4
     fresh_clusters: bool = False  # a cluster pair per system and workload (W3 at scale: always)
     out: Path = Path("bench/results")
     workdir: Path | None = None
@@ -48,6 +51,7 @@ QUICK = {
     "w3_topics": 20,
     "w3_wait_s": 30.0,
     "w3_timeout_s": 180.0,
+    "w5_seconds": 20.0,
 }
 
 _FLAGS = {
@@ -65,6 +69,9 @@ _FLAGS = {
     "w3_records_per_topic": "W3: backlog records per topic",
     "w3_timeout_s": "W3: give up on the initial mirror after this many seconds",
     "w3_wait_s": "W3: bound on the new-topic and config-change waits",
+    "w5_rate": "W5: records per second produced while the source group commits",
+    "w5_seconds": "W5: seconds of producing",
+    "w5_partitions": "W5: partitions",
 }
 
 
@@ -83,7 +90,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
     parser = argparse.ArgumentParser(
         prog="python -m bench",
         description="This mirror and Apache Kafka's MirrorMaker 2 side by side on two local "
-        "clusters: W1 backlog, W2 steady latency, W3 breadth, W4 resources.",
+        "clusters: W1 backlog, W2 steady latency, W3 breadth, W4 resources, W5 group offsets.",
     )
     parser.add_argument("--quick", action="store_true", help="small sizes: a few minutes")
     parser.add_argument(
@@ -92,7 +99,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         help="comma list, run in this order (default mm2,apache); mm2-at-least-once is mm2 "
         "with exactly.once.source.support = disabled, for the cost of exactly-once",
     )
-    parser.add_argument("--workloads", type=_csv(WORKLOADS), help="comma list: w1,w2,w3")
+    parser.add_argument("--workloads", type=_csv(WORKLOADS), help="comma list: w1,w2,w3,w5")
     parser.add_argument("--out", type=Path, help="results folder (default bench/results)")
     parser.add_argument("--label", help="sub-folder of --out (default quick or full)")
     parser.add_argument("--workdir", type=Path, help="clusters and mirror logs (default: temp)")
