@@ -6,7 +6,7 @@ answer it, read the other way. For a group committed at downstream offset D (the
 would read there):
 
 * inside a proven run (ExactIndex) holding upstream [u1, u2] at downstream [d1, d2], it resumes
-  at u1 + (D - d1); inside a proven hop (d2 == d1 + 1) at u1 when D == d1, else u2. Exact;
+  at u1 + (D - d1); inside a proven hop (d2 > d1) at u1 when D == d1, else u2. Exact;
 * otherwise from the sync (u, d) with the greatest d <= D: at u when d == D (the record at D is
   the copy of u), else at u + 1. Every upstream record up to u was copied at or before d, so
   nothing is skipped; the records copied at d+1 .. D-1 were read already and may be read again
@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from mm2.offset_syncs.exact_index import ExactIndex, PrevSync, Segment
+from mm2.offset_syncs.exact_index import ExactIndex, PrevSync
 from mm2.records import OffsetSync, TopicPartition
 
 __all__ = ["ReverseTranslation", "ReverseTranslator"]
@@ -72,12 +72,8 @@ class ReverseTranslator:
         part = self._syncs.get(upstream_tp)
         if part is None:
             return None
-        segment = _segment_at(self.exact.segments(upstream_tp), downstream)
-        if segment is not None:
-            if segment.hop:
-                up = segment.u1 if downstream == segment.d1 else segment.u2
-            else:
-                up = segment.u1 + (downstream - segment.d1)
+        up = self.exact.translate_back(upstream_tp, downstream)
+        if up is not None:
             return ReverseTranslation(downstream, up, True, 0)
         i = bisect.bisect_right(part.downs, downstream) - 1
         if i < 0:
@@ -87,12 +83,3 @@ class ReverseTranslator:
             return ReverseTranslation(downstream, u, True, 0)
         rereads = downstream - d - 1
         return ReverseTranslation(downstream, u + 1, rereads == 0, rereads)
-
-
-def _segment_at(segments: list[Segment], downstream: int) -> Segment | None:
-    """The proven segment whose downstream range holds `downstream` (segments ascend in d)."""
-    i = bisect.bisect_right([s.d1 for s in segments], downstream) - 1
-    if i < 0:
-        return None
-    seg = segments[i]
-    return seg if downstream <= seg.d2 else None

@@ -16,8 +16,9 @@ class Translation:
     """Where a group committed at `upstream` resumes downstream.
 
     `downstream` is -1 when every known sync is ahead of the offset (too old to translate).
-    `exact`: the group re-reads nothing (barring duplicates the mirror itself wrote);
-    otherwise it re-reads at most `rereads_at_most` records.
+    `exact`: the group re-reads nothing and skips nothing (barring duplicates the mirror itself
+    wrote); otherwise it skips nothing and re-reads at most `rereads_at_most` records: the
+    upstream offsets strictly between the nearest known copy below `upstream` and `upstream`.
     """
 
     upstream: int
@@ -57,14 +58,23 @@ class OffsetTranslator:
         if syncs is None:
             return None
         sync = lookup_sync(syncs, offset)
-        if sync.upstream_offset > offset:
+        up, down = sync.upstream_offset, sync.downstream_offset
+        # The exact index may know a copy nearer below `offset` (the end of a proven stretch),
+        # or the only one: Apache's 64 syncs thin out towards the past.
+        below = self.exact.proven_below(tp, offset)
+        if below is not None and (up > offset or below[0] > up):
+            up, down = below
+        if up > offset:
             return Translation(offset, -1, False, 0)
-        if offset == sync.upstream_offset:
-            return Translation(offset, sync.downstream_offset, True, 0)
+        if offset == up:
+            return Translation(offset, down, True, 0)
         # Right after the latest sync the next downstream offset is the next record copied.
-        after_latest = syncs[0] is sync and offset == sync.upstream_offset + 1
-        rereads = offset - sync.upstream_offset - 1
-        return Translation(offset, sync.downstream_offset + 1, after_latest, rereads)
+        latest = syncs[0]
+        after_latest = (up, down) == (latest.upstream_offset, latest.downstream_offset)
+        after_latest = after_latest and offset == up + 1
+        # Records up to `up` were copied at or before `down`; the group read the ones
+        # upstream of `offset`, so it re-reads at most those copied after `down`.
+        return Translation(offset, down + 1, after_latest, offset - up - 1)
 
     # -- persistence: the checkpoint task resumes without rereading the offset-syncs topic --
     def to_json(self) -> dict[str, object]:
