@@ -28,7 +28,7 @@ from mm2.kafka.topics import TopicAdmin
 from mm2.offset_syncs import checkpoints_for_group, rename_topic_partition
 from mm2.offset_syncs.translator import OffsetTranslator
 from mm2.policies.filter import mirrors_group
-from mm2.records import Checkpoint, TopicPartition
+from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
 from mm2.runtime.state_file import StateFileError, read_json, write_json
 
 __all__ = ["MirrorCheckpointConnector", "MirrorCheckpointTask", "load_snapshot", "snapshot_path"]
@@ -36,6 +36,8 @@ __all__ = ["MirrorCheckpointConnector", "MirrorCheckpointTask", "load_snapshot",
 log = logging.getLogger(__name__)
 
 _SNAPSHOT_EVERY_S = 30.0
+# Each group's committed source offsets.
+Commits = Mapping[str, Mapping[TopicPartition, OffsetAndMetadata | None]]
 
 
 def snapshot_path(config: Mapping[str, str]) -> Path:
@@ -74,6 +76,7 @@ class MirrorCheckpointTask(Task):
         self._snapshot_path = snapshot_path(config)
         self._ready = False
         self._groups: list[str] = []
+        self._committed: tuple[int, Commits] = (0, {})  # the last listing and its time
         self._checkpoints: dict[str, dict[TopicPartition, Checkpoint]] = {}
         settings = flow.settings.checkpoint
         self._refresh = Every(settings.refresh_groups_interval_seconds or 5)
@@ -149,13 +152,20 @@ class MirrorCheckpointTask(Task):
         if not self._ready:
             self._setup()
         now = time.monotonic()
-        self._read_syncs()
+        fresh = self._read_syncs()
         if self._refresh.due(now):
             self._refresh_groups()
         wrote = False
         if self._emit.due(now):
-            wrote = self._emit_checkpoints()
+            stamp = int(time.time() * 1000)  # Apache: the clock before the offsets are listed
+            listed = self._source_groups.committed_offsets(self._groups) if self._groups else {}
+            self._committed = (stamp, listed)
+            wrote = self._emit_checkpoints(stamp, listed)
             self._liveness.checkpoint_pass(self._flow.source, self._flow.target, time.time())
+        elif fresh and self._committed[1]:
+            # New offset syncs may translate the commits last listed further (a commit ahead
+            # of the syncs it needs gets them a moment later): no need to wait a whole interval.
+            wrote = self._emit_checkpoints(*self._committed)
         # New checkpoints go to the target groups at once, not at the sync's next turn: a
         # source commit reaches the target group within one emit interval and two round trips.
         if self._sync_offsets.due(now) or (wrote and self._sync_offsets.seconds is not None):
@@ -165,14 +175,18 @@ class MirrorCheckpointTask(Task):
         return self._until_next(time.monotonic())
 
     def _until_next(self, now: float) -> float:
-        # Sleep until the earliest timer is due (at most 0.5 s, to read the syncs).
+        # Sleep until the earliest timer is due (at most 0.2 s, to read new syncs soon).
         timers = (self._refresh, self._emit, self._sync_offsets, self._snapshot)
         due = [t.next for t in timers if t.seconds is not None]
-        return min(0.5, max(0.02, min(due, default=now + 0.5) - now))
+        return min(0.2, max(0.02, min(due, default=now + 0.2) - now))
 
-    def _read_syncs(self) -> None:
+    def _read_syncs(self) -> int:
+        """Feed the new offset syncs to the translator; how many there were."""
+        read = 0
         for sync, prev in decode_syncs(self._syncs.read_to_end()):
             self._translator.handle(sync, prev)
+            read += 1
+        return read
 
     def _refresh_groups(self) -> None:
         groups = [
@@ -186,12 +200,9 @@ class MirrorCheckpointTask(Task):
     def _rename(self, upstream: TopicPartition) -> TopicPartition:
         return rename_topic_partition(self._policy, self._flow.source, self._flow.target, upstream)
 
-    def _emit_checkpoints(self) -> bool:
-        """Write the checkpoints that changed; whether any did."""
-        if not self._groups:
-            return False
-        stamp = int(time.time() * 1000)  # Apache: the clock before the offsets are listed
-        committed = self._source_groups.committed_offsets(self._groups)
+    def _emit_checkpoints(self, stamp: int, committed: Commits) -> bool:
+        """Write the checkpoints of these source commits (listed at `stamp`, epoch ms) that
+        changed; whether any did."""
         written: dict[str, list[Checkpoint]] = {}
         for group, offsets in committed.items():
             previous = self._checkpoints.get(group, {})

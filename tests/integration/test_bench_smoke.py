@@ -21,6 +21,7 @@ from bench.apache import resolve_apache_mm2
 from bench.backlog import run_backlog, run_ceiling
 from bench.breadth import run_breadth
 from bench.context import Context
+from bench.groups import run_groups
 from bench.report import markdown, write_results
 from bench.settings import Settings
 from bench.steady import run_steady
@@ -44,6 +45,9 @@ TINY = Settings(
     w3_records_per_topic=20,
     w3_timeout_s=180.0,
     w3_wait_s=20.0,
+    w5_rate=200,
+    w5_seconds=3.0,
+    w5_partitions=2,
 )
 
 
@@ -63,6 +67,7 @@ def test_bench_runs_both_systems_and_verifies(
         "w1": {"mm2": run_backlog(ctx, "mm2"), "apache": run_backlog(ctx, "apache")},
         "w2": {"apache": run_steady(ctx, "apache")},
         "w3": {"mm2": run_breadth(ctx, "mm2")},
+        "w5": {"mm2": run_groups(ctx, "mm2")},
     }
     for system, res in results["w1"].items():
         assert res["reached"], system
@@ -85,6 +90,10 @@ def test_bench_runs_both_systems_and_verifies(
     assert breadth["new_topic_s"] is not None
     assert breadth["config_change_s"] is not None
     assert results["ceiling"]["ceiling_records_per_s"] > 0
+    groups = results["w5"]["mm2"]["variants"]["defaults"]
+    assert groups["error"] is None
+    assert groups["commits"] > 0 and groups["missed"] == 0, groups
+    assert groups["reached"] > 0 and groups["new_group_s"] is not None, groups
 
     written = write_results(results, tmp_path / "out")
     names = {p.name for p in written}
@@ -94,6 +103,7 @@ def test_bench_runs_both_systems_and_verifies(
     assert "| W1 | throughput (records/s) |" in table
     assert "| W2 | append latency (read_uncommitted) p99 (ms) |" in table
     assert "| W2 | committed latency (read_committed) p99 (ms) |" in table
+    assert "| mm2 (this project) | defaults |" in table
     # Every topic the bench made is gone again.
     leftovers = [t for t in ctx.src.topics() if ctx.run_id in t]
     assert leftovers == []
