@@ -13,6 +13,7 @@ from mm2 import __version__
 from mm2.api import connectors, flows, root, ui
 from mm2.api.errors import install_error_handlers
 from mm2.api.forward import Forwarded, forward_to_leader, forwarded_response
+from mm2.api.history import FlowHistory
 from mm2.api.limits import BodyLimitMiddleware
 from mm2.api.metrics import metrics_registry
 from mm2.api.redaction import RedactionMiddleware
@@ -47,6 +48,10 @@ def create_app(mirror: RuntimeView, *, credentials: Mapping[str, str] | None = N
         app.add_middleware(BasicAuthMiddleware, credentials=credentials)
     app.state.mirror = mirror
     app.state.metrics_registry = metrics_registry(mirror)
+    # /ui's charts: each flow's last hour, sampled from now on (the thread ends with the app).
+    history = FlowHistory(mirror)
+    history.start()
+    app.state.history = history
     install_error_handlers(app)
     app.add_exception_handler(Forwarded, forwarded_response)
     app.include_router(root.router)

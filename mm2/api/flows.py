@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, cast
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from mm2.api.deps import Mirror
 from mm2.api.forward import runners_views
+from mm2.api.history import FlowHistory
 from mm2.api.schemas import (
     ErrorBody,
     FlowBody,
     FlowCreateBody,
+    FlowHistoryBody,
     GroupPlanBody,
     GroupsOffsetsBody,
+    HistoryPointBody,
     PartitionBody,
 )
 
@@ -27,6 +30,13 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     409: {"model": ErrorBody},
 }
 router = APIRouter(prefix="/flows", tags=["flows"], responses=_ERRORS)
+
+
+def _history(request: Request) -> FlowHistory:
+    return cast(FlowHistory, request.app.state.history)
+
+
+History = Annotated[FlowHistory, Depends(_history)]
 
 
 @router.get("", response_model=list[FlowBody])
@@ -92,12 +102,31 @@ def flow_partitions(mirror: Mirror, source: str, target: str) -> list[PartitionB
 def flow_group_offsets(mirror: Mirror, source: str, target: str) -> GroupsOffsetsBody:
     """Every consumer group the flow mirrors, translated to the target in one call (KIP-1239):
     per group and partition, where it would resume on the target, whether that is exact and
-    how many records it may read again; read from the source's commits and the offset syncs,
-    by any process."""
+    how many records it may read again, its lag on the source and how far its commit on the
+    target is behind the translation; per group, whether `mm2 failover` would move it now and
+    why. Read from the source's commits and the offset syncs, by any process; the source's log
+    ends are the flow's lag monitor's last read (null where this process has none)."""
     plans = mirror.group_offsets(source, target)
+    report = mirror.lag(source, target)
+    ends = {(p.topic, p.partition): p.log_end for p in report.partitions} if report else {}
     return GroupsOffsetsBody(
-        source=source, target=target, groups=[GroupPlanBody.of(p.to_json()) for p in plans]
+        source=source, target=target, groups=[GroupPlanBody.of(p, ends) for p in plans]
     )
+
+
+@router.get("/{source}/{target}/history", response_model=FlowHistoryBody)
+def flow_history(mirror: Mirror, history: History, source: str, target: str) -> FlowHistoryBody:
+    """The flow's lag and throughput over the last hour, oldest first, as the process that
+    runs it sampled them every few seconds (kept in its memory: empty after a restart until
+    the first sample). /ui draws its charts from it."""
+    mirror.flow(source, target)  # NotFoundError (404) for a flow that does not exist
+    points = [
+        HistoryPointBody(time_ms=p.time_ms, lag_records=p.lag_records,
+                         lag_seconds=p.lag_seconds, records_per_second=p.records_per_second)
+        for p in history.points(source, target)
+    ]  # fmt: skip
+    return FlowHistoryBody(source=source, target=target, sample_seconds=history.every,
+                           keep_seconds=history.keep, points=points)  # fmt: skip
 
 
 @router.put("/{source}/{target}/pause", status_code=202)

@@ -9,8 +9,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 
+from mm2.client.plan import FailoverPlan, commits_for
 from mm2.config.model import HIDDEN, is_password
 from mm2.config.providers import redact
+from mm2.records import OffsetAndMetadata
 from mm2.runtime.connector_admin import ConnectorInfo
 from mm2.runtime.flows import FlowView
 from mm2.runtime.status import ConnectorStatus, State, TaskStatus
@@ -26,7 +28,12 @@ __all__ = [
     "FlowBody",
     "FlowCreateBody",
     "FlowHealthBody",
+    "FlowHistoryBody",
+    "GroupPartitionBody",
+    "GroupPlanBody",
+    "GroupsOffsetsBody",
     "HealthBody",
+    "HistoryPointBody",
     "LeaderBody",
     "MessageBody",
     "PartitionBody",
@@ -34,6 +41,7 @@ __all__ = [
     "ServerInfoBody",
     "TaskInfoBody",
     "TaskStateBody",
+    "failover_readiness",
     "mask",
 ]
 
@@ -279,23 +287,139 @@ class FlowBody(BaseModel):
         )
 
 
+class GroupPartitionBody(BaseModel):
+    """One partition of a group: its commit on the source, where it would resume on the target,
+    its commit there now, and how far behind each side is."""
+
+    model_config = ConfigDict(extra="allow")
+
+    source_topic: str
+    source_partition: int
+    source_offset: int = Field(description="the group's commit on the source")
+    target_topic: str | None
+    target_partition: int | None
+    target_offset: int | None = Field(
+        description="the source commit translated to the target (null: not translated, see note)"
+    )
+    exact: bool
+    rereads_at_most: int | None
+    current_target_offset: int | None = Field(description="the group's commit on the target now")
+    note: str
+    source_log_end: int | None = Field(
+        default=None,
+        description="the source partition's log end (last stable offset) as the flow's lag "
+        "monitor last read it (null: not a partition this flow copies, or not read yet)",
+    )
+    source_lag: int | None = Field(
+        default=None,
+        description="records the group has still to read on the source: source_log_end - "
+        "source_offset",
+    )
+    target_behind: int | None = Field(
+        default=None,
+        description="records between the group's commit on the target and where it would resume "
+        "there: target_offset - current_target_offset (negative: the target commit is ahead, "
+        "and a failover keeps it)",
+    )
+
+
 class GroupPlanBody(BaseModel):
-    """One group's translation, as `mm2 translate-offsets --json` prints it."""
+    """One group's translation, as `mm2 translate-offsets --json` prints it, with whether
+    `mm2 failover` would move it now and why."""
 
     model_config = ConfigDict(extra="allow")
 
     group: str
-    partitions: list[dict[str, object]]
+    partitions: list[GroupPartitionBody]
+    ready: bool = Field(
+        default=False,
+        description="failover-ready: every partition of a topic this flow mirrors is "
+        "translated (`mm2 failover` also refuses while the group has members on the target: "
+        "not checked here)",
+    )
+    why: str = Field(default="", description="what `mm2 failover --dry-run` would say, briefly")
 
     @classmethod
-    def of(cls, plan: Mapping[str, object]) -> GroupPlanBody:
-        return cls.model_validate(plan)
+    def of(
+        cls, plan: FailoverPlan, log_ends: Mapping[tuple[str, int], int] | None = None
+    ) -> GroupPlanBody:
+        """`log_ends`: the source's log ends by (topic, partition), from the flow's lag report."""
+        ends = log_ends or {}
+        ready, why = failover_readiness(plan)
+        partitions = []
+        for m in plan.moves:
+            end = ends.get((m.source.topic, m.source.partition))
+            now, then = m.current_target_offset, m.target_offset
+            partitions.append({
+                **m.to_json(),
+                "source_log_end": end,
+                "source_lag": None if end is None else max(0, end - m.source_offset),
+                "target_behind": None if now is None or then is None else then - now,
+            })  # fmt: skip
+        return cls.model_validate(
+            {**plan.to_json(), "partitions": partitions, "ready": ready, "why": why}
+        )
+
+
+def failover_readiness(plan: FailoverPlan) -> tuple[bool, str]:
+    """(ready, why): whether `mm2 failover` would move every partition of the group that this
+    flow mirrors now, in the words of its dry run. A partition of a topic the flow does not
+    mirror is left alone by a failover and does not count against it."""
+    mirrored = [m for m in plan.moves if m.target is not None]
+    blocked = [m for m in mirrored if not m.translated]
+    notes = "; ".join(sorted({m.note for m in blocked} | set(plan.notes)))
+    if not mirrored:
+        return False, "nothing to commit: none of its partitions is mirrored by this flow"
+    if not plan.translated:
+        return False, f"nothing to commit: no partition translated ({notes})"
+    if blocked:
+        return False, f"{len(blocked)} of {len(mirrored)} partition(s) not translated: {notes}"
+    current = {
+        m.target: OffsetAndMetadata(m.current_target_offset)
+        for m in mirrored
+        if m.target is not None and m.current_target_offset is not None
+    }
+    commit, kept = commits_for(plan, current, force=False)
+    exact = sum(1 for m in plan.translated if m.exact)
+    rereads = plan.rereads_at_most
+    said = [
+        f"{len(plan.translated)} partition(s) translated from {plan.basis}, {exact} exact",
+        "records re-read: " + ("unknown" if rereads is None else f"at most {rereads}"),
+        f"{len(commit)} to commit",
+    ]
+    if kept:
+        said.append(f"{len(kept)} kept: the target's commit is ahead")
+    if len(mirrored) < len(plan.moves):
+        said.append(f"{len(plan.moves) - len(mirrored)} not mirrored by this flow: left alone")
+    return True, "; ".join(said)
 
 
 class GroupsOffsetsBody(BaseModel):
     source: str
     target: str
     groups: list[GroupPlanBody]
+
+
+class HistoryPointBody(BaseModel):
+    time_ms: int = Field(description="when it was sampled, milliseconds since the epoch")
+    lag_records: int = Field(description="records on the source not yet on the target")
+    lag_seconds: float = Field(description="age of the oldest record not yet copied, at most")
+    records_per_second: float = Field(
+        description="records copied per second over the 30 s before (as /metrics' record_rate)"
+    )
+
+
+class FlowHistoryBody(BaseModel):
+    """A flow's lag and throughput over the last hour, as this process sampled them."""
+
+    source: str
+    target: str
+    sample_seconds: float = Field(description="how often the process samples")
+    keep_seconds: float = Field(description="how far back the samples go, at most")
+    points: list[HistoryPointBody] = Field(
+        description="oldest first; empty until the first sample (a flow another process runs "
+        "is sampled there: this request is forwarded to it)"
+    )
 
 
 class PartitionBody(BaseModel):

@@ -1,7 +1,9 @@
 """The /ui page in headless Chromium (Debian's `chromium`) against a running mirror.
 
 The browser loads the page, runs its script against the REST API, and the DOM it ends with
-must show what /flows says; a screenshot is kept in tests/artifacts/ui.png. Without chromium
+must show what the API says: the flows, the tasks, each flow's partitions, its consumer groups
+with their failover readiness, and charts that start from the history the process kept (they
+have points on first load). A screenshot is kept in tests/artifacts/ui.png. Without chromium
 the test fails (make test installs it with the other Debian packages).
 """
 
@@ -16,7 +18,10 @@ from typing import Any
 
 import httpx
 import pytest
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as KTP
 
+from tests.support.kafka import produce
 from tests.support.mirror import MirrorProcess, free_port, write_properties
 from tests.support.waiting import eventually
 
@@ -34,22 +39,43 @@ def chromium() -> str:
 
 
 class Rows(HTMLParser):
-    """The data-* attributes of the page's flow and task rows, and whether it loaded."""
+    """The data-* attributes of the page's rows and charts, and whether it loaded."""
 
     def __init__(self) -> None:
         super().__init__()
         self.flows: dict[str, str] = {}
         self.tasks: dict[str, str] = {}
+        self.partitions: dict[str, int] = {}  # topic-partition -> lag in records
+        self.groups: dict[str, str] = {}  # group -> failover ready, yes or no
+        self.groups_read: list[str] = []  # each groups table's data-read
+        self.points: dict[str, int] = {}  # chart id -> points drawn
         self.loaded = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        found = dict(attrs)
+        found = {k: v or "" for k, v in attrs}
         if tag == "body" and found.get("data-loaded") == "true":
             self.loaded = True
         if tag == "tr" and found.get("data-flow"):
-            self.flows[found["data-flow"] or ""] = found.get("data-state") or ""
+            self.flows[found["data-flow"]] = found.get("data-state", "")
         if tag == "tr" and found.get("data-task"):
-            self.tasks[found["data-task"] or ""] = found.get("data-state") or ""
+            self.tasks[found["data-task"]] = found.get("data-state", "")
+        if tag == "tr" and found.get("data-partition"):
+            self.partitions[found["data-partition"]] = int(found.get("data-lag") or "-1")
+        if tag == "tr" and found.get("data-group"):
+            self.groups[found["data-group"]] = found.get("data-ready", "")
+        if tag == "table" and "groups" in found.get("class", "").split():
+            self.groups_read.append(found.get("data-read", ""))
+        if tag == "canvas" and found.get("id"):
+            self.points[found["id"]] = int(found.get("data-points") or "0")
+
+
+def commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
+    """`group` commits `offsets` on the source, as a consumer that read that far would."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        consumer.commit(offsets=[KTP(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
+    finally:
+        consumer.close()
 
 
 def browse(url: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -78,8 +104,28 @@ def test_the_page_shows_what_flows_says(primary: Any, backup: Any, new_topic: An
             return False
         return any(f["state"] == "RUNNING" for f in flows)
 
+    flow = "/flows/primary/backup"
+    group = f"ui-drill-{topic}"
+
+    def copied() -> bool:
+        rows = [r for r in api.get(f"{flow}/partitions").json() if r["topic"] == topic]
+        return len(rows) == 2 and all(r["lag_records"] == 0 for r in rows)
+
+    def ready() -> bool:
+        groups = api.get(f"{flow}/groups/offsets").json()["groups"]
+        return any(g["group"] == group and g["ready"] for g in groups)
+
+    def kept() -> bool:
+        return len(api.get(f"{flow}/history").json()["points"]) >= 2
+
     with MirrorProcess(props) as mirror:
         eventually(running, timeout=180, what="a RUNNING flow", log=mirror.log)
+        produce(primary.bootstrap_servers, topic, [(i % 2, None, b"%d" % i) for i in range(40)])
+        eventually(copied, timeout=120, what="both partitions copied", log=mirror.log)
+        commit(primary.bootstrap_servers, group, {(topic, 0): 12, (topic, 1): 20})
+        eventually(ready, timeout=120, what=f"{group} failover-ready", log=mirror.log)
+        eventually(kept, timeout=60, what="two samples of the flow's history", log=mirror.log)
+        kept_points = len(api.get(f"{flow}/history").json()["points"])
         dom = browse(f"{url}/ui", "--dump-dom")
         assert dom.returncode == 0, dom.stderr[-3000:]
         rows = Rows()
@@ -94,6 +140,21 @@ def test_the_page_shows_what_flows_says(primary: Any, backup: Any, new_topic: An
             for t in entry["status"]["tasks"]
         }
         assert set(rows.tasks) == set(tasks), (rows.tasks, tasks)
+        # the flow's partitions (heartbeats are mirrored too, and keep moving: their lag may
+        # differ between two reads), with the lag /partitions says for the test's topic
+        every = {f"{r['topic']}-{r['partition']}" for r in api.get(f"{flow}/partitions").json()}
+        assert set(rows.partitions) == every, (rows.partitions, every)
+        assert rows.partitions[f"{topic}-0"] == rows.partitions[f"{topic}-1"] == 0, rows.partitions
+        # its groups, as `mm2 failover --dry-run` judges them
+        assert rows.groups_read == ["true"], rows.groups_read
+        # (other tests' groups on the shared source come and go: only this one is compared)
+        assert rows.groups.get(group) == "yes", rows.groups
+        assert set(rows.groups.values()) <= {"yes", "no"}, rows.groups
+        # the charts start from what the process kept, then add the page's own points
+        for chart in ("lag-chart", "rate-chart"):
+            assert rows.points.get(chart, 0) > kept_points, (chart, rows.points, kept_points)
+        # buttons only where they apply: pause and restart on the RUNNING flow, none on others
+        assert 'data-action="resume"' not in dom.stdout
         ARTIFACTS.mkdir(exist_ok=True)
         shot = ARTIFACTS / "ui.png"
         taken = browse(f"{url}/ui", f"--screenshot={shot}")

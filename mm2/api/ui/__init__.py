@@ -1,6 +1,8 @@
-"""The web page at /ui: flows, lag and throughput over the last minutes, tasks, recent errors,
-and pause/resume/restart buttons. Plain HTML, CSS and JavaScript shipped in the package (no
-CDN), reading the same REST API any client reads, behind the same authentication."""
+"""The web page at /ui: flows with the buttons that apply to each (pause, resume, restart),
+lag and throughput over the last hour (kept by the process: mm2.api.history), per flow its
+partitions worst first and its consumer groups with their failover readiness, tasks, recent
+errors. Plain HTML, CSS and JavaScript shipped in the package (no CDN), reading the same REST
+API any client reads, behind the same authentication."""
 
 from __future__ import annotations
 

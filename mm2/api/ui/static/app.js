@@ -1,17 +1,31 @@
 // mm2's page: polls the REST API every 2 s and draws what it says. No framework, no CDN.
+// The charts start from the last hour the process kept (GET /flows/{s}/{t}/history), then add
+// a point per poll. Every request, actions included, goes to the same API with the browser's
+// credentials for it (HTTP Basic when the process asks for it).
 "use strict";
 
 const POLL_MS = 2000;
-const KEEP_MS = 5 * 60 * 1000;
+const GROUPS_MS = 30000; // the groups view reads Kafka (commits, offset syncs): not every poll
+const KEEP_MS = 60 * 60 * 1000;
+const PARTITION_ROWS = 100;
 const COLORS = ["#1565c0", "#2e7d32", "#c62828", "#6a1b9a", "#ef6c00", "#00838f"];
-const history = {}; // flow -> [{t, lag, rate}]
+// Which buttons a flow in each state gets: none on a DISABLED or UNASSIGNED flow.
+const ACTIONS = {
+  pause: ["RUNNING", "DEGRADED"],
+  resume: ["PAUSED", "STOPPED"],
+  restart: ["RUNNING", "DEGRADED", "FAILED"],
+};
+const history = {}; // flow -> [{t, lag, rate}], oldest first
+const seeded = new Set(); // flows whose kept history was loaded
 const lastCopied = {}; // flow -> {t, copied}
+const details = {}; // flow -> its per-flow section (partitions, groups)
+const groupsRead = {}; // flow -> {at, busy}
 const errors = [];
 const seenErrors = new Set();
 
 async function getJson(path) {
   const answer = await fetch(path, { headers: { Accept: "application/json" } });
-  if (!answer.ok) throw new Error(`${path}: ${answer.status}`);
+  if (!answer.ok) throw new Error(`${path}: ${answer.status} ${(await answer.text()).slice(0, 300)}`);
   return answer.json();
 }
 
@@ -22,8 +36,26 @@ function el(tag, text, attrs) {
   return node;
 }
 
-function stateBadge(state) {
-  return el("span", state, { class: `state state-${state}` });
+function cell(value, attrs) {
+  return el("td", value === null || value === undefined ? "-" : value, attrs);
+}
+
+function num(value) {
+  return cell(value, { class: "num" });
+}
+
+function badge(text, kind) {
+  const td = el("td");
+  td.append(el("span", text, { class: `state state-${kind || text}` }));
+  return td;
+}
+
+function flowName(flow) {
+  return `${flow.source}->${flow.target}`;
+}
+
+function flowPath(flow) {
+  return `/flows/${encodeURIComponent(flow.source)}/${encodeURIComponent(flow.target)}`;
 }
 
 function noteError(text) {
@@ -43,44 +75,212 @@ async function act(method, path) {
 }
 
 function flowButtons(flow) {
-  const cell = el("td");
-  const base = `/flows/${encodeURIComponent(flow.source)}/${encodeURIComponent(flow.target)}`;
-  const pause = el("button", "pause", { "data-action": "pause" });
-  pause.onclick = () => act("PUT", `${base}/pause`);
-  const resume = el("button", "resume", { "data-action": "resume" });
-  resume.onclick = () => act("PUT", `${base}/resume`);
-  const restart = el("button", "restart", { "data-action": "restart" });
-  restart.onclick = () => Promise.all(flow.connectors.map((c) => act("POST",
-    `/connectors/${encodeURIComponent(c)}/restart?includeTasks=true&onlyFailed=false`)));
-  cell.append(pause, resume, restart);
-  return cell;
+  const td = el("td");
+  const base = flowPath(flow);
+  const run = {
+    pause: () => act("PUT", `${base}/pause`),
+    resume: () => act("PUT", `${base}/resume`),
+    restart: () => Promise.all(flow.connectors.map((c) => act("POST",
+      `/connectors/${encodeURIComponent(c)}/restart?includeTasks=true&onlyFailed=false`))),
+  };
+  for (const [action, states] of Object.entries(ACTIONS)) {
+    if (!states.includes(flow.state)) continue;
+    const button = el("button", action, { "data-action": action });
+    button.onclick = run[action];
+    td.append(button);
+  }
+  return td;
+}
+
+// -- the charts: the kept history first, then a point per poll --
+
+async function seedHistory(flow) {
+  const name = flowName(flow);
+  if (seeded.has(name)) return;
+  try {
+    const kept = await getJson(`${flowPath(flow)}/history`);
+    const points = kept.points.map((p) => ({ t: p.time_ms, lag: p.lag_records, rate: p.records_per_second }));
+    history[name] = [...points, ...(history[name] || [])].sort((a, b) => a.t - b.t);
+    seeded.add(name);
+  } catch (err) {
+    noteError(`${name}: its history was not read: ${err.message}`);
+  }
 }
 
 function track(flow, now) {
-  const name = `${flow.source}->${flow.target}`;
+  const name = flowName(flow);
+  const points = (history[name] = history[name] || []);
   const before = lastCopied[name];
-  let rate = 0;
+  let rate = points.length ? points[points.length - 1].rate : 0;
   if (before && now > before.t) {
     rate = Math.max(0, (flow.lag.records_copied - before.copied) / ((now - before.t) / 1000));
   }
   lastCopied[name] = { t: now, copied: flow.lag.records_copied };
-  const points = (history[name] = history[name] || []);
   points.push({ t: now, lag: flow.lag.records, rate });
   while (points.length && points[0].t < now - KEEP_MS) points.shift();
   return rate;
 }
 
+function drawChart(id, field, now) {
+  const canvas = document.getElementById(id);
+  const ctx = canvas.getContext("2d");
+  const { width, height } = canvas;
+  ctx.clearRect(0, 0, width, height);
+  const series = Object.entries(history);
+  const top = Math.max(1, ...series.flatMap(([, pts]) => pts.map((p) => p[field])));
+  const x = (t) => 40 + ((t - (now - KEEP_MS)) / KEEP_MS) * (width - 50);
+  const y = (v) => height - 20 - (v / top) * (height - 35);
+  ctx.fillStyle = "#7a8490";
+  ctx.font = "11px sans-serif";
+  ctx.fillText(String(Math.round(top)), 2, 15);
+  ctx.fillText("0", 2, height - 20);
+  ctx.fillText("-60 min", 40, height - 5);
+  ctx.fillText("now", width - 30, height - 5);
+  let drawn = 0;
+  series.forEach(([, pts], i) => {
+    ctx.strokeStyle = COLORS[i % COLORS.length];
+    ctx.fillStyle = COLORS[i % COLORS.length];
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    pts.forEach((p, j) => (j ? ctx.lineTo(x(p.t), y(p[field])) : ctx.moveTo(x(p.t), y(p[field]))));
+    ctx.stroke();
+    if (pts.length === 1) ctx.fillRect(x(pts[0].t) - 2, y(pts[0][field]) - 2, 4, 4);
+    drawn += pts.length;
+  });
+  canvas.setAttribute("data-points", String(drawn));
+  document.getElementById("legend").replaceChildren(...series.map(([name], i) => {
+    const item = el("span", name);
+    item.prepend(el("i", undefined, { style: `background:${COLORS[i % COLORS.length]}` }));
+    return item;
+  }));
+}
+
+// -- per flow: partitions (worst first) and consumer groups (failover drill) --
+
+function detailFor(flow) {
+  const name = flowName(flow);
+  if (!details[name]) {
+    const node = document.getElementById("detail-template").content.firstElementChild.cloneNode(true);
+    node.setAttribute("data-flow-detail", name);
+    node.querySelector(".partitions-title").textContent = `${name}: partitions, worst first`;
+    node.querySelector(".groups-title").textContent = `${name}: consumer groups, failover drill`;
+    document.getElementById("details").append(node);
+    details[name] = node;
+  }
+  return details[name];
+}
+
+function dropDetails(names) {
+  for (const name of Object.keys(details)) {
+    if (names.has(name)) continue;
+    details[name].remove();
+    delete details[name];
+    delete groupsRead[name];
+  }
+}
+
+function worstFirst(a, b) {
+  return b.lag_seconds - a.lag_seconds || b.lag_records - a.lag_records
+    || a.topic.localeCompare(b.topic) || a.partition - b.partition;
+}
+
+async function loadPartitions(flow, node) {
+  const body = node.querySelector(".partitions tbody");
+  let rows;
+  try {
+    rows = await getJson(`${flowPath(flow)}/partitions`);
+  } catch (err) {
+    noteError(`${flowName(flow)}: partitions not read: ${err.message}`);
+    return;
+  }
+  rows.sort(worstFirst);
+  const shown = rows.slice(0, PARTITION_ROWS).map((p) => {
+    const tr = el("tr", undefined, {
+      "data-partition": `${p.topic}-${p.partition}`, "data-lag": p.lag_records,
+      "data-lag-seconds": p.lag_seconds, "data-owner": p.owner || "", "data-state": p.state,
+    });
+    tr.append(cell(`${p.topic}-${p.partition}`), cell(p.target_topic), num(p.log_end),
+      num(p.position), num(p.lag_records), num(p.lag_seconds.toFixed(1)), cell(p.owner),
+      badge(p.state));
+    return tr;
+  });
+  if (!rows.length) {
+    shown.push(el("tr", undefined, { class: "muted" }));
+    shown[0].append(el("td", "no partition read yet (the lag is read from Kafka every few seconds)", { colspan: 8 }));
+  } else if (rows.length > shown.length) {
+    const more = el("tr", undefined, { class: "muted" });
+    more.append(el("td", `${rows.length - shown.length} more: GET ${flowPath(flow)}/partitions`, { colspan: 8 }));
+    shown.push(more);
+  }
+  body.replaceChildren(...shown);
+}
+
+function sum(values) {
+  const known = values.filter((v) => v !== null && v !== undefined);
+  return known.length ? known.reduce((a, b) => a + b, 0) : null;
+}
+
+function groupRows(group) {
+  const parts = group.partitions;
+  const translated = parts.filter((p) => p.target_offset !== null).length;
+  const ready = group.ready ? "yes" : "no";
+  const name = group.target_group && group.target_group !== group.group
+    ? `${group.group} (as ${group.target_group})` : group.group;
+  const head = el("tr", undefined, { "data-group": group.group, "data-ready": ready, class: "group" });
+  head.append(el("td", name, { class: "group-name" }), cell(""),
+    num(sum(parts.map((p) => p.source_lag))), num(`${translated} of ${parts.length}`), cell(""),
+    cell(""), num(sum(parts.map((p) => p.target_behind))), badge(ready, `ready-${ready}`),
+    el("td", group.why, { class: "why" }));
+  const rows = [head];
+  for (const p of parts) {
+    const where = `${p.source_topic}-${p.source_partition}`;
+    const tr = el("tr", undefined, { "data-group-partition": `${group.group}|${where}` });
+    const exact = p.target_offset === null ? "-" : (p.exact ? "yes" : "no");
+    tr.append(el("td", where, { class: "indent" }), num(p.source_offset), num(p.source_lag),
+      num(p.target_offset), cell(exact), num(p.current_target_offset), num(p.target_behind),
+      cell(""), el("td", p.note, { class: "muted" }));
+    rows.push(tr);
+  }
+  return rows;
+}
+
+async function loadGroups(flow, node, now) {
+  const name = flowName(flow);
+  const read = (groupsRead[name] = groupsRead[name] || { at: 0, busy: false });
+  if (read.busy || now - read.at < GROUPS_MS) return;
+  read.busy = true;
+  read.at = now;
+  const table = node.querySelector(".groups");
+  try {
+    const body = await getJson(`${flowPath(flow)}/groups/offsets`);
+    const rows = body.groups.flatMap(groupRows);
+    if (!rows.length) {
+      rows.push(el("tr", undefined, { class: "muted" }));
+      rows[0].append(el("td", `no group with commits on ${flow.source} that this flow mirrors`, { colspan: 9 }));
+    }
+    table.querySelector("tbody").replaceChildren(...rows);
+    table.setAttribute("data-read", "true");
+    node.querySelector(".groups-read").textContent =
+      `read ${new Date().toLocaleTimeString()} (every ${GROUPS_MS / 1000} s), as mm2 failover --dry-run reads it`;
+  } catch (err) {
+    table.setAttribute("data-read", "error");
+    node.querySelector(".groups-read").textContent = `not read: ${err.message}`;
+  } finally {
+    read.busy = false;
+  }
+}
+
+// -- flows and tasks --
+
 function renderFlows(flows, now) {
   const body = document.querySelector("#flows tbody");
   body.replaceChildren(...flows.map((flow) => {
-    const name = `${flow.source}->${flow.target}`;
+    const name = flowName(flow);
     const rate = track(flow, now);
     const row = el("tr", undefined, { "data-flow": name, "data-state": flow.state });
-    const state = el("td");
-    state.append(stateBadge(flow.state));
     row.append(
       el("td", name),
-      state,
+      badge(flow.state),
       el("td", flow.cause || "", { class: "cause" }),
       el("td", flow.lag.records, { class: "num", "data-lag": flow.lag.records }),
       el("td", flow.lag.max_seconds.toFixed(1), { class: "num" }),
@@ -101,9 +301,7 @@ function renderTasks(connectors) {
     for (const task of status.tasks) {
       const firstLine = (task.trace || "").trim().split("\n").pop() || "";
       const row = el("tr", undefined, { "data-task": `${name}-${task.id}`, "data-state": task.state });
-      const state = el("td");
-      state.append(stateBadge(task.state));
-      row.append(el("td", name), el("td", task.id), state, el("td", task.worker_id),
+      row.append(el("td", name), el("td", task.id), badge(task.state), el("td", task.worker_id),
         el("td", firstLine, { class: "muted" }));
       rows.push(row);
       if (task.state === "FAILED" || task.state === "RESTARTING") noteError(`${name}-${task.id}: ${firstLine}`);
@@ -112,51 +310,44 @@ function renderTasks(connectors) {
   document.querySelector("#tasks tbody").replaceChildren(...rows);
 }
 
-function drawChart(id, field, now) {
-  const canvas = document.getElementById(id);
-  const ctx = canvas.getContext("2d");
-  const { width, height } = canvas;
-  ctx.clearRect(0, 0, width, height);
-  const series = Object.entries(history);
-  const top = Math.max(1, ...series.flatMap(([, pts]) => pts.map((p) => p[field])));
-  const x = (t) => 40 + ((t - (now - KEEP_MS)) / KEEP_MS) * (width - 50);
-  const y = (v) => height - 20 - (v / top) * (height - 35);
-  ctx.fillStyle = "#7a8490";
-  ctx.font = "11px sans-serif";
-  ctx.fillText(String(Math.round(top)), 2, 15);
-  ctx.fillText("0", 2, height - 20);
-  ctx.fillText("-5 min", 40, height - 5);
-  ctx.fillText("now", width - 30, height - 5);
-  series.forEach(([, pts], i) => {
-    ctx.strokeStyle = COLORS[i % COLORS.length];
-    ctx.lineWidth = 2;
-    ctx.beginPath();
-    pts.forEach((p, j) => (j ? ctx.lineTo(x(p.t), y(p[field])) : ctx.moveTo(x(p.t), y(p[field]))));
-    ctx.stroke();
-  });
-  document.getElementById("legend").replaceChildren(...series.map(([name], i) => {
-    const item = el("span", name);
-    item.prepend(el("i", undefined, { style: `background:${COLORS[i % COLORS.length]}` }));
-    return item;
-  }));
-}
+let refreshing = false;
 
 async function refresh() {
-  const now = Date.now();
+  if (refreshing) return; // the last poll has not ended: skip this one
+  refreshing = true;
   try {
     const [flows, connectors, leaders] = await Promise.all([
       getJson("/flows"), getJson("/connectors?expand=status"), getJson("/leaders"),
     ]);
+    const listed = new Set(flows.map(flowName));
+    for (const name of Object.keys(history)) {
+      if (!listed.has(name)) {
+        delete history[name];
+        delete lastCopied[name];
+        seeded.delete(name);
+      }
+    }
+    await Promise.all(flows.map(seedHistory));
+    const now = Date.now();
     renderFlows(flows, now);
     renderTasks(connectors);
     drawChart("lag-chart", "lag", now);
     drawChart("rate-chart", "rate", now);
+    const copying = flows.filter((f) => f.state !== "DISABLED");
+    dropDetails(new Set(copying.map(flowName)));
+    await Promise.all(copying.map((flow) => {
+      const node = detailFor(flow);
+      loadGroups(flow, node, now); // not awaited: it reads Kafka and may take seconds
+      return loadPartitions(flow, node);
+    }));
     const led = Object.entries(leaders).map(([c, l]) => `${c}: ${l ? (l.this_worker ? "this process" : l.url) : "no leader"}`);
     document.getElementById("leaders").textContent = led.length ? `leaders: ${led.join(", ")}` : "";
     document.getElementById("updated").textContent = `updated ${new Date(now).toLocaleTimeString()}`;
     document.body.setAttribute("data-loaded", "true");
   } catch (err) {
     noteError(`the REST API did not answer: ${err.message}`);
+  } finally {
+    refreshing = false;
   }
 }
 

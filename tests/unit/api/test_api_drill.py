@@ -1,0 +1,115 @@
+"""What /ui shows for a failover drill, without brokers: each flow's partitions (owner and lag
+in seconds), its groups with failover readiness as `mm2 failover --dry-run` would judge it,
+and the hooks a headless browser reads (tests/integration/test_ui_browser.py runs the page)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+from mm2.api.app import create_app
+from mm2.api.schemas import failover_readiness
+from mm2.client.lag import LagReport, PartitionLag
+from mm2.client.plan import FailoverPlan, PartitionMove
+from mm2.copy.routes import Route
+from mm2.records import TopicPartition
+from mm2.runtime.mirror_maker import MirrorMaker
+
+
+def move(topic: str, partition: int, commit: int, to: int | None, *, now: int | None = None,
+         mirrored: bool = True, note: str = "exact") -> PartitionMove:  # fmt: skip
+    target = TopicPartition(f"primary.{topic}", partition) if mirrored else None
+    return PartitionMove(TopicPartition(topic, partition), commit, target, to, exact=to == commit,
+                         rereads_at_most=0 if to is not None else None, note=note,
+                         current_target_offset=now)  # fmt: skip
+
+
+def plan(*moves: PartitionMove, notes: tuple[str, ...] = ()) -> FailoverPlan:
+    return FailoverPlan("failover", "app", "primary", "backup", "offset syncs", moves, notes)
+
+
+def test_a_group_is_ready_when_every_partition_the_flow_mirrors_is_translated() -> None:
+    ready, why = failover_readiness(plan(move("orders", 0, 10, 10), move("orders", 1, 5, 5)))
+    assert ready
+    assert why == ("2 partition(s) translated from offset syncs, 2 exact; records re-read: "
+                   "at most 0; 2 to commit")  # fmt: skip
+    # a topic the flow does not mirror is left alone by a failover: no reason to wait
+    ready, why = failover_readiness(
+        plan(move("orders", 0, 10, 10), move("local", 0, 3, None, mirrored=False, note="no"))
+    )
+    assert ready and why.endswith("1 not mirrored by this flow: left alone")
+    # a commit already there is not committed again; one ahead is kept
+    ready, why = failover_readiness(
+        plan(move("orders", 0, 10, 10, now=10), move("orders", 1, 5, 5, now=9))
+    )
+    assert ready and "0 to commit; 1 kept: the target's commit is ahead" in why
+
+
+def test_a_group_is_not_ready_while_a_mirrored_partition_cannot_be_translated() -> None:
+    waiting = "no offset sync yet: primary->backup has not mirrored this partition"
+    ready, why = failover_readiness(
+        plan(move("orders", 0, 10, 10), move("orders", 1, 5, None, note=waiting))
+    )
+    assert not ready and why == f"1 of 2 partition(s) not translated: {waiting}"
+    none = "no offset syncs topic for primary->backup"
+    ready, why = failover_readiness(plan(move("orders", 0, 10, None, note=none), notes=(none,)))
+    assert not ready and why == f"nothing to commit: no partition translated ({none})"
+    ready, why = failover_readiness(plan(move("local", 0, 3, None, mirrored=False, note="-")))
+    assert not ready and "none of its partitions is mirrored" in why
+
+
+def test_the_groups_view_has_both_sides_lag_and_readiness(
+    mirror: MirrorMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plans = [plan(move("orders", 0, 10, 8, now=3, note="after the nearest sync below 10"),
+                  move("orders", 1, 5, None, note="no offset sync yet"))]  # fmt: skip
+    report = LagReport("primary->backup", 1, (PartitionLag("orders", 0, 25, 25, 0, 0.0),))
+    monkeypatch.setattr(mirror, "group_offsets", lambda source, target, timeout=15.0: plans)
+    monkeypatch.setattr(mirror, "lag", lambda source, target: report)
+    body = TestClient(create_app(mirror)).get("/flows/primary/backup/groups/offsets").json()
+    (group,) = body["groups"]
+    assert group["group"] == "app" and group["ready"] is False
+    assert group["why"] == "1 of 2 partition(s) not translated: no offset sync yet"
+    first, second = group["partitions"]
+    assert (first["source_offset"], first["source_log_end"], first["source_lag"]) == (10, 25, 15)
+    assert (first["target_offset"], first["current_target_offset"]) == (8, 3)
+    assert first["target_behind"] == 5
+    assert (second["source_lag"], second["target_behind"]) == (None, None)  # unknown, not 0
+    assert group["basis"] == "offset syncs"  # the rest of translate-offsets --json, as it was
+
+
+def test_partitions_say_their_owner_task_and_lag_in_seconds(
+    mirror: MirrorMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mirror.metrics.set_routes("primary", "backup", {"orders": Route("orders", "primary.orders", 2)})
+    mirror.metrics.set_owners("primary", "backup", {("orders", 0): 1})
+    report = LagReport("primary->backup", 1, (PartitionLag("orders", 0, 50, 20, 30, 4.25),
+                                              PartitionLag("orders", 1, 9, 9, 0, 0.0)))  # fmt: skip
+    monkeypatch.setattr(mirror, "lag", lambda source, target: report)
+    rows = TestClient(create_app(mirror)).get("/flows/primary/backup/partitions").json()
+    worst = rows[0]
+    assert (worst["partition"], worst["lag_records"], worst["lag_seconds"]) == (0, 30, 4.25)
+    assert worst["owner"] == "w1 copy task 1" and rows[1]["owner"] is None
+
+
+def test_the_page_has_the_drill_views_and_their_hooks(mirror: MirrorMaker) -> None:
+    client = TestClient(create_app(mirror))
+    page = client.get("/ui").text
+    for hook in ('id="details"', 'class="partitions"', 'class="groups"', 'id="lag-chart"',
+                 'id="rate-chart"', 'data-points="0"'):  # fmt: skip
+        assert hook in page, hook
+    script = client.get("/ui/assets/app.js").text
+    for hook in ('"data-loaded"', '"data-flow"', '"data-task"', '"data-partition"', '"data-lag"',
+                 '"data-group"', '"data-ready"', '"data-points"', '"data-read"',
+                 "/history`", "/partitions`", "/groups/offsets`"):  # fmt: skip
+        assert hook in script, hook
+    # buttons only where the action applies: none on a DISABLED or UNASSIGNED flow
+    actions = re.search(r"const ACTIONS = \{(.*?)\};", script, re.S)
+    assert actions is not None
+    table = dict(re.findall(r"(\w+): \[([^\]]*)\]", actions.group(1)))
+    assert table == {"pause": '"RUNNING", "DEGRADED"', "resume": '"PAUSED", "STOPPED"',
+                     "restart": '"RUNNING", "DEGRADED", "FAILED"'}  # fmt: skip
+    # every request goes to this process's own API (its authentication): nothing elsewhere
+    assert not re.search(r"https?://", script)
