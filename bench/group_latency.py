@@ -177,10 +177,10 @@ def latencies(
     commits: list[Commit],
     seen: list[tuple[float, dict[int, int]]],
     copies: dict[int, dict[int, int]],
-) -> tuple[list[float], int]:
-    """Seconds from each source commit (per partition whose offset moved) to the target group
-    reaching its exact translation; and how many never did."""
-    out: list[float] = []
+) -> tuple[list[tuple[float, float]], int]:
+    """(commit time, seconds to the target group reaching its exact translation) for each
+    source commit and partition whose offset moved; and how many never reached it."""
+    out: list[tuple[float, float]] = []
     missed = 0
     previous: dict[int, int] = {}
     for commit in commits:
@@ -201,5 +201,5 @@ def latencies(
             if reached is None:
                 missed += 1
             else:
-                out.append(reached - commit.at)
+                out.append((commit.at, reached - commit.at))
     return out, missed

@@ -19,7 +19,7 @@ def test_latency_runs_from_the_commit_to_the_first_poll_at_the_exact_translation
     ]
     reached, missed = latencies(commits, seen, copies)
     # commit 2 repeats commit 1's offset and is not counted again
-    assert [round(x, 3) for x in reached] == [0.3, 1.5]
+    assert [(at, round(x, 3)) for at, x in reached] == [(10.0, 0.3), (10.4, 1.5)]
     assert missed == 0
 
 
@@ -34,7 +34,9 @@ def test_a_commit_never_reached_or_of_a_record_never_copied_is_missed() -> None:
 def test_the_table_names_both_systems_and_says_when_a_group_was_never_found() -> None:
     block = {
         "mm2": {"variants": {"defaults": {
-            "latency_s": {"p50": 0.6, "p99": 1.4, "max": 1.8}, "latency_hist": [(90.0, 1.0)],
+            "latency_s": {"p50": 0.9, "p99": 2.4, "max": 2.6}, "latency_hist": [(90.0, 1.2)],
+            "found_latency_s": {"p50": 0.6, "p99": 1.4, "max": 1.8},
+            "found_latency_hist": [(90.0, 1.0)],
             "reached": 10, "missed": 0, "new_group_s": 2.5,
         }}},
         "apache": {"variants": {"defaults": {
@@ -42,6 +44,12 @@ def test_the_table_names_both_systems_and_says_when_a_group_was_never_found() ->
         }}},
     }  # fmt: skip
     text = "\n".join(group_markdown(block))
-    assert "| mm2 (this project) | defaults | 0.60 | 1.00 | 1.40 | 1.80 | 10 of 10 | 2.50 |" in text
-    assert "new <= 5: yes" in text
-    assert "| Apache MM2 | defaults | not in run |" in text
+    assert (
+        "| mm2 (this project) | defaults | all | 0.90 | 1.20 | 2.40 | 2.60 | 10 of 10 | 2.50 |"
+        in text
+    )
+    assert (
+        "| mm2 (this project) | defaults | once found | 0.60 | 1.00 | 1.40 | 1.80 |  | 2.50 "
+        "| p50 <= 1, p99 <= 2, new <= 5: yes |"
+    ) in text
+    assert "| Apache MM2 | defaults | all | not in run |" in text
