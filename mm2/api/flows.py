@@ -19,7 +19,9 @@ from mm2.api.schemas import (
     GroupPlanBody,
     GroupsOffsetsBody,
     HistoryPointBody,
+    PartitionAtRiskBody,
     PartitionBody,
+    RecoveryPointBody,
 )
 
 __all__ = ["router"]
@@ -111,6 +113,20 @@ def flow_group_offsets(mirror: Mirror, source: str, target: str) -> GroupsOffset
     ends = {(p.topic, p.partition): p.log_end for p in report.partitions} if report else {}
     return GroupsOffsetsBody(
         source=source, target=target, groups=[GroupPlanBody.of(p, ends) for p in plans]
+    )
+
+
+@router.get("/{source}/{target}/recovery-point", response_model=RecoveryPointBody)
+def flow_recovery_point(mirror: Mirror, source: str, target: str) -> RecoveryPointBody:
+    """Per source partition: how far the flow copied, the last source end offset its copy
+    tasks saw and when, and so the records an unplanned failover now would lose at most. Read
+    from the offsets topic on the target alone: it answers with the source cluster gone."""
+    rows = mirror.recovery_point(source, target)
+    return RecoveryPointBody(
+        source=source,
+        target=target,
+        partitions=[PartitionAtRiskBody.model_validate(r.to_json()) for r in rows],
+        at_risk_at_most=sum(r.at_risk or 0 for r in rows),
     )
 
 

@@ -400,6 +400,29 @@ class GroupsOffsetsBody(BaseModel):
     groups: list[GroupPlanBody]
 
 
+class PartitionAtRiskBody(BaseModel):
+    topic: str
+    partition: int
+    copied_to: int = Field(description="the next source offset the mirror would copy")
+    source_end: int | None = Field(
+        description="the source partition's end offset as the mirror last saw it (null: "
+        "never written, e.g. by an older mm2)"
+    )
+    seen_at_ms: int | None = Field(description="when it saw it, milliseconds since the epoch")
+    at_risk_at_most: int | None = Field(
+        description="records not copied, at most (markers and aborted records count too)"
+    )
+
+
+class RecoveryPointBody(BaseModel):
+    """What an unplanned failover of the flow loses, read from its target alone."""
+
+    source: str
+    target: str
+    partitions: list[PartitionAtRiskBody]
+    at_risk_at_most: int = Field(description="the sum over the partitions whose end was seen")
+
+
 class HistoryPointBody(BaseModel):
     time_ms: int = Field(description="when it was sampled, milliseconds since the epoch")
     lag_records: int = Field(description="records on the source not yet on the target")

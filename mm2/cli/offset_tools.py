@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections.abc import Sequence
 
 from mm2.client.failover import (
@@ -16,10 +17,18 @@ from mm2.client.failover import (
     translate_all_groups,
 )
 from mm2.client.plan import FailoverPlan, PartitionMove
+from mm2.client.recovery import PartitionAtRisk, recovery_point
 from mm2.config import Flow, MirrorMakerConfig, load
 from mm2.errors import ConfigError
 
-__all__ = ["COMMANDS", "Failback", "Failover", "TranslateOffsets", "render_plan"]
+__all__ = [
+    "COMMANDS",
+    "Failback",
+    "Failover",
+    "TranslateOffsets",
+    "render_plan",
+    "render_recovery_point",
+]
 
 
 def _common(
@@ -185,16 +194,51 @@ def _move(args: argparse.Namespace, kind: str) -> int:
     applied = None
     if not args.dry_run:
         applied = apply_failover(plan, target_group_admin(flow, args.timeout), force=args.force)
+    # What the flow had not copied of what it saw (a failback's flow is the way back).
+    at_risk = recovery_point(flow, timeout=args.timeout) if kind == "failover" else None
     if args.json:
         doc = plan.to_json()
         doc["dry_run"] = args.dry_run
         if applied is not None:
             doc["applied"] = _applied_json(applied)
+        if at_risk is not None:
+            doc["recovery_point"] = [r.to_json() for r in at_risk]
         print(json.dumps(doc, indent=2))
     else:
         print(render_plan(plan))
         print("dry run: nothing committed" if applied is None else _render_applied(plan, applied))
+        if at_risk is not None:
+            print()
+            print(render_recovery_point(flow.name, at_risk))
     return 0
+
+
+def render_recovery_point(flow: str, rows: Sequence[PartitionAtRisk]) -> str:
+    """The flow's recovery point: per source partition, copied up to, last end seen, at risk."""
+    header = ["SOURCE PARTITION", "COPIED TO", "SOURCE END SEEN", "SEEN AT (UTC)", "AT RISK<="]
+    body = [
+        [
+            f"{r.topic}-{r.partition}",
+            str(r.copied_to),
+            _cell(r.source_end),
+            "-" if r.seen_at_ms is None else _utc(r.seen_at_ms),
+            _cell(r.at_risk),
+        ]
+        for r in rows
+    ]
+    known = [r.at_risk for r in rows if r.at_risk is not None]
+    return "\n".join([
+        f"recovery point of {flow} (what the mirror copied of the source ends it saw):",
+        "",
+        table(header, body),
+        "",
+        f"records not copied: at most {sum(known)} in {len(rows)} partition(s)"
+        + ("" if len(known) == len(rows) else f" ({len(rows) - len(known)} without an end seen)"),
+    ])  # fmt: skip
+
+
+def _utc(ms: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) + f".{ms % 1000:03d}"
 
 
 class TranslateOffsets:

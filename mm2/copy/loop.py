@@ -431,9 +431,15 @@ class CopyLoop:
 
     def _finish(self, txn: _Txn) -> None:
         finished = int(time.time() * 1000)
-        for pending in txn.parts.values():
+        for (topic, partition), pending in txn.parts.items():
             pending.stats.records = len(pending.upstream)
             pending.stats.finished_ms = finished
+            # From the consumer's last fetch answer: no request (-1001 when it has none yet).
+            marks = self._consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), cached=True
+            )
+            if marks is not None and marks[1] > pending.stats.position:
+                pending.stats.source_end, pending.stats.source_end_ms = marks[1], finished
 
     def _write_positions(self, txn: _Txn) -> None:
         """One position per partition the transaction touched, with what it copied."""

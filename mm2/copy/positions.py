@@ -173,15 +173,21 @@ class StoredPositions:
         self.topic_ids: dict[TP, str] = {}  # where the position says which topic it is of
         # where it says the leader epoch of the record it follows
         self.leader_epochs: dict[TP, int] = {}
+        # The source's end offset as a copy task last saw it, and when (epoch ms): kept from
+        # the newest position that carried it (a rewritten position carries none).
+        self.source_ends: dict[TP, tuple[int, int]] = {}
 
     def apply(self, records: Iterable[PositionRecord]) -> None:
         for r in records:
             tp = (r.topic, r.partition)
             self.topic_ids.pop(tp, None)
             self.leader_epochs.pop(tp, None)
+            if r.stats is not None and r.stats.source_end > 0:
+                self.source_ends[tp] = (r.stats.source_end, r.stats.source_end_ms)
             if r.offset is None:
                 self.offsets.pop(tp, None)
                 self.cluster_ids.pop(tp, None)
+                self.source_ends.pop(tp, None)
             else:
                 self.offsets[tp] = r.offset
                 self.cluster_ids[tp] = r.cluster_id

@@ -31,6 +31,8 @@ _HEADER_FIELDS = (
     # Appended later: a header without them (an older mm2's) reads them as 0.
     "gone",
     "truncated",
+    "source_end",
+    "source_end_ms",
 )
 _FIRST_FIELDS = 10  # the fields every mm2 version writes
 
@@ -60,13 +62,19 @@ class CopyStats:
     # and times the source's log was found truncated below the position (mm2.copy.loop).
     gone: int = 0
     truncated: int = 0
+    # The source partition's end offset as the copy task's consumer last saw it (its latest
+    # fetch), and when: with the source gone, what the mirror knew was there (mm2 failover).
+    source_end: int = 0
+    source_end_ms: int = 0
     runs: list[Run] = field(default_factory=list)
 
     def header(self) -> builtins.bytes:
         """The `mm2.stats` header value."""
         values = [getattr(self, name) for name in _HEADER_FIELDS]
-        if not any(values[_FIRST_FIELDS:]):
-            values = values[:_FIRST_FIELDS]  # byte for byte what every mm2 version reads
+        # Fields appended later go out only when set (up to the last one set): with none, the
+        # header is byte for byte what every mm2 version reads.
+        while len(values) > _FIRST_FIELDS and values[-1] == 0:
+            values.pop()
         return json.dumps(values, separators=(",", ":")).encode()
 
     @classmethod

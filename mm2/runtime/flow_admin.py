@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from mm2.client.failover import translate_all_groups
 from mm2.client.lag import LagReport
 from mm2.client.plan import FailoverPlan
+from mm2.client.recovery import PartitionAtRisk, recovery_point
 from mm2.errors import BadRequestError, ConfigError, ConflictError
 from mm2.runtime.connector_admin import ConnectorAdmin
 from mm2.runtime.flow_set import FlowSet
@@ -67,6 +68,12 @@ class FlowAdmin:
         reverse = self._flows.flows.get(flow_name(target, source))
         return translate_all_groups(self._flows.flows[name], reverse_flow=reverse,
                                     timeout=timeout)  # fmt: skip
+
+    def recovery_point(self, source: str, target: str, timeout: float) -> list[PartitionAtRisk]:
+        """What the flow had not copied of the source ends it saw (from its target alone)."""
+        name = flow_name(source, target)
+        self._flows.worker.herder(name)  # NotFoundError for a flow that does not exist
+        return recovery_point(self._flows.flows[name], timeout=timeout)
 
     def _connector_names(self, source: str, target: str) -> list[str]:
         herder = self._flows.worker.herder(flow_name(source, target))

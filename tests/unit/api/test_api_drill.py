@@ -13,6 +13,7 @@ from mm2.api.app import create_app
 from mm2.api.schemas import failover_readiness
 from mm2.client.lag import LagReport, PartitionLag
 from mm2.client.plan import FailoverPlan, PartitionMove
+from mm2.client.recovery import PartitionAtRisk
 from mm2.copy.routes import Route
 from mm2.records import TopicPartition
 from mm2.runtime.mirror_maker import MirrorMaker
@@ -113,3 +114,18 @@ def test_the_page_has_the_drill_views_and_their_hooks(mirror: MirrorMaker) -> No
                      "restart": '"RUNNING", "DEGRADED", "FAILED"'}  # fmt: skip
     # every request goes to this process's own API (its authentication): nothing elsewhere
     assert not re.search(r"https?://", script)
+
+
+def test_the_recovery_point_sums_what_was_seen_and_not_copied(
+    mirror: MirrorMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [PartitionAtRisk("orders", 0, 120, 150, 1_700_000_000_000),
+            PartitionAtRisk("orders", 1, 40, None, None)]  # fmt: skip
+    monkeypatch.setattr(mirror, "recovery_point", lambda source, target, timeout=15.0: rows)
+    client = TestClient(create_app(mirror))
+    body = client.get("/flows/primary/backup/recovery-point").json()
+    assert body["at_risk_at_most"] == 30
+    assert body["partitions"][0] == {"topic": "orders", "partition": 0, "copied_to": 120,
+                                     "source_end": 150, "seen_at_ms": 1_700_000_000_000,
+                                     "at_risk_at_most": 30}  # fmt: skip
+    assert body["partitions"][1]["at_risk_at_most"] is None

@@ -12,8 +12,10 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from mm2.copy.failure import CopyTaskFailed
 from mm2.copy.loop import CopyLoop
+from mm2.copy.positions import STATS_HEADER
 from mm2.copy.refusals import Retries
 from mm2.copy.spec import Assignment
+from mm2.copy.stats import CopyStats
 from mm2.copy.task import run_copy_task
 from mm2.copy.transaction import TransactionSink, producer_settings
 from mm2.errors import (
@@ -68,6 +70,11 @@ class FakeConsumer:
     def assign(self, partitions: list[Any]) -> None:
         self.assigned.append(partitions)
 
+    def get_watermark_offsets(
+        self, tp: Any, timeout: float | None = None, cached: bool = False
+    ) -> tuple[int, int]:
+        return -1001, -1001  # librdkafka's "not known yet" before a fetch answered
+
     def close(self) -> None:
         pass
 
@@ -80,6 +87,7 @@ class FakeProducer:
     def __init__(self, config: dict[str, Any]) -> None:
         self.transactional = "transactional.id" in config
         self.calls = []
+        self.headers: list[dict[str, bytes]] = []
         self.unacked: list[tuple[Callable[[KafkaError | None, Any], None] | None, Any]] = []
         self.fail: set[int] = set()
         self.fail_code = KafkaError.MSG_SIZE_TOO_LARGE
@@ -94,6 +102,7 @@ class FakeProducer:
     def produce(self, topic: str, value: bytes, key: bytes, *args: Any, **kw: Any) -> None:
         callback = args[1] if len(args) > 1 else None
         self.calls.append(f"produce {topic}")
+        self.headers.append(dict(kw.get("headers") or []))
         self.unacked.append((callback, FakeDelivered(self, value, key)))
 
     def poll(self, timeout: float) -> int:
@@ -182,6 +191,16 @@ def test_in_a_transaction_positions_go_out_with_the_records_before_the_flush() -
         "commit",
     ]
     assert copier.positions() == {("orders", 0): 13}
+
+
+def test_a_position_carries_the_source_end_the_consumer_last_saw() -> None:
+    copier = _copier(transactional=True)
+    copier._consumer = cast(Any, WatermarkConsumer(0, 40))  # its latest fetch: the end is 40
+    producer = _copy(copier, [10, 11, 12])
+    copier._end_transaction()
+    (raw,) = [h[STATS_HEADER] for h in producer.headers if STATS_HEADER in h]
+    stats = CopyStats.from_header(raw, topic="orders", partition=0, target_topic="", position=12)
+    assert stats is not None and stats.source_end == 40 and stats.source_end_ms > 0
 
 
 def test_a_failed_record_aborts_the_positions_with_the_records() -> None:
@@ -396,7 +415,9 @@ class WatermarkConsumer(FakeConsumer):
         self.low, self.high = low, high
         self.seeks: list[tuple[str, int, int]] = []
 
-    def get_watermark_offsets(self, tp: Any, timeout: float, cached: bool) -> tuple[int, int]:
+    def get_watermark_offsets(
+        self, tp: Any, timeout: float | None = None, cached: bool = False
+    ) -> tuple[int, int]:
         return self.low, self.high
 
     def incremental_unassign(self, partitions: list[Any]) -> None:

@@ -71,9 +71,26 @@ def test_records_gone_or_truncated_travel_in_two_more_integers_only_when_there_a
         b"[3,30,0,1,3,6,5,9,21,100]", topic="orders", partition=2, target_topic="", position=41
     )
     assert old is not None and (old.gone, old.truncated) == (0, 0)
-    too_long = b"[3,30,0,1,3,6,5,9,21,100,1,2,3]"
+    too_long = b"[3,30,0,1,3,6,5,9,21,100,1,2,3,4,5]"
     assert CopyStats.from_header(too_long, topic="t", partition=0, target_topic="",
                                  position=1) is None  # fmt: skip
+
+
+def test_the_source_end_seen_travels_after_the_counts_and_outlives_a_rewritten_position() -> None:
+    stats = _stats()
+    stats.source_end, stats.source_end_ms = 90, 1_700_000_000_123
+    raw = stats.header()
+    assert raw == b"[3,30,0,1,3,6,5,9,21,100,0,0,90,1700000000123]"
+    back = CopyStats.from_header(raw, topic="orders", partition=2, target_topic="", position=41)
+    assert back == stats
+    positions = StoredPositions()
+    positions.apply([
+        PositionRecord("orders", 2, 41, "ours", back),
+        PositionRecord("orders", 2, 41, "ours", None),  # the planner's rewrite: no stats
+    ])  # fmt: skip
+    assert positions.source_ends == {("orders", 2): (90, 1_700_000_000_123)}
+    positions.apply([PositionRecord("orders", 2, None, None, None)])  # deleted over REST
+    assert positions.source_ends == {}
 
 
 def test_a_position_names_its_source_topic_and_one_of_another_topic_does_not_apply() -> None:

@@ -1,0 +1,91 @@
+"""The unplanned failover report (issue 23, item 2), on real brokers.
+
+The mirror copies a backlog slowly (its source consumer fetches one record batch at a time) and
+is killed with SIGKILL half-way. Then, with the source unreachable (the config points it at a
+closed port), `mm2 failover --dry-run` reads from the target alone, per source partition, how
+far the mirror copied, the last source end it saw and so the records at risk: they must be the
+records the test knows were not copied.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka import TopicPartition as KTP
+
+from mm2.client import MirrorClient
+from mm2.policies.replication import DefaultReplicationPolicy
+from tests.support.kafka import Cluster, count, create_topic
+from tests.support.mirror import MirrorProcess, write_properties
+from tests.support.waiting import eventually
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+RECORDS = 20_000
+
+
+def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_copied(
+    primary: Cluster, backup: Cluster, tmp_path: Path
+) -> None:
+    topic = create_topic(primary, f"rp-{uuid.uuid4().hex[:8]}")
+    # One record per batch, so that one fetch of the mirror returns one record.
+    producer = Producer({"bootstrap.servers": primary.bootstrap_servers, "linger.ms": 0,
+                         "enable.idempotence": True, "batch.num.messages": 1})  # fmt: skip
+    for i in range(RECORDS):
+        while True:
+            try:
+                producer.produce(topic, b"r-%d" % i, partition=0)
+                break
+            except BufferError:
+                producer.poll(0.2)
+    assert producer.flush(60) == 0
+    offsets = f"mm2-offsets.{uuid.uuid4().hex[:8]}.internal"
+    group = f"rp-group-{uuid.uuid4().hex[:8]}"
+    consumer = Consumer({"bootstrap.servers": primary.bootstrap_servers, "group.id": group})
+    consumer.commit(offsets=[KTP(topic, 0, 5)], asynchronous=False)
+    consumer.close()
+    # One record batch per fetch: the copy lags well behind the end it has seen.
+    slow = "primary.consumer.max.partition.fetch.bytes = 1\n"
+    props = write_properties(tmp_path, primary.bootstrap_servers, backup.bootstrap_servers,
+                             topic, f"offset.storage.topic = {offsets}\n{slow}")  # fmt: skip
+    remote = f"primary.{topic}"
+    with MirrorProcess(props) as mirror:
+        eventually(lambda: count(backup.bootstrap_servers, remote) >= 1_000, timeout=180,
+                   what="a first part copied", log=mirror.log)  # fmt: skip
+        checkpoints = MirrorClient(backup.client_config(), DefaultReplicationPolicy())
+        eventually(lambda: checkpoints.remote_consumer_offsets(group, "primary"), timeout=60,
+                   what="a checkpoint of the group", log=mirror.log)  # fmt: skip
+        mirror.kill9_tree()
+    copied = count(backup.bootstrap_servers, remote)  # read_committed: what the mirror committed
+    assert 0 < copied < RECORDS, f"the mirror copied {copied} of {RECORDS} before it was killed"
+
+    gone = tmp_path / "source-gone.properties"
+    gone.write_text(
+        props.read_text(encoding="utf-8").replace(
+            f"primary.bootstrap.servers = {primary.bootstrap_servers}",
+            "primary.bootstrap.servers = 127.0.0.1:1",
+        ),
+        encoding="utf-8",
+    )
+    command = [sys.executable, "-m", "mm2.cli.tools", "failover", "--config", str(gone),
+               "--source", "primary", "--target", "backup", "--group", group, "--dry-run",
+               "--timeout", "10"]  # fmt: skip
+    out = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=180,
+                         check=False)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    (row,) = [r for r in json.loads(out.stdout)["recovery_point"] if r["topic"] == topic]
+    assert row["copied_to"] == copied, row
+    assert row["source_end"] == RECORDS, row
+    assert row["at_risk_at_most"] == RECORDS - copied, row
+    assert row["seen_at_ms"] > 0, row
+    text = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    assert text.returncode == 0, text.stderr[-3000:]
+    assert "recovery point of primary->backup" in text.stdout, text.stdout
+    (line,) = [x.split() for x in text.stdout.splitlines() if x.startswith(f"{topic}-0 ")]
+    assert (line[1], line[2], line[-1]) == (str(copied), str(RECORDS), str(RECORDS - copied))
