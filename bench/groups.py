@@ -73,6 +73,8 @@ def _one(ctx: Context, system: SystemName, extra: dict[str, str], suffix: str) -
             source.stop()
             poller.stop()
         copies = target_offsets(ctx.backup, target, s.w5_partitions)
+    ctx.src.delete_topics([topic])
+    ctx.dst.delete_topics([target])
     timed, missed = latencies(source.commits, poller.seen, copies)
     first_commit = source.commits[0].at if source.commits else None
     first_seen = poller.seen[0][0] if poller.seen else None

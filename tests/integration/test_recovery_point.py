@@ -14,7 +14,9 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KTP
@@ -22,22 +24,20 @@ from confluent_kafka import TopicPartition as KTP
 from mm2.client import MirrorClient
 from mm2.policies.replication import DefaultReplicationPolicy
 from tests.support.kafka import Cluster, count, create_topic
-from tests.support.mirror import MirrorProcess, write_properties
+from tests.support.mirror import MirrorProcess, free_port, write_properties
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-RECORDS = 20_000
+FIRST, BACKLOG = 10, 60_000
+RECORDS = FIRST + BACKLOG
 
 
-def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_copied(
-    primary: Cluster, backup: Cluster, tmp_path: Path
-) -> None:
-    topic = create_topic(primary, f"rp-{uuid.uuid4().hex[:8]}")
-    # One record per batch, so that one fetch of the mirror returns one record.
-    producer = Producer({"bootstrap.servers": primary.bootstrap_servers, "linger.ms": 0,
+def produce_one_per_batch(bootstrap: str, topic: str, start: int, n: int) -> None:
+    """One record per batch, so that one fetch of the mirror returns one record."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0,
                          "enable.idempotence": True, "batch.num.messages": 1})  # fmt: skip
-    for i in range(RECORDS):
+    for i in range(start, start + n):
         while True:
             try:
                 producer.produce(topic, b"r-%d" % i, partition=0)
@@ -45,23 +45,47 @@ def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_cop
             except BufferError:
                 producer.poll(0.2)
     assert producer.flush(60) == 0
-    offsets = f"mm2-offsets.{uuid.uuid4().hex[:8]}.internal"
+
+
+def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_copied(
+    primary: Cluster, backup: Cluster, tmp_path: Path
+) -> None:
+    topic = create_topic(primary, f"rp-{uuid.uuid4().hex[:8]}")
+    produce_one_per_batch(primary.bootstrap_servers, topic, 0, FIRST)
     group = f"rp-group-{uuid.uuid4().hex[:8]}"
     consumer = Consumer({"bootstrap.servers": primary.bootstrap_servers, "group.id": group})
     consumer.commit(offsets=[KTP(topic, 0, 5)], asynchronous=False)
     consumer.close()
+    port = free_port()
     # One record batch per fetch: the copy lags well behind the end it has seen.
-    slow = "primary.consumer.max.partition.fetch.bytes = 1\n"
+    extra = (f"offset.storage.topic = mm2-offsets.{uuid.uuid4().hex[:8]}.internal\n"
+             "primary.consumer.max.partition.fetch.bytes = 1\n"
+             f"listeners = http://127.0.0.1:{port}\n")  # fmt: skip
     props = write_properties(tmp_path, primary.bootstrap_servers, backup.bootstrap_servers,
-                             topic, f"offset.storage.topic = {offsets}\n{slow}")  # fmt: skip
+                             topic, extra)  # fmt: skip
+    api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+
+    def seen() -> dict[str, Any] | None:
+        """Our partition's recovery point once the mirror committed after seeing the end."""
+        try:
+            rows = api.get("/flows/primary/backup/recovery-point").json()["partitions"]
+        except (httpx.HTTPError, ValueError, KeyError):
+            return None
+        mine = [r for r in rows if r["topic"] == topic and r["source_end"] == RECORDS]
+        return mine[0] if mine else None
+
+    checkpoints = MirrorClient(backup.client_config(), DefaultReplicationPolicy())
+    try:
+        with MirrorProcess(props) as mirror:
+            eventually(lambda: checkpoints.remote_consumer_offsets(group, "primary"),
+                       timeout=180, what="a checkpoint of the group", log=mirror.log)  # fmt: skip
+            produce_one_per_batch(primary.bootstrap_servers, topic, FIRST, BACKLOG)
+            row = eventually(seen, timeout=120, what="the end seen", log=mirror.log)
+            mirror.kill9_tree()
+    finally:
+        api.close()
+    assert row["copied_to"] < RECORDS, f"the copy was too fast for this test: {row}"
     remote = f"primary.{topic}"
-    with MirrorProcess(props) as mirror:
-        eventually(lambda: count(backup.bootstrap_servers, remote) >= 1_000, timeout=180,
-                   what="a first part copied", log=mirror.log)  # fmt: skip
-        checkpoints = MirrorClient(backup.client_config(), DefaultReplicationPolicy())
-        eventually(lambda: checkpoints.remote_consumer_offsets(group, "primary"), timeout=60,
-                   what="a checkpoint of the group", log=mirror.log)  # fmt: skip
-        mirror.kill9_tree()
     copied = count(backup.bootstrap_servers, remote)  # read_committed: what the mirror committed
     assert 0 < copied < RECORDS, f"the mirror copied {copied} of {RECORDS} before it was killed"
 
@@ -74,7 +98,7 @@ def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_cop
         encoding="utf-8",
     )
     command = [sys.executable, "-m", "mm2.cli.tools", "failover", "--config", str(gone),
-               "--source", "primary", "--target", "backup", "--group", group, "--dry-run",
+               "--from", "primary", "--to", "backup", "--group", group, "--dry-run",
                "--timeout", "10"]  # fmt: skip
     out = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=180,
                          check=False)  # fmt: skip
@@ -87,5 +111,6 @@ def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_cop
     text = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
     assert text.returncode == 0, text.stderr[-3000:]
     assert "recovery point of primary->backup" in text.stdout, text.stdout
-    (line,) = [x.split() for x in text.stdout.splitlines() if x.startswith(f"{topic}-0 ")]
+    report = text.stdout.split("recovery point of primary->backup", 1)[1]
+    (line,) = [x.split() for x in report.splitlines() if x.startswith(f"{topic}-0 ")]
     assert (line[1], line[2], line[-1]) == (str(copied), str(RECORDS), str(RECORDS - copied))

@@ -50,8 +50,17 @@ class Rows(HTMLParser):
         self.groups_read: list[str] = []  # each groups table's data-read
         self.points: dict[str, int] = {}  # chart id -> points drawn
         self.loaded = False
+        self._in_template = 0  # the page's <template> rows are no data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "template":
+            self._in_template -= 1
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "template":
+            self._in_template += 1
+        if self._in_template:
+            return
         found = {k: v or "" for k, v in attrs}
         if tag == "body" and found.get("data-loaded") == "true":
             self.loaded = True
