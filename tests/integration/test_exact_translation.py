@@ -26,7 +26,14 @@ from confluent_kafka import TopicPartition as KTP
 
 from mm2.client.failover import translate_all_groups
 from mm2.config import MirrorMakerConfig, load
-from tests.support.kafka import Cluster, admin_client, create_topic, last_values, read_topic
+from tests.support.kafka import (
+    Cluster,
+    admin_client,
+    commit_group,
+    create_topic,
+    last_values,
+    read_topic,
+)
 from tests.support.mirror import MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
@@ -120,14 +127,6 @@ def copies_of(backup: Cluster, topic: str, origin: dict[bytes, int]) -> Copies:
     return Copies([p[0] for p in pairs], [p[1] for p in pairs], end)
 
 
-def commit(bootstrap: str, group: str, topic: str, offset: int) -> None:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        consumer.commit(offsets=[KTP(topic, 0, offset)], asynchronous=False)
-    finally:
-        consumer.close()
-
-
 def offsets_to_commit(survivors: list[int], end: int, rng: random.Random) -> list[int]:
     gaps = sorted(set(range(survivors[0], end)) - set(survivors))
     assert len(gaps) >= 15 and len(survivors) > 100_000, (len(gaps), len(survivors))
@@ -162,7 +161,7 @@ def world(
     for offset in sorted(t_offsets):
         commits[f"{prefix}-g-t{offset}"] = (transactional, offset)
     for group, (topic, offset) in commits.items():
-        commit(primary.bootstrap_servers, group, topic, offset)
+        commit_group(primary.bootstrap_servers, group, {(topic, 0): offset})
     directory = tmp_path_factory.mktemp("exact")
     props = write_properties(
         directory, primary.bootstrap_servers, backup.bootstrap_servers, f"{prefix}-.*",

@@ -35,7 +35,7 @@ from mm2.config import MirrorMakerConfig, load
 from mm2.policies.replication import DefaultReplicationPolicy
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
 from tests.support import kafka
-from tests.support.kafka import Cluster, admin_client, count, last_values
+from tests.support.kafka import Cluster, admin_client, commit_group, count, last_values
 from tests.support.mirror import MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
@@ -94,14 +94,6 @@ def read_from(bootstrap: str, topic: str, partition: int, offset: int) -> list[t
             if consumer.position([KTP(topic, partition)])[0].offset >= high:
                 break
         return out
-    finally:
-        consumer.close()
-
-
-def commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        consumer.commit(offsets=[KTP(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
     finally:
         consumer.close()
 
@@ -212,7 +204,7 @@ def consume_as_group(cluster: Cluster, group: str, topic: str) -> list[bytes]:
 def test_failover_of_a_contiguous_topic_loses_nothing_and_rereads_nothing(world: World) -> None:
     group = f"fo-{uuid.uuid4().hex}"
     commits = {(world.orders, 0): 120, (world.orders, 1): 433}
-    commit(world.primary.bootstrap_servers, group, commits)
+    commit_group(world.primary.bootstrap_servers, group, commits)
     flow = world.config.flow("primary", "backup")
 
     plan = plan_failover(flow, group)
@@ -235,7 +227,9 @@ def test_failover_of_a_contiguous_topic_loses_nothing_and_rereads_nothing(world:
 
 def test_lagging_group_far_behind_the_head_translates_exactly(world: World) -> None:
     group = f"fo-lag-{uuid.uuid4().hex}"
-    commit(world.primary.bootstrap_servers, group, {(world.orders, 0): 3, (world.orders, 1): 0})
+    commit_group(
+        world.primary.bootstrap_servers, group, {(world.orders, 0): 3, (world.orders, 1): 0}
+    )
     flow = world.config.flow("primary", "backup")
     plan = plan_failover(flow, group)
     assert all(m.exact and m.rereads_at_most == 0 for m in plan.moves), plan
@@ -280,7 +274,7 @@ def test_compacted_source_with_gaps_skips_nothing(world: World) -> None:
     # A commit on a gap, on a record right after one, and at the start.
     for at in (gaps[0], gaps[-1] + 1, present[0]):
         group = f"fo-gap-{uuid.uuid4().hex}"
-        commit(world.primary.bootstrap_servers, group, {(world.compacted, 0): at})
+        commit_group(world.primary.bootstrap_servers, group, {(world.compacted, 0): at})
         plan = plan_failover(flow, group)
         (move,) = plan.moves
         assert move.exact and move.rereads_at_most == 0 and move.target_offset is not None, move
@@ -303,7 +297,7 @@ def test_compacted_source_with_gaps_skips_nothing(world: World) -> None:
 
 def test_failover_is_refused_while_the_group_is_active_on_the_target(world: World) -> None:
     group = f"fo-busy-{uuid.uuid4().hex}"
-    commit(world.primary.bootstrap_servers, group, {(world.orders, 0): 10})
+    commit_group(world.primary.bootstrap_servers, group, {(world.orders, 0): 10})
     flow = world.config.flow("primary", "backup")
     plan = plan_failover(flow, group)
     member = Consumer({"bootstrap.servers": world.backup.bootstrap_servers, "group.id": group})
@@ -327,8 +321,8 @@ def test_failover_is_refused_while_the_group_is_active_on_the_target(world: Worl
 def test_target_commit_ahead_is_kept_unless_forced(world: World) -> None:
     group = f"fo-ahead-{uuid.uuid4().hex}"
     remote = f"primary.{world.orders}"
-    commit(world.primary.bootstrap_servers, group, {(world.orders, 0): 50})
-    commit(world.backup.bootstrap_servers, group, {(remote, 0): 400})
+    commit_group(world.primary.bootstrap_servers, group, {(world.orders, 0): 50})
+    commit_group(world.backup.bootstrap_servers, group, {(remote, 0): 400})
     flow = world.config.flow("primary", "backup")
     plan = plan_failover(flow, group)
     assert plan.moves[0].current_target_offset == 400
@@ -344,12 +338,16 @@ def test_target_commit_ahead_is_kept_unless_forced(world: World) -> None:
 def test_failback_returns_the_group_to_primary_without_skipping(world: World) -> None:
     group = f"fo-back-{uuid.uuid4().hex}"
     remote = f"primary.{world.orders}"
-    commit(world.primary.bootstrap_servers, group, {(world.orders, 0): 0, (world.orders, 1): 0})
+    commit_group(
+        world.primary.bootstrap_servers, group, {(world.orders, 0): 0, (world.orders, 1): 0}
+    )
     there = world.config.flow("primary", "backup")
     apply_failover(plan_failover(there, group), target_group_admin(there))
     # The group runs on backup for a while: it reads part of the remote topic and commits.
     read_there = {0: 250, 1: 512}
-    commit(world.backup.bootstrap_servers, group, {(remote, p): d for p, d in read_there.items()})
+    commit_group(
+        world.backup.bootstrap_servers, group, {(remote, p): d for p, d in read_there.items()}
+    )
 
     back = world.config.flow("backup", "primary")
     plan = plan_failback(back, group, forward_flow=there)
@@ -427,7 +425,9 @@ def test_mirror_client_sees_the_topology(world: World) -> None:
 
 def test_checkpoints_written_by_the_mirror_agree_with_the_live_plan(world: World) -> None:
     group = f"fo-cp-{uuid.uuid4().hex}"
-    commit(world.primary.bootstrap_servers, group, {(world.orders, 0): 77, (world.orders, 1): 301})
+    commit_group(
+        world.primary.bootstrap_servers, group, {(world.orders, 0): 77, (world.orders, 1): 301}
+    )
     flow = world.config.flow("primary", "backup")
     live = plan_failover(flow, group)
     client = MirrorClient(world.backup.client_config(), DefaultReplicationPolicy())
@@ -450,7 +450,7 @@ def test_every_group_is_translated_in_one_pass_as_each_alone(world: World) -> No
                                                        (world.orders, 1): 7 * i}
               for i in range(1, 4)}  # fmt: skip
     for group, offsets in groups.items():
-        commit(world.primary.bootstrap_servers, group, offsets)
+        commit_group(world.primary.bootstrap_servers, group, offsets)
     flow = world.config.flow("primary", "backup")
     plans = {p.group: p for p in translate_all_groups(flow)}
     assert set(groups) <= set(plans), sorted(plans)

@@ -18,12 +18,11 @@ from typing import Any
 
 import httpx
 import pytest
-from confluent_kafka import Consumer, Producer
-from confluent_kafka import TopicPartition as KTP
+from confluent_kafka import Producer
 
 from mm2.client import MirrorClient
 from mm2.policies.replication import DefaultReplicationPolicy
-from tests.support.kafka import Cluster, count, create_topic
+from tests.support.kafka import Cluster, commit_group, count, create_topic
 from tests.support.mirror import MirrorProcess, free_port, write_properties
 from tests.support.waiting import eventually
 
@@ -53,9 +52,7 @@ def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_cop
     topic = create_topic(primary, f"rp-{uuid.uuid4().hex[:8]}")
     produce_one_per_batch(primary.bootstrap_servers, topic, 0, FIRST)
     group = f"rp-group-{uuid.uuid4().hex[:8]}"
-    consumer = Consumer({"bootstrap.servers": primary.bootstrap_servers, "group.id": group})
-    consumer.commit(offsets=[KTP(topic, 0, 5)], asynchronous=False)
-    consumer.close()
+    commit_group(primary.bootstrap_servers, group, {(topic, 0): 5})
     port = free_port()
     # One record batch per fetch: the copy lags well behind the end it has seen.
     extra = (f"offset.storage.topic = mm2-offsets.{uuid.uuid4().hex[:8]}.internal\n"

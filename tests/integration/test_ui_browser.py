@@ -18,10 +18,8 @@ from typing import Any
 
 import httpx
 import pytest
-from confluent_kafka import Consumer
-from confluent_kafka import TopicPartition as KTP
 
-from tests.support.kafka import produce
+from tests.support.kafka import commit_group, produce
 from tests.support.mirror import MirrorProcess, free_port, write_properties
 from tests.support.waiting import eventually
 
@@ -78,15 +76,6 @@ class Rows(HTMLParser):
             self.points[found["id"]] = int(found.get("data-points") or "0")
 
 
-def commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int]) -> None:
-    """`group` commits `offsets` on the source, as a consumer that read that far would."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        consumer.commit(offsets=[KTP(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
-    finally:
-        consumer.close()
-
-
 def browse(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     with tempfile.TemporaryDirectory() as profile:
         return subprocess.run(
@@ -131,7 +120,7 @@ def test_the_page_shows_what_flows_says(primary: Any, backup: Any, new_topic: An
         eventually(running, timeout=180, what="a RUNNING flow", log=mirror.log)
         produce(primary.bootstrap_servers, topic, [(i % 2, None, b"%d" % i) for i in range(40)])
         eventually(copied, timeout=120, what="both partitions copied", log=mirror.log)
-        commit(primary.bootstrap_servers, group, {(topic, 0): 12, (topic, 1): 20})
+        commit_group(primary.bootstrap_servers, group, {(topic, 0): 12, (topic, 1): 20})
         eventually(ready, timeout=120, what=f"{group} failover-ready", log=mirror.log)
         eventually(kept, timeout=60, what="two samples of the flow's history", log=mirror.log)
         kept_points = len(api.get(f"{flow}/history").json()["points"])

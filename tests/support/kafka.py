@@ -97,6 +97,17 @@ def produce(
     return written
 
 
+def commit_group(bootstrap: str, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
+    """`group` commits `offsets` ((topic, partition) -> offset), as a consumer that read that
+    far would."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        commits = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
+        consumer.commit(offsets=commits, asynchronous=False)
+    finally:
+        consumer.close()
+
+
 def produce_numbered(bootstrap: str, topic: str, prefix: bytes, n: int) -> None:
     """`prefix-0` .. `prefix-<n-1>` to partition 0 of `topic`, acknowledged."""
     producer = Producer({"bootstrap.servers": bootstrap})
