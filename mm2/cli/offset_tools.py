@@ -19,7 +19,7 @@ from mm2.client.failover import (
 from mm2.client.plan import FailoverPlan, PartitionMove
 from mm2.client.recovery import PartitionAtRisk, recovery_point
 from mm2.config import Flow, MirrorMakerConfig, load
-from mm2.errors import ConfigError
+from mm2.errors import ConfigError, KafkaClientError
 
 __all__ = [
     "COMMANDS",
@@ -194,8 +194,15 @@ def _move(args: argparse.Namespace, kind: str) -> int:
     applied = None
     if not args.dry_run:
         applied = apply_failover(plan, target_group_admin(flow, args.timeout), force=args.force)
-    # What the flow had not copied of what it saw (a failback's flow is the way back).
-    at_risk = recovery_point(flow, timeout=args.timeout) if kind == "failover" else None
+    # What the flow had not copied of what it saw (a failback's flow is the way back). Extra
+    # information: a failure to read it is said, never the end of the command.
+    at_risk: list[PartitionAtRisk] | None = None
+    unread = ""
+    if kind == "failover":
+        try:
+            at_risk = recovery_point(flow, timeout=args.timeout)
+        except KafkaClientError as exc:
+            unread = f"recovery point of {flow.name} not read: {exc}"
     if args.json:
         doc = plan.to_json()
         doc["dry_run"] = args.dry_run
@@ -203,6 +210,8 @@ def _move(args: argparse.Namespace, kind: str) -> int:
             doc["applied"] = _applied_json(applied)
         if at_risk is not None:
             doc["recovery_point"] = [r.to_json() for r in at_risk]
+        if unread:
+            doc["recovery_point_error"] = unread
         print(json.dumps(doc, indent=2))
     else:
         print(render_plan(plan))
@@ -210,6 +219,9 @@ def _move(args: argparse.Namespace, kind: str) -> int:
         if at_risk is not None:
             print()
             print(render_recovery_point(flow.name, at_risk))
+        if unread:
+            print()
+            print(unread)
     return 0
 
 

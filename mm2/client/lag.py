@@ -123,6 +123,12 @@ class LagReader:
             state.positions_at_ms = int(time.time() * 1000)
         except KafkaClientError as exc:
             problems.append(f"target {self.flow.target}: positions not read: {exc}")
+            # A fresh consumer next time: one whose broker went away and came back was seen
+            # failing every metadata request for minutes (a flow DEGRADED while it copied).
+            # Reading from the start again only applies the same positions again.
+            if self._tail is not None:
+                self._tail.close()
+                self._tail = None
         partitions = [(t, p) for t, n in sorted(state.topics.items()) for p in range(n)]
         self._read_topic_ids(problems)
         ids = state.topic_ids

@@ -48,8 +48,10 @@ class PartitionAtRisk:
 
 def recovery_point(flow: Flow, *, timeout: float = 15.0) -> list[PartitionAtRisk]:
     """Every source partition the flow has a position for, from the offsets topic on the
-    target (no request to the source)."""
-    stored = PositionsTopic.of(flow).read(timeout, ensure=False)
+    target (no request to the source): what is committed there now, without waiting for a
+    transaction a killed copy task left open. Raises KafkaClientError when the topic cannot be
+    read (it does not exist: the flow never ran, or runs elsewhere under another name)."""
+    stored = PositionsTopic.of(flow).read(timeout, ensure=False, stable=True)
     out = []
     for tp, offset in sorted(stored.offsets.items()):
         end, seen = stored.source_ends.get(tp, (None, None))

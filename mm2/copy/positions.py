@@ -344,18 +344,24 @@ class PositionsTopic:
         return of
 
     def read(
-        self, timeout: float = 15.0, *, ensure: bool = True, only: Iterable[TP] | None = None
+        self,
+        timeout: float = 15.0,
+        *,
+        ensure: bool = True,
+        only: Iterable[TP] | None = None,
+        stable: bool = False,
     ) -> StoredPositions:
         """Every position the topic holds now, committed records only (with `ensure`, the
         topic is created first if it is missing); with `only`, those of these partitions,
-        waiting only for the partitions of the topic that hold them."""
+        waiting only for the partitions of the topic that hold them; with `stable`, what is
+        committed now, not waiting for transactions still open (PositionsReader)."""
         if ensure:
             self.ensure()
         reader = self.reader()
         try:
             positions = StoredPositions()
             holding = None if only is None else self.holding(only)
-            positions.apply(reader.read_to_end(timeout, holding=holding))
+            positions.apply(reader.read_to_end(timeout, holding=holding, stable=stable))
             return positions
         finally:
             reader.close()

@@ -89,35 +89,40 @@ class PositionsReader:
             self._assigned.update(new)
         return partitions
 
-    def _ends(self, partitions: Iterable[int], timeout: float) -> dict[int, int]:
-        """Every partition's end offset, in one request (not one round trip per partition)."""
+    def _ends(self, partitions: Iterable[int], timeout: float, stable: bool) -> dict[int, int]:
+        """Every partition's end offset (with `stable`, its last stable offset), in one request
+        (not one round trip per partition)."""
         lister = self._lister or OffsetLister(self._admin_config, timeout=timeout)
         self._lister = lister
         ends = lister.offsets(
-            [(self.topic, p) for p in partitions], latest=True, read_committed=False
+            [(self.topic, p) for p in partitions], latest=True, read_committed=stable
         )
         return {p: end for (_, p), end in ends.items()}
 
     def read_to_end(
-        self, timeout: float = 15.0, *, holding: KeyPartitions | None = None
+        self, timeout: float = 15.0, *, holding: KeyPartitions | None = None, stable: bool = False
     ) -> list[PositionRecord]:
         """Every new record up to the end offsets seen at the call (after fencing, the end).
 
         With `holding`, only the partitions that hold the keys the caller needs are waited
         for (every partition is still read, as far as it can be): another flow's or another
         connector's transaction left open in the others, or their leader being away, does not
-        hold this reader back. Records read by a call that times out are kept and returned by
-        the next call: they have left the consumer, and a position dropped would be a
-        position lost.
+        hold this reader back. With `stable`, only up to each partition's last stable offset:
+        what is committed now, without waiting for a transaction still open (a killed copy
+        task's, which the broker aborts only at its timeout). Records read by a call that
+        times out are kept and returned by the next call: they have left the consumer, and a
+        position dropped would be a position lost.
         """
-        out = self._read_to_end(timeout, holding)
+        out = self._read_to_end(timeout, holding, stable)
         self._backlog = []
         return out
 
-    def _read_to_end(self, timeout: float, holding: KeyPartitions | None) -> list[PositionRecord]:
+    def _read_to_end(
+        self, timeout: float, holding: KeyPartitions | None, stable: bool
+    ) -> list[PositionRecord]:
         every = self._assign_new_partitions(min(timeout, 10.0))
         partitions = every if holding is None else sorted(set(every) & holding(len(every)))
-        ends = self._ends(partitions, min(timeout, 10.0))
+        ends = self._ends(partitions, min(timeout, 10.0), stable)
         out = self._backlog
         deadline = time.monotonic() + timeout
         while True:
