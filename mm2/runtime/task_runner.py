@@ -68,6 +68,14 @@ def _waiting_trace(exc: BaseException, what: str, delay: float) -> str:
     )
 
 
+def _why(waiting: str | None, retrying: str | None) -> str | None:
+    """A waiting copy task's trace: why it waits, then what its planner is retrying (last, so
+    that the flow's cause, the trace's last line, names the error that holds it back)."""
+    if waiting is None or retrying is None:
+        return waiting
+    return f"{waiting}\n{retrying}"
+
+
 def copy_state(own: State, waiting: str | None) -> State:
     """A copy task's state in the Connect view: its planner's, unless the planner runs; then
     RUNNING once the copy task copies and UNASSIGNED until then (or between two epochs)."""
@@ -158,7 +166,7 @@ class TaskRunner:
                 own,
                 id=copy.id,
                 state=copy_state(own.state, copy.waiting),
-                trace=own.trace if own.state != "RUNNING" else copy.waiting,
+                trace=own.trace if own.state != "RUNNING" else _why(copy.waiting, own.trace),
                 partitions=copy.partitions,
             )
             for copy in copies
