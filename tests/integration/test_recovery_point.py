@@ -1,10 +1,12 @@
 """The unplanned failover report (issue 23, item 2), on real brokers.
 
-The mirror copies a backlog slowly (its source consumer fetches one record batch at a time) and
-is killed with SIGKILL half-way. Then, with the source unreachable (the config points it at a
-closed port), `mm2 failover --dry-run` reads from the target alone, per source partition, how
-far the mirror copied, the last source end it saw and so the records at risk: they must be the
-records the test knows were not copied.
+The flow is paused while a backlog is written, then resumed: the mirror copies it slowly (its
+source consumer fetches one record batch at a time) and is killed with SIGKILL half-way. Pausing
+makes the copy start behind the whole backlog, however fast the producer is on a loaded machine.
+Then, with the source unreachable (the config points it at a closed port), `mm2 failover
+--dry-run` reads from the target alone, per source partition, how far the mirror copied, the
+last source end it saw and so the records at risk: they must be the records the test knows were
+not copied.
 """
 
 from __future__ import annotations
@@ -46,6 +48,14 @@ def produce_one_per_batch(bootstrap: str, topic: str, start: int, n: int) -> Non
     assert producer.flush(60) == 0
 
 
+def flow_state(api: httpx.Client) -> str | None:
+    try:
+        state = api.get("/flows/primary/backup").json().get("state")
+    except (httpx.HTTPError, ValueError):
+        return None
+    return state if isinstance(state, str) else None
+
+
 def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_copied(
     primary: Cluster, backup: Cluster, tmp_path: Path
 ) -> None:
@@ -76,7 +86,12 @@ def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_cop
         with MirrorProcess(props) as mirror:
             eventually(lambda: checkpoints.remote_consumer_offsets(group, "primary"),
                        timeout=180, what="a checkpoint of the group", log=mirror.log)  # fmt: skip
+            # Paused while the backlog is written: the copy starts behind all of it.
+            assert api.put("/flows/primary/backup/pause").status_code == 202
+            eventually(lambda: flow_state(api) == "PAUSED", timeout=120, what="PAUSED",
+                       log=mirror.log)  # fmt: skip
             produce_one_per_batch(primary.bootstrap_servers, topic, FIRST, BACKLOG)
+            assert api.put("/flows/primary/backup/resume").status_code == 202
             row = eventually(seen, timeout=120, what="the end seen", log=mirror.log)
             mirror.kill9_tree()
     finally:
