@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import struct
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Final
@@ -70,8 +71,8 @@ RUN: Final = 1
 HOP: Final = 0
 
 _HEADER = struct.Struct(">qqb")
-_U1 = attrgetter("u1")
-_D1 = attrgetter("d1")
+_U1: Callable[[Segment], int] = attrgetter("u1")
+_D1: Callable[[Segment], int] = attrgetter("d1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,14 +162,8 @@ class ExactIndex:
 
     def segment_for(self, tp: TopicPartition, offset: int) -> Segment | None:
         """The proven segment holding `offset`, if any (the latest one when two touch)."""
-        part = self._parts.get(tp)
-        if part is None:
-            return None
-        i = bisect_right(part.segments, offset, key=_U1)
-        if i == 0:
-            return None
-        seg = part.segments[i - 1]
-        return seg if offset <= seg.u2 else None
+        seg = self._segment_at(tp, offset, _U1)
+        return seg if seg is not None and offset <= seg.u2 else None
 
     def translate(self, tp: TopicPartition, offset: int) -> int | None:
         """The exact downstream offset for a committed `offset`, or None when not proven."""
@@ -178,27 +173,28 @@ class ExactIndex:
     def translate_back(self, tp: TopicPartition, downstream: int) -> int | None:
         """The exact upstream offset for a group committed at `downstream` on the target (the
         next record it would read there), or None when not proven (mm2.offset_syncs.reverse)."""
-        part = self._parts.get(tp)
-        if part is None:
-            return None
-        i = bisect_right(part.segments, downstream, key=_D1)
-        if i == 0:
-            return None
-        seg = part.segments[i - 1]
-        return seg.translate_back(downstream) if downstream <= seg.d2 else None
+        seg = self._segment_at(tp, downstream, _D1)
+        return seg.translate_back(downstream) if seg is not None and downstream <= seg.d2 else None
 
     def proven_below(self, tp: TopicPartition, offset: int) -> tuple[int, int] | None:
         """A proven copy (u, d) with u < `offset`, the end of the segment that would hold it,
         when `offset` is past that segment: a sync for the fallback, maybe nearer than
         Apache's 64 (which may hold none that old)."""
+        seg = self._segment_at(tp, offset, _U1)
+        return (seg.u2, seg.d2) if seg is not None and seg.u2 < offset else None
+
+    def _segment_at(
+        self, tp: TopicPartition, value: int, key: Callable[[Segment], int]
+    ) -> Segment | None:
+        """The last segment starting (by `key`: u1 or d1) at or before `value`, or None.
+        Segments rise in both offsets, so no later one can hold `value` (of two that touch at
+        it, this is the later); whether this one does is left to the caller, as proven_below
+        wants it when `value` lies past its end."""
         part = self._parts.get(tp)
         if part is None:
             return None
-        i = bisect_right(part.segments, offset, key=_U1)
-        if i == 0:
-            return None
-        seg = part.segments[i - 1]
-        return (seg.u2, seg.d2) if seg.u2 < offset else None
+        i = bisect_right(part.segments, value, key=key)
+        return part.segments[i - 1] if i else None
 
     def segments(self, tp: TopicPartition) -> list[Segment]:
         part = self._parts.get(tp)

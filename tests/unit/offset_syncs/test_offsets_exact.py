@@ -143,3 +143,41 @@ def test_translator_state_round_trips_and_keeps_translating() -> None:
     for c in range(0, 13):
         assert after.translate(TP, c) == before.translate(TP, c)
     assert after.store.syncs(TP) == before.store.syncs(TP)
+
+
+def test_lookups_at_the_edges_of_two_segments_and_the_gap_between() -> None:
+    # Proven: 100..150 -> 200..250 (a run), then 160..180 -> 260..280 (a run after a sync
+    # without header, so the stretch 150 -> 160 between them is not proven).
+    index = ExactIndex()
+    index.add(OffsetSync("orders", 0, 100, 200), None)
+    index.add(OffsetSync("orders", 0, 150, 250), PrevSync(100, 200, RUN))
+    index.add(OffsetSync("orders", 0, 160, 260), None)
+    index.add(OffsetSync("orders", 0, 180, 280), PrevSync(160, 260, RUN))
+    first, second = index.segments(TP)
+    offsets = (99, 100, 150, 151, 159, 160, 180, 181)
+    held = [None, first, first, None, None, second, second, None]
+    assert [index.segment_for(TP, c) for c in offsets] == held
+    below = [None, None, None, (150, 250), (150, 250), None, None, (180, 280)]
+    assert [index.proven_below(TP, c) for c in offsets] == below
+    downstream = (199, 200, 250, 251, 259, 260, 280, 281)
+    back = [None, 100, 150, None, None, 160, 180, None]
+    assert [index.translate_back(TP, d) for d in downstream] == back
+    other = OffsetSync("other", 0, 0, 0).topic_partition
+    assert index.segment_for(other, 120) is None and index.proven_below(other, 200) is None
+    assert index.translate_back(other, 220) is None
+
+
+def test_of_two_segments_that_touch_the_later_holds_the_shared_offset() -> None:
+    # Two points per segment: each hop past the first starts a segment at the last one's end.
+    index = ExactIndex(max_offsets=200)
+    index.add(OffsetSync("orders", 0, 0, 0), None)
+    for n in range(1, 14):
+        index.add(OffsetSync("orders", 0, 2 * n, n), PrevSync(2 * n - 2, n - 1, HOP))
+    segments = index.segments(TP)
+    assert len(segments) >= 2
+    shared = segments[1].u1
+    assert shared == segments[0].u2
+    assert index.segment_for(TP, shared) is segments[1]
+    assert index.translate_back(TP, segments[1].d1) == shared
+    assert index.proven_below(TP, shared) is None
+    assert index.proven_below(TP, shared + 1) is None
