@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 _AGE_PARTITIONS = 256
 # How often the target's partitions are checked for a transaction nobody ends.
 _OPEN_EVERY_S = 15.0
+# The positions consumer is replaced after this many failed reads in a row (_tail_failed).
+_REPLACE_TAIL_AFTER = 3
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class LagReader:
         self._target = TopicAdmin(target_admin, timeout=timeout)
         self._open = OpenTransactions(target_admin, timeout=timeout)
         self._tail: PositionsReader | None = None
+        self._tail_failures = 0  # failed reads in a row of the positions consumer
         self._stamps: TimestampProbe | None = None
         self._state = _State()
 
@@ -121,14 +124,10 @@ class LagReader:
                 self._tail = self._location.reader()
             state.positions.apply(self._tail.read_to_end(self._timeout))
             state.positions_at_ms = int(time.time() * 1000)
+            self._tail_failures = 0
         except KafkaClientError as exc:
             problems.append(f"target {self.flow.target}: positions not read: {exc}")
-            # A fresh consumer next time: one whose broker went away and came back was seen
-            # failing every metadata request for minutes (a flow DEGRADED while it copied).
-            # Reading from the start again only applies the same positions again.
-            if self._tail is not None:
-                self._tail.close()
-                self._tail = None
+            self._tail_failed()
         partitions = [(t, p) for t, n in sorted(state.topics.items()) for p in range(n)]
         self._read_topic_ids(problems)
         ids = state.topic_ids
@@ -171,6 +170,21 @@ class LagReader:
         self._check_open_transactions(problems)
         return LagReport(self.flow.name, int(time.time() * 1000), out, tuple(problems),
                          state.positions_at_ms, state.open_transactions)  # fmt: skip
+
+    def _tail_failed(self) -> None:
+        """Counts a failed read of the positions; after `_REPLACE_TAIL_AFTER` in a row the next
+        read starts a fresh consumer. Replaced it must be, eventually: one whose broker went
+        away and came back was seen failing every metadata request for minutes (a flow
+        DEGRADED while it copied). But not on every failure: while a target cluster is down
+        that built a consumer every few seconds. Reading from the start again only applies
+        the same positions again."""
+        self._tail_failures += 1
+        if self._tail_failures < _REPLACE_TAIL_AFTER:
+            return
+        self._tail_failures = 0
+        if self._tail is not None:
+            self._tail.close()
+            self._tail = None
 
     def _check_open_transactions(self, problems: list[str]) -> None:
         """Every `_OPEN_EVERY_S` seconds: the remote topics' and the offsets topic's partitions

@@ -11,6 +11,7 @@ import pytest
 from mm2.client import lag
 from mm2.config import load_properties, parse_properties
 from mm2.copy.positions import PositionRecord
+from mm2.errors import KafkaClientError
 
 PROPERTIES = """
 clusters = a, b
@@ -104,3 +105,63 @@ def test_a_position_beyond_the_log_end_is_a_problem_not_lag_0(
     report = reader(monkeypatch, ends, stored).read()
     assert len(report.problems) == 1, report.problems
     assert "orders-0: the position 500 is beyond the source's log end 100" in report.problems[0]
+
+
+class FlakyReader(FakeReader):
+    """A positions consumer that fails its reads while `Location.down` says so."""
+
+    def __init__(self, location: Location) -> None:
+        super().__init__([])
+        self.location = location
+        self.closed = False
+
+    def read_to_end(self, timeout: float) -> list[PositionRecord]:
+        if self.location.down:
+            raise KafkaClientError("target b: all brokers down", retriable=True)
+        return super().read_to_end(timeout)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class Location:
+    """The offsets topic: counts the positions consumers the lag reader builds."""
+
+    topic = "mm2-offsets.a.internal"
+
+    def __init__(self) -> None:
+        self.down = False
+        self.built: list[FlakyReader] = []
+
+    def reader(self) -> FlakyReader:
+        self.built.append(FlakyReader(self))
+        return self.built[-1]
+
+
+def test_a_positions_consumer_is_replaced_after_three_failed_reads_in_a_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ends = {("orders", 0): 10, ("orders", 1): 10}
+    out = reader(monkeypatch, ends, [])
+    location = Location()
+    monkeypatch.setattr(out, "_tail", None)
+    monkeypatch.setattr(out, "_location", location)
+
+    def read(times: int, *, down: bool) -> None:
+        location.down = down
+        for _ in range(times):
+            failed = any("positions not read" in p for p in out.read().problems)
+            assert failed == down
+
+    read(7, down=True)  # 1-3 on the first consumer, 4-6 on a second, 7 on a third
+    assert len(location.built) == 3
+    assert [r.closed for r in location.built] == [True, True, False]
+    read(1, down=False)  # the third reads: no new consumer
+    read(2, down=True)
+    read(1, down=False)  # the count starts again after a read that worked
+    read(2, down=True)
+    assert len(location.built) == 3 and not location.built[-1].closed
+    read(1, down=True)  # the third failure in a row since the last read that worked
+    assert location.built[-1].closed
+    read(1, down=False)
+    assert len(location.built) == 4
