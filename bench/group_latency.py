@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 import threading
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import ClassVar, Self
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, ConsumerGroupTopicPartitions, KafkaError
 from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -47,22 +49,42 @@ class Commit:
 
 
 @dataclass
-class SourceGroup:
+class _Background(ABC):
+    """Runs `_run` in a daemon thread from start() to stop(): the source group and the target
+    poller measure side by side while the benchmark drives the run. `_run` ends when `_stop`
+    is set; a daemon thread, so one stuck in a client call does not hold the process."""
+
+    thread_name: ClassVar[str]
+    _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    _thread: threading.Thread | None = field(default=None, init=False, repr=False)
+
+    def start(self) -> Self:
+        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
+        self._thread.start()
+        return self
+
+    @abstractmethod
+    def _run(self) -> None: ...
+
+    def stop(self) -> None:
+        """Asks `_run` to end and waits for it, at most 30 s: a thread stuck in a client call
+        must not hang the benchmark, and what it gathered so far is kept either way."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+
+
+@dataclass
+class SourceGroup(_Background):
     """A consumer group on the source reading the topic and committing every `every_s`."""
 
+    thread_name: ClassVar[str] = "w5-source-group"
     bootstrap: str
     group: str
     topic: str
     every_s: float = 0.2
     commits: list[Commit] = field(default_factory=list)
     error: str | None = None
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def start(self) -> SourceGroup:
-        self._thread = threading.Thread(target=self._run, name="w5-source-group", daemon=True)
-        self._thread.start()
-        return self
 
     def _run(self) -> None:
         consumer = Consumer(
@@ -96,28 +118,17 @@ class SourceGroup:
         finally:
             consumer.close()
 
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(30)
-
 
 @dataclass
-class TargetGroupPoller:
+class TargetGroupPoller(_Background):
     """Polls the target group's committed offsets every `every_s`: (monotonic time, offsets)."""
 
+    thread_name: ClassVar[str] = "w5-target-poller"
     bootstrap: str
     group: str
     topic: str
     every_s: float = 0.05
     seen: list[tuple[float, dict[int, int]]] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def start(self) -> TargetGroupPoller:
-        self._thread = threading.Thread(target=self._run, name="w5-target-poller", daemon=True)
-        self._thread.start()
-        return self
 
     def _run(self) -> None:
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
@@ -135,11 +146,6 @@ class TargetGroupPoller:
             }
             if offsets:
                 self.seen.append((time.monotonic(), offsets))
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(30)
 
 
 def target_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, dict[int, int]]:
