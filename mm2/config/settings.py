@@ -44,10 +44,11 @@ DEFAULT_INTERVALS_S = {
     "refresh.groups": 2,
     "emit.checkpoints": 1,
     "sync.group.offsets": 1,
+    "sync.share.group.offsets": 1,
     "emit.heartbeats": 1,
 }
 # The `<name>.enabled` keys that are false unless set (Apache's default too).
-DEFAULT_OFF = frozenset({"sync.group.offsets"})
+DEFAULT_OFF = frozenset({"sync.group.offsets", "sync.share.group.offsets"})
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ class CheckpointSettings:
     refresh_groups_interval_seconds: int | None = DEFAULT_INTERVALS_S["refresh.groups"]
     emit_checkpoints_interval_seconds: int | None = DEFAULT_INTERVALS_S["emit.checkpoints"]
     sync_group_offsets_interval_seconds: int | None = None
+    # Ours: share groups' start offsets (mm2.share_groups), off unless set.
+    sync_share_group_offsets_interval_seconds: int | None = None
     checkpoints_topic_replication_factor: int = 3
     offset_syncs_topic_replication_factor: int = 3
 
@@ -211,6 +214,9 @@ def flow_settings(
             refresh_groups_interval_seconds=c.interval_seconds("refresh.groups"),
             emit_checkpoints_interval_seconds=c.interval_seconds("emit.checkpoints"),
             sync_group_offsets_interval_seconds=c.interval_seconds("sync.group.offsets"),
+            sync_share_group_offsets_interval_seconds=c.interval_seconds(
+                "sync.share.group.offsets"
+            ),
             checkpoints_topic_replication_factor=c.whole("checkpoints.topic.replication.factor", 3),
             offset_syncs_topic_replication_factor=c.whole(
                 "offset-syncs.topic.replication.factor", 3

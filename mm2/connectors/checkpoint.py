@@ -4,14 +4,15 @@ The task reads the flow's offset syncs into an OffsetTranslator (exact between o
 syncs, Apache's store elsewhere), lists the source's groups every refresh.groups interval
 (Apache reconfigures its connector for that; seconds here), writes checkpoints in Apache's
 format at emit.checkpoints.interval.seconds, and with sync.group.offsets.enabled commits the
-translated offsets to target groups that nobody consumes in.
+translated offsets to target groups that nobody consumes in; with
+sync.share.group.offsets.enabled it sets share groups' start offsets too (mm2.share_groups).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from mm2.client.mirror_client import decode_checkpoints
@@ -21,8 +22,10 @@ from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.connectors.every import Every
 from mm2.connectors.group_sync import GroupSync
 from mm2.connectors.source import flow_state_dir
+from mm2.errors import ConfigError
 from mm2.kafka.groups import GroupAdmin
 from mm2.kafka.log_reader import LogReader
+from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
 from mm2.offset_syncs import checkpoints_for_group, rename_topic_partition
@@ -30,6 +33,7 @@ from mm2.offset_syncs.translator import OffsetTranslator
 from mm2.policies.filter import mirrors_group
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
 from mm2.runtime.state_file import StateFileError, read_json, write_json
+from mm2.share_groups import ShareGroupAdmin, ShareGroupError, ShareGroupSync
 
 __all__ = ["MirrorCheckpointConnector", "MirrorCheckpointTask", "load_snapshot", "snapshot_path"]
 
@@ -84,6 +88,9 @@ class MirrorCheckpointTask(Task):
         sync_s = settings.sync_group_offsets_interval_seconds
         self._sync_offsets = Every(sync_s, first_after=float(sync_s or 0))
         self._snapshot = Every(int(_SNAPSHOT_EVERY_S), first_after=_SNAPSHOT_EVERY_S)
+        self._share_timer = Every(settings.sync_share_group_offsets_interval_seconds)
+        self._share: ShareGroupSync | None = None
+        self._share_admins: list[ShareGroupAdmin] = []
 
     # -- setup, retried until the clusters answer --
     def _setup(self) -> None:
@@ -109,11 +116,51 @@ class MirrorCheckpointTask(Task):
         self._syncs = self._sync_reader(start)
         self._read_syncs()
         self._translator.mark_read_to_end()
+        if self._share_timer.seconds is not None:
+            self._share = self._share_group_sync()
         self._ready = True
         log.info(
             "%s: checkpoints to %s for %d group(s) found in it; offset syncs from %s",
             flow.name, self._checkpoints_topic, len(self._checkpoints), self._syncs.topic,
         )  # fmt: skip
+
+    def _share_group_sync(self) -> ShareGroupSync | None:
+        """The flow's share-group sync, or None (said once) when its clusters' security
+        settings are beyond what mm2.share_groups speaks."""
+        flow = self._flow
+        source_admin = flow.source_admin_config(CHECKPOINT, "share-groups-source-admin")
+        try:
+            self._share_admins = [
+                ShareGroupAdmin(source_admin, name=flow.source),
+                ShareGroupAdmin(
+                    flow.target_admin_config(CHECKPOINT, "share-groups-target-admin"),
+                    name=flow.target,
+                ),
+            ]
+        except ConfigError as exc:
+            log.warning("%s: share groups are not synced: %s", flow.name, exc)
+            return None
+        ends = OffsetLister(source_admin)
+        renaming = flow.group_mirroring_policy()
+        return ShareGroupSync(
+            *self._share_admins, flow=flow.name,
+            translate=lambda tp, offset: self._translator.downstream(tp, offset),
+            rename=self._rename,
+            target_group=lambda group: renaming.target_group(flow.source, group),
+            mirrors=lambda group: mirrors_group(self._group_filter, group),
+            replicates=self._topic_filter.should_replicate_topic,
+            stable_ends=lambda tps: ends.offsets(tps, latest=True, read_committed=True),
+        )  # fmt: skip
+
+    def _share_step(self, step: Callable[[], None]) -> None:
+        """A share-group refresh or sync; its failure never holds back the consumer groups'
+        checkpoints. A cluster without share groups turns the sync off, said once."""
+        try:
+            step()
+        except ShareGroupError as exc:
+            log.warning("%s: share groups: %s", self._flow.name, exc)
+            if exc.unsupported:
+                self._share = None
 
     def _sync_reader(self, start: int | None) -> LogReader:
         flow = self._flow
@@ -170,13 +217,15 @@ class MirrorCheckpointTask(Task):
         # source commit reaches the target group within one emit interval and two round trips.
         if self._sync_offsets.due(now) or (wrote and self._sync_offsets.seconds is not None):
             self._sync_group_offsets()
+        if self._share is not None and self._share_timer.due(now):
+            self._share_step(self._share.sync)
         if self._snapshot.due(now):
             self._save_snapshot()
         return self._until_next(time.monotonic())
 
     def _until_next(self, now: float) -> float:
         # Sleep until the earliest timer is due (at most 0.2 s, to read new syncs soon).
-        timers = (self._refresh, self._emit, self._sync_offsets, self._snapshot)
+        timers = (self._refresh, self._emit, self._sync_offsets, self._snapshot, self._share_timer)
         due = [t.next for t in timers if t.seconds is not None]
         return min(0.2, max(0.02, min(due, default=now + 0.2) - now))
 
@@ -196,6 +245,8 @@ class MirrorCheckpointTask(Task):
         if added:
             log.info("%s: consumer groups found: %s", self._flow.name, ", ".join(added))
         self._groups = groups
+        if self._share is not None:
+            self._share_step(self._share.refresh)
 
     def _rename(self, upstream: TopicPartition) -> TopicPartition:
         return rename_topic_partition(self._policy, self._flow.source, self._flow.target, upstream)
@@ -248,6 +299,8 @@ class MirrorCheckpointTask(Task):
                 log.warning("%s: could not save %s: %s", self._flow.name, self._snapshot_path, exc)
             self._syncs.close()
             self._producer.close()
+            for admin in self._share_admins:
+                admin.close()
 
 
 def _fresh_translator() -> OffsetTranslator:

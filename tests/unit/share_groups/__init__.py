@@ -1,0 +1,1 @@
+"""Unit tests of mm2.share_groups."""
