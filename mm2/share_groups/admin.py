@@ -149,6 +149,8 @@ class ShareGroupAdmin:
             self._client = None
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        if not self._thread.is_alive():
+            self._loop.close()
 
     # -- on the loop --
     def _run(self, call: Coroutine[Any, Any, T], what: str) -> T:
