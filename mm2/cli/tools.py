@@ -26,9 +26,10 @@ class Subcommand(Protocol):
 
 def _subcommands() -> list[Subcommand]:
     # Imported here so `mm2 --help` stays fast and a broken tool does not break the others.
-    from mm2.cli import kafka_mirror_maker, local_cluster, offset_tools, status
+    from mm2.cli import kafka_mirror_maker, local_cluster, offset_tools, status, switchover
 
-    return [local_cluster, *offset_tools.COMMANDS, *status.COMMANDS, *kafka_mirror_maker.COMMANDS]
+    return [local_cluster, *offset_tools.COMMANDS, *switchover.COMMANDS, *status.COMMANDS,
+            *kafka_mirror_maker.COMMANDS]  # fmt: skip
 
 
 def build_parser(commands: Sequence[Subcommand]) -> argparse.ArgumentParser:

@@ -1,0 +1,360 @@
+"""A planned switchover of a flow A->B: drain, move every group, stop, reverse, report.
+
+The steps (docs/architecture.md, "Planned switchover"):
+1. check: the flow runs in the mirror, the reverse flow B->A exists when it is to be started,
+   and which groups would move (a group with members on B is named and will be left alone);
+2. drain: wait until every partition's lag is 0 and the source's ends stay put between two
+   reads (the producers are the operator's to stop: the wait says which partitions still move);
+3. groups: every mirrored group's live commits on A, translated, committed on B;
+4. stop: the flow A->B paused;
+5. reverse: with `start_reverse`, the flow B->A resumed;
+6. report: per partition the source end at the switch, how far it was copied and what was not
+   (the recovery point, in records and seconds), each step's duration, each group's move.
+
+A dry run does the check and shows the lag and the group plans without waiting or changing
+anything. Each step is safe to run again: commits never move a group backwards (a group that
+consumed further on B keeps its place), and pausing a paused flow or resuming a running one
+changes nothing, so running the command again after a failure half-way does nothing twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from mm2.client.failover import apply_failover, target_group_admin, translate_all_groups
+from mm2.client.lag import LagReader, LagReport, PartitionLag
+from mm2.client.plan import FailoverError, FailoverPlan
+from mm2.config import Flow
+from mm2.errors import ConflictError
+
+__all__ = [
+    "FlowControl",
+    "GroupMove",
+    "PartitionAtSwitch",
+    "Step",
+    "SwitchoverError",
+    "SwitchoverReport",
+    "switchover",
+]
+
+
+class SwitchoverError(ConflictError):
+    """A switchover that stopped before changing anything it should not (the message says
+    where and why); what it did so far is in `report`."""
+
+    def __init__(self, message: str, report: SwitchoverReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+class FlowControl(Protocol):
+    """The running mirror's flows (its REST API, or the process itself)."""
+
+    def state(self, source: str, target: str) -> str | None:
+        """RUNNING, PAUSED, ... ; None when the mirror has no such flow."""
+
+    def pause(self, source: str, target: str) -> None: ...
+
+    def resume(self, source: str, target: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    seconds: float
+    said: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "seconds": round(self.seconds, 3), "said": list(self.said)}
+
+
+@dataclass(frozen=True)
+class PartitionAtSwitch:
+    """One source partition at the switch: its end, the next offset the mirror would copy, and
+    what it had not copied (records, and the age in seconds of the oldest of them)."""
+
+    topic: str
+    partition: int
+    source_end: int
+    copied_to: int | None
+    not_copied: int
+    not_copied_seconds: float
+
+    def to_json(self) -> dict[str, object]:
+        return {"topic": self.topic, "partition": self.partition, "source_end": self.source_end,
+                "copied_to": self.copied_to, "not_copied": self.not_copied,
+                "not_copied_seconds": self.not_copied_seconds}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GroupMove:
+    """A group's move: partitions committed on B, kept (B was ahead), and why it was skipped."""
+
+    group: str
+    committed_as: str
+    committed: int = 0
+    kept: int = 0
+    exact: bool = False
+    rereads_at_most: int | None = None
+    skipped: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"group": self.group, "committed_as": self.committed_as,
+                "committed": self.committed, "kept": self.kept, "exact": self.exact,
+                "rereads_at_most": self.rereads_at_most, "skipped": self.skipped}  # fmt: skip
+
+
+@dataclass
+class SwitchoverReport:
+    flow: str
+    dry_run: bool
+    steps: list[Step] = field(default_factory=list)
+    partitions: list[PartitionAtSwitch] = field(default_factory=list)
+    groups: list[GroupMove] = field(default_factory=list)
+    done: bool = False
+
+    @property
+    def not_copied(self) -> int:
+        return sum(p.not_copied for p in self.partitions)
+
+    @property
+    def not_copied_seconds(self) -> float:
+        return max((p.not_copied_seconds for p in self.partitions), default=0.0)
+
+    def to_json(self) -> dict[str, object]:
+        return {"flow": self.flow, "dry_run": self.dry_run, "done": self.done,
+                "recovery_point": {"records": self.not_copied,
+                                   "seconds": self.not_copied_seconds},
+                "steps": [s.to_json() for s in self.steps],
+                "partitions": [p.to_json() for p in self.partitions],
+                "groups": [g.to_json() for g in self.groups]}  # fmt: skip
+
+
+def _partitions(lag: LagReport) -> list[PartitionAtSwitch]:
+    return [_at_switch(p) for p in lag.partitions]
+
+
+def _data_only(flow: Flow, lag: LagReport) -> LagReport:
+    """The lag without the heartbeats topics: the other flow's heartbeat connector writes
+    there every second, which is no producer of the operator's and nothing to wait for."""
+    policy = flow.replication_policy()
+    kept = tuple(p for p in lag.partitions if not policy.is_heartbeats_topic(p.topic))
+    return replace(lag, partitions=kept)
+
+
+def _at_switch(p: PartitionLag) -> PartitionAtSwitch:
+    return PartitionAtSwitch(p.topic, p.partition, p.log_end, p.position, p.records, p.seconds)
+
+
+class _Run:
+    """One switchover's steps, timed, with what each said."""
+
+    def __init__(self, report: SwitchoverReport, say: Callable[[str], None]) -> None:
+        self.report, self._say = report, say
+        self._lines: list[str] = []
+
+    def say(self, line: str) -> None:
+        self._lines.append(line)
+        self._say(line)
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        started = time.monotonic()
+        self._lines = []
+        self._say(f"[{name}]")
+        try:
+            yield
+        finally:
+            seconds = time.monotonic() - started
+            self.report.steps.append(Step(name, seconds, tuple(self._lines)))
+
+    def fail(self, message: str) -> SwitchoverError:
+        self.say(f"stopped: {message}")
+        return SwitchoverError(message, self.report)
+
+
+def switchover(
+    flow: Flow,
+    control: FlowControl,
+    *,
+    reverse_flow: Flow | None = None,
+    dry_run: bool = False,
+    start_reverse: bool = False,
+    drain_timeout: float = 300.0,
+    timeout: float = 15.0,
+    say: Callable[[str], None] = lambda line: None,
+    poll_seconds: float = 2.0,
+) -> SwitchoverReport:
+    """Switch `flow` (A->B) over to B; see the module docstring. Raises SwitchoverError, with
+    the report so far, when a step cannot go on (nothing after it is done)."""
+    run = _Run(SwitchoverReport(flow.name, dry_run), say)
+    a, b = flow.source, flow.target
+    with run.step("check"):
+        _check(run, flow, control, reverse_flow, start_reverse)
+        plans = translate_all_groups(flow, reverse_flow=reverse_flow, timeout=timeout)
+        busy = _busy_groups(flow, plans, timeout)
+        for plan in plans:
+            exact = all(m.exact for m in plan.translated)
+            why = busy.get(plan.committed_as, "")
+            run.say(f"group {plan.group!r}: {len(plan.translated)} partition(s) to commit on {b}"
+                    + (" as " + repr(plan.committed_as) if plan.target_group else "")
+                    + (", exact" if exact else f", re-read at most {plan.rereads_at_most}")
+                    + (f"; left alone: {why}" if why else ""))  # fmt: skip
+        if not plans:
+            run.say("no consumer group to move")
+    reader = LagReader(flow, timeout=timeout)
+    try:
+        if dry_run:
+            with run.step("lag now (dry run: no wait)"):
+                lag = _data_only(flow, reader.read())
+                run.report.partitions = _partitions(lag)
+                _say_lag(run, lag, None)
+                run.say(f"dry run: nothing changed; {a}->{b} would be drained, {len(plans)} "
+                        f"group(s) committed on {b}, {a}->{b} paused"
+                        + (f", {b}->{a} resumed" if start_reverse else ""))  # fmt: skip
+            return run.report
+        with run.step("drain"):
+            run.report.partitions = _drain(
+                run, lambda: _data_only(flow, reader.read()), drain_timeout, poll_seconds
+            )
+    finally:
+        reader.close()
+    with run.step("groups"):
+        run.report.groups = _move_groups(run, flow, reverse_flow, timeout)
+    with run.step("stop"):
+        _set_state(run, control, a, b, "PAUSED", control.pause)
+    if start_reverse:
+        with run.step("reverse"):
+            _set_state(run, control, b, a, "RUNNING", control.resume)
+    run.report.done = True
+    return run.report
+
+
+def _check(
+    run: _Run, flow: Flow, control: FlowControl, reverse_flow: Flow | None, start_reverse: bool
+) -> None:
+    a, b = flow.source, flow.target
+    state = control.state(a, b)
+    if state is None:
+        raise run.fail(f"the mirror runs no flow {a}->{b}")
+    run.say(f"{a}->{b}: {state}")
+    if reverse_flow is None:
+        if start_reverse:
+            raise run.fail(f"no flow {b}->{a} in the file to start (add `{b}->{a}.enabled = true`)")
+        run.say(f"no flow {b}->{a} in the file: records written to {b} stay on {b}")
+        return
+    back = control.state(b, a)
+    if start_reverse and back is None:
+        raise run.fail(f"the mirror runs no flow {b}->{a} to start")
+    policy = reverse_flow.replication_policy()
+    run.say(f"{b}->{a}: {back or 'not in the mirror'}; {b}'s topics reach {a} as "
+            f"{policy.format_remote_topic(b, '<topic>')!r}, {a}'s copies on {b} are not "
+            f"sent back")  # fmt: skip
+
+
+def _busy_groups(flow: Flow, plans: list[FailoverPlan], timeout: float) -> dict[str, str]:
+    """Target groups that have members now, with why they will be left alone."""
+    names = sorted({p.committed_as for p in plans})
+    if not names:
+        return {}
+    states = target_group_admin(flow, timeout).describe(names)
+    return {
+        g: f"{s.members} member(s) on {flow.target} ({s.state}); stop them first"
+        for g, s in states.items()
+        if s.active
+    }
+
+
+def _say_lag(run: _Run, lag: LagReport, moved: dict[tuple[str, int], int] | None) -> None:
+    behind = sorted(lag.partitions, key=lambda p: -p.records)
+    waiting = [p for p in behind if p.records]
+    run.say(f"{len(lag.partitions)} partition(s), {lag.records} record(s) not copied yet"
+            + (f", oldest {lag.seconds:.1f} s" if lag.records else ""))  # fmt: skip
+    for p in waiting[:10]:
+        run.say(f"  {p.topic}-{p.partition}: end {p.log_end}, copied to {p.position}, "
+                f"{p.records} behind")  # fmt: skip
+    if len(waiting) > 10:
+        run.say(f"  ... and {len(waiting) - 10} more")
+    if moved:
+        parts = ", ".join(f"{t}-{n} (+{d})" for (t, n), d in sorted(moved.items())[:5])
+        run.say(f"the source still receives records: {parts}; stop its producers")
+    for problem in lag.problems:
+        run.say(f"  ! {problem}")
+
+
+def _drain(
+    run: _Run, read: Callable[[], LagReport], drain_timeout: float, poll_seconds: float
+) -> list[PartitionAtSwitch]:
+    """Until two reads in a row show every partition copied and the same source ends."""
+    deadline = time.monotonic() + drain_timeout
+    last: dict[tuple[str, int], int] | None = None
+    said_at = 0.0
+    while True:
+        lag = read()
+        ends = {(p.topic, p.partition): p.log_end for p in lag.partitions}
+        moved = {} if last is None else {
+            tp: end - last.get(tp, end) for tp, end in ends.items() if end != last.get(tp, end)
+        }  # fmt: skip
+        if last is not None and not moved and not lag.records and not lag.problems:
+            _say_lag(run, lag, None)
+            return _partitions(lag)
+        now = time.monotonic()
+        if now - said_at >= 5 * poll_seconds or last is None:
+            _say_lag(run, lag, moved)
+            said_at = now
+        if now > deadline:
+            run.report.partitions = _partitions(lag)
+            raise run.fail(f"not drained within {drain_timeout:.0f} s ({lag.records} record(s) "
+                           "not copied): nothing was changed")  # fmt: skip
+        last = ends
+        time.sleep(poll_seconds)
+
+
+def _move_groups(
+    run: _Run, flow: Flow, reverse_flow: Flow | None, timeout: float
+) -> list[GroupMove]:
+    plans = translate_all_groups(flow, reverse_flow=reverse_flow, timeout=timeout)
+    admin = target_group_admin(flow, timeout)
+    moves = []
+    for plan in plans:
+        exact = bool(plan.translated) and all(m.exact for m in plan.translated)
+        try:
+            applied = apply_failover(plan, admin)
+        except FailoverError as exc:
+            moves.append(GroupMove(plan.group, plan.committed_as, skipped=str(exc)))
+            run.say(f"group {plan.group!r} not moved: {exc}")
+            continue
+        move = GroupMove(plan.group, plan.committed_as, len(applied.committed), len(applied.kept),
+                         exact, plan.rereads_at_most)  # fmt: skip
+        moves.append(move)
+        run.say(f"group {plan.group!r}: {move.committed} partition(s) committed on "
+                f"{flow.target} as {plan.committed_as!r}, {move.kept} kept (ahead)")  # fmt: skip
+    return moves
+
+
+def _set_state(
+    run: _Run,
+    control: FlowControl,
+    source: str,
+    target: str,
+    wanted: str,
+    change: Callable[[str, str], None],
+) -> None:
+    before = control.state(source, target)
+    if before == wanted or (wanted == "RUNNING" and before not in ("PAUSED", "STOPPED", None)):
+        run.say(f"{source}->{target} is {before} already")
+        return
+    change(source, target)
+    deadline = time.monotonic() + 120
+    state = before
+    while time.monotonic() < deadline:
+        state = control.state(source, target)
+        if state == wanted or (wanted == "RUNNING" and state not in ("PAUSED", None)):
+            run.say(f"{source}->{target}: {before} -> {state}")
+            return
+        time.sleep(0.5)
+    raise run.fail(f"{source}->{target} is {state}, not {wanted}, 120 s after asking")
