@@ -22,7 +22,10 @@ from mm2.api.schemas import (
     PartitionAtRiskBody,
     PartitionBody,
     RecoveryPointBody,
+    SwitchoverBody,
+    SwitchoverRequestBody,
 )
+from mm2.errors import NotFoundError
 
 __all__ = ["router"]
 
@@ -128,6 +131,31 @@ def flow_recovery_point(mirror: Mirror, source: str, target: str) -> RecoveryPoi
         partitions=[PartitionAtRiskBody.model_validate(r.to_json()) for r in rows],
         at_risk_at_most=sum(r.at_risk or 0 for r in rows),
     )
+
+
+@router.post("/{source}/{target}/switchover", status_code=202, response_model=SwitchoverBody)
+def start_switchover(
+    mirror: Mirror, source: str, target: str, body: SwitchoverRequestBody | None = None
+) -> SwitchoverBody:
+    """Start a planned switchover of the flow (a dry run unless `dry_run` is false): check,
+    drain to lag 0, commit every mirrored group on the target, pause the flow and, with
+    `start_reverse`, resume the flow back. It runs in this process; follow it with GET. 409
+    while one runs for the flow."""
+    body = body or SwitchoverRequestBody()
+    job = mirror.start_switchover(source, target, dry_run=body.dry_run,
+                                  start_reverse=body.start_reverse,
+                                  drain_timeout=body.drain_timeout_seconds)  # fmt: skip
+    return SwitchoverBody.of(job)
+
+
+@router.get("/{source}/{target}/switchover", response_model=SwitchoverBody)
+def switchover_status(mirror: Mirror, source: str, target: str) -> SwitchoverBody:
+    """The flow's running or last switchover: what it said so far, and its report once done.
+    404 when none ran since the process started."""
+    job = mirror.switchover_job(source, target)
+    if job is None:
+        raise NotFoundError(f"no switchover of {source}->{target} since this process started")
+    return SwitchoverBody.of(job)
 
 
 @router.get("/{source}/{target}/history", response_model=FlowHistoryBody)

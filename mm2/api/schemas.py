@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 
@@ -16,6 +16,7 @@ from mm2.records import OffsetAndMetadata
 from mm2.runtime.connector_admin import ConnectorInfo
 from mm2.runtime.flows import FlowView
 from mm2.runtime.status import ConnectorStatus, State, TaskStatus
+from mm2.runtime.switchovers import SwitchoverJob
 
 __all__ = [
     "ConfigInfos",
@@ -421,6 +422,44 @@ class RecoveryPointBody(BaseModel):
     target: str
     partitions: list[PartitionAtRiskBody]
     at_risk_at_most: int = Field(description="the sum over the partitions whose end was seen")
+
+
+class SwitchoverRequestBody(BaseModel):
+    """POST /flows/{source}/{target}/switchover: a dry run unless `dry_run` is false."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dry_run: bool = Field(
+        default=True, description="check and show lag and group plans, change nothing"
+    )
+    start_reverse: bool = Field(
+        default=False, description="resume the flow back once this one is paused"
+    )
+    drain_timeout_seconds: float = Field(default=300.0, gt=0, le=86_400,
+                                         description="how long to wait for lag 0")  # fmt: skip
+
+
+class SwitchoverBody(BaseModel):
+    """A switchover the process runs or ran last for the flow: what it said, and its report
+    (per partition the source end, the copied offset and what was not copied; each group's
+    move; each step's time) once it ended."""
+
+    flow: str
+    dry_run: bool
+    start_reverse: bool
+    running: bool
+    started_ms: int
+    finished_ms: int | None
+    said: list[str]
+    error: str = Field(description="why it stopped before the end; empty when it did not")
+    report: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, job: SwitchoverJob) -> SwitchoverBody:
+        return cls(flow=job.flow, dry_run=job.dry_run, start_reverse=job.start_reverse,
+                   running=job.running, started_ms=job.started_ms, finished_ms=job.finished_ms,
+                   said=list(job.said), error=job.error,
+                   report=None if job.report is None else job.report.to_json())  # fmt: skip
 
 
 class HistoryPointBody(BaseModel):

@@ -248,8 +248,9 @@ def _check(
         run.say(f"no flow {b}->{a} in the file: records written to {b} stay on {b}")
         return
     back = control.state(b, a)
-    if start_reverse and back is None:
-        raise run.fail(f"the mirror runs no flow {b}->{a} to start")
+    if start_reverse and (back is None or back == "DISABLED" or not reverse_flow.enabled):
+        raise run.fail(f"the flow {b}->{a} is not enabled in the mirror: set "
+                       f"`{b}->{a}.enabled = true` (it can start paused) to start it")  # fmt: skip
     policy = reverse_flow.replication_policy()
     run.say(f"{b}->{a}: {back or 'not in the mirror'}; {b}'s topics reach {a} as "
             f"{policy.format_remote_topic(b, '<topic>')!r}, {a}'s copies on {b} are not "

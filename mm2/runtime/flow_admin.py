@@ -54,6 +54,10 @@ class FlowAdmin:
             view = dataclasses.replace(view, runs_on=leader.url)
         return view
 
+    def state_of(self, source: str, target: str) -> str:
+        """The flow's state as /flows shows it (NotFoundError for an unknown flow)."""
+        return self.view(source, target).state
+
     def lag(self, source: str, target: str) -> LagReport | None:
         """The flow's lag as last read from Kafka (None: not read yet, or not monitored)."""
         name = flow_name(source, target)

@@ -33,9 +33,11 @@ from mm2.runtime.lag import LagMonitors, LagSource
 from mm2.runtime.leadership import Leadership
 from mm2.runtime.liveness import Liveness
 from mm2.runtime.metrics import MetricsRegistry
+from mm2.runtime.naming import flow_name
 from mm2.runtime.offsets import ConnectorOffset, OffsetStore
 from mm2.runtime.standby import Coordinator, Leader
 from mm2.runtime.status import ConnectorStatus, TaskStatus
+from mm2.runtime.switchovers import LocalFlows, SwitchoverJob, Switchovers
 from mm2.runtime.task_runner import Backoff
 from mm2.runtime.validation import ConfigCheck
 from mm2.runtime.worker import Worker
@@ -82,6 +84,7 @@ class MirrorMaker:
         self._connectors = ConnectorAdmin(self._flows)
         self._offsets = ConnectorOffsets(self._flows, offsets or {})
         self._flow_admin = FlowAdmin(self._flows, self._leadership, self._connectors)
+        self._switchovers = Switchovers(self._flow_pair, LocalFlows(self._flow_admin))
         self._leadership.attach()
 
     # -- the parts, for the composition root and tests --
@@ -243,6 +246,29 @@ class MirrorMaker:
 
     def stop_flow(self, source: str, target: str) -> None:
         self._flow_admin.stop(source, target)
+
+    def start_switchover(
+        self,
+        source: str,
+        target: str,
+        *,
+        dry_run: bool,
+        start_reverse: bool,
+        drain_timeout: float,
+    ) -> SwitchoverJob:
+        """A planned switchover of the flow, run by this process (mm2.runtime.switchovers)."""
+        return self._switchovers.start(
+            source, target, dry_run=dry_run, start_reverse=start_reverse,
+            drain_timeout=drain_timeout,
+        )  # fmt: skip
+
+    def switchover_job(self, source: str, target: str) -> SwitchoverJob | None:
+        return self._switchovers.job(source, target)
+
+    def _flow_pair(self, source: str, target: str) -> tuple[Flow, Flow | None]:
+        name = flow_name(source, target)
+        self._flows.worker.herder(name)  # NotFoundError for a flow that does not exist
+        return self._flows.flows[name], self._flows.flows.get(flow_name(target, source))
 
     def add_flow(
         self,

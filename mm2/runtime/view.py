@@ -20,6 +20,7 @@ from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.offsets import ConnectorOffset
 from mm2.runtime.standby import Leader
 from mm2.runtime.status import ConnectorStatus, TaskStatus
+from mm2.runtime.switchovers import SwitchoverJob
 from mm2.runtime.validation import ConfigCheck
 
 __all__ = ["RuntimeView"]
@@ -93,6 +94,16 @@ class RuntimeView(Protocol):
     def pause_flow(self, source: str, target: str) -> None: ...
     def resume_flow(self, source: str, target: str) -> None: ...
     def stop_flow(self, source: str, target: str) -> None: ...
+    def start_switchover(
+        self,
+        source: str,
+        target: str,
+        *,
+        dry_run: bool,
+        start_reverse: bool,
+        drain_timeout: float,
+    ) -> SwitchoverJob: ...
+    def switchover_job(self, source: str, target: str) -> SwitchoverJob | None: ...
     def add_flow(
         self,
         source: str,

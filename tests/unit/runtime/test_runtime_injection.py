@@ -31,6 +31,7 @@ from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.offsets import ConnectorOffset
 from mm2.runtime.standby import Leader
 from mm2.runtime.status import ConnectorStatus, TaskStatus
+from mm2.runtime.switchovers import SwitchoverJob
 from mm2.runtime.task_runner import Backoff
 from mm2.runtime.validation import ConfigCheck
 from mm2.runtime.view import RuntimeView
@@ -157,6 +158,21 @@ class FakeRuntime:
 
     def resume_flow(self, source: str, target: str) -> None: ...
     def stop_flow(self, source: str, target: str) -> None: ...
+
+    def start_switchover(
+        self,
+        source: str,
+        target: str,
+        *,
+        dry_run: bool,
+        start_reverse: bool,
+        drain_timeout: float,
+    ) -> SwitchoverJob:
+        self.flow(source, target)
+        return SwitchoverJob(f"{source}->{target}", dry_run, start_reverse, 0)
+
+    def switchover_job(self, source: str, target: str) -> SwitchoverJob | None:
+        return None
 
     def add_flow(
         self,
