@@ -119,6 +119,19 @@ def flow_group_offsets(mirror: Mirror, source: str, target: str) -> GroupsOffset
     )
 
 
+@router.post("/{source}/{target}/groups/{group}/failover", response_model=dict[str, Any])
+def failover_group(
+    mirror: Mirror, source: str, target: str, group: str, force: bool = False
+) -> dict[str, Any]:
+    """`mm2 failover --group`: the group's commits on the source, translated, committed on the
+    target (never backwards unless `force`). 409, with nothing committed, while the group has
+    members on the target or no partition translates."""
+    plan, applied = mirror.failover_group(source, target, group, force=force)
+    doc = plan.to_json()
+    doc["applied"] = applied.to_json()
+    return doc
+
+
 @router.get("/{source}/{target}/recovery-point", response_model=RecoveryPointBody)
 def flow_recovery_point(mirror: Mirror, source: str, target: str) -> RecoveryPointBody:
     """Per source partition: how far the flow copied, the last source end offset its copy

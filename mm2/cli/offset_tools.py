@@ -158,19 +158,6 @@ def _render_applied(plan: FailoverPlan, applied: Applied) -> str:
     return "\n".join(lines)
 
 
-def _applied_json(applied: Applied) -> dict[str, object]:
-    return {
-        "committed": [
-            {"topic": tp.topic, "partition": tp.partition, "offset": om.offset}
-            for tp, om in sorted(applied.committed.items())
-        ],
-        "kept": [
-            {"topic": tp.topic, "partition": tp.partition, "current": now, "planned": planned}
-            for tp, (now, planned) in sorted(applied.kept.items())
-        ],
-    }
-
-
 def _move(args: argparse.Namespace, kind: str) -> int:
     config = load(args.config)
     flow = _flow(config, args.source, args.target)
@@ -207,7 +194,7 @@ def _move(args: argparse.Namespace, kind: str) -> int:
         doc = plan.to_json()
         doc["dry_run"] = args.dry_run
         if applied is not None:
-            doc["applied"] = _applied_json(applied)
+            doc["applied"] = applied.to_json()
         if at_risk is not None:
             doc["recovery_point"] = [r.to_json() for r in at_risk]
         if unread:

@@ -56,6 +56,18 @@ class Applied:
     committed: dict[TopicPartition, OffsetAndMetadata]
     kept: dict[TopicPartition, tuple[int, int]]  # (current, planned)
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "committed": [
+                {"topic": tp.topic, "partition": tp.partition, "offset": om.offset}
+                for tp, om in sorted(self.committed.items())
+            ],
+            "kept": [
+                {"topic": tp.topic, "partition": tp.partition, "current": now, "planned": planned}
+                for tp, (now, planned) in sorted(self.kept.items())
+            ],
+        }
+
 
 def plan_failover(
     flow: Flow,

@@ -6,9 +6,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from mm2.client.failover import translate_all_groups
+from mm2.client.failover import (
+    Applied,
+    apply_failover,
+    plan_failover,
+    target_group_admin,
+    translate_all_groups,
+)
 from mm2.client.lag import LagReport
-from mm2.client.plan import FailoverPlan
+from mm2.client.plan import FailoverError, FailoverPlan
 from mm2.client.recovery import PartitionAtRisk, recovery_point
 from mm2.errors import BadRequestError, ConfigError, ConflictError
 from mm2.runtime.connector_admin import ConnectorAdmin
@@ -72,6 +78,22 @@ class FlowAdmin:
         reverse = self._flows.flows.get(flow_name(target, source))
         return translate_all_groups(self._flows.flows[name], reverse_flow=reverse,
                                     timeout=timeout)  # fmt: skip
+
+    def failover_group(
+        self, source: str, target: str, group: str, *, force: bool, timeout: float
+    ) -> tuple[FailoverPlan, Applied]:
+        """`mm2 failover --group`: the group's live commits translated and committed on the
+        target; ConflictError (nothing committed) while it has members there or nothing
+        translates."""
+        name = flow_name(source, target)
+        self._flows.worker.herder(name)  # NotFoundError for a flow that does not exist
+        flow = self._flows.flows[name]
+        reverse = self._flows.flows.get(flow_name(target, source))
+        plan = plan_failover(flow, group, reverse_flow=reverse, timeout=timeout)
+        try:
+            return plan, apply_failover(plan, target_group_admin(flow, timeout), force=force)
+        except FailoverError as exc:
+            raise ConflictError(str(exc)) from None
 
     def recovery_point(self, source: str, target: str, timeout: float) -> list[PartitionAtRisk]:
         """What the flow had not copied of the source ends it saw (from its target alone)."""

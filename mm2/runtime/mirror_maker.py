@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from mm2.client.failover import Applied
 from mm2.client.lag import LagReport
 from mm2.client.plan import FailoverPlan
 from mm2.client.recovery import PartitionAtRisk
@@ -246,6 +247,12 @@ class MirrorMaker:
 
     def stop_flow(self, source: str, target: str) -> None:
         self._flow_admin.stop(source, target)
+
+    def failover_group(
+        self, source: str, target: str, group: str, *, force: bool = False, timeout: float = 15.0
+    ) -> tuple[FailoverPlan, Applied]:
+        return self._flow_admin.failover_group(source, target, group, force=force,
+                                               timeout=timeout)  # fmt: skip
 
     def start_switchover(
         self,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from mm2.client.failover import Applied
 from mm2.client.lag import LagReport
 from mm2.client.plan import FailoverPlan
 from mm2.client.recovery import PartitionAtRisk
@@ -94,6 +95,9 @@ class RuntimeView(Protocol):
     def pause_flow(self, source: str, target: str) -> None: ...
     def resume_flow(self, source: str, target: str) -> None: ...
     def stop_flow(self, source: str, target: str) -> None: ...
+    def failover_group(
+        self, source: str, target: str, group: str, *, force: bool = ..., timeout: float = ...
+    ) -> tuple[FailoverPlan, Applied]: ...
     def start_switchover(
         self,
         source: str,

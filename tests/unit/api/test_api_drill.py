@@ -99,12 +99,14 @@ def test_the_page_has_the_drill_views_and_their_hooks(mirror: MirrorMaker) -> No
     client = TestClient(create_app(mirror))
     page = client.get("/ui").text
     for hook in ('id="details"', 'class="partitions"', 'class="groups"', 'id="lag-chart"',
-                 'id="rate-chart"', 'data-points="0"'):  # fmt: skip
+                 'id="rate-chart"', 'data-points="0"', 'data-switchover="none"',
+                 'class="switchover-log"', 'class="start-reverse"'):  # fmt: skip
         assert hook in page, hook
     script = client.get("/ui/assets/app.js").text
     for hook in ('"data-loaded"', '"data-flow"', '"data-task"', '"data-partition"', '"data-lag"',
                  '"data-group"', '"data-ready"', '"data-points"', '"data-read"',
-                 "/history`", "/partitions`", "/groups/offsets`"):  # fmt: skip
+                 "/history`", "/partitions`", "/groups/offsets`", "/switchover`",
+                 "/failover`", '"data-switchover"'):  # fmt: skip
         assert hook in script, hook
     # buttons only where the action applies: none on a DISABLED or UNASSIGNED flow
     actions = re.search(r"const ACTIONS = \{(.*?)\};", script, re.S)
@@ -112,6 +114,14 @@ def test_the_page_has_the_drill_views_and_their_hooks(mirror: MirrorMaker) -> No
     table = dict(re.findall(r"(\w+): \[([^\]]*)\]", actions.group(1)))
     assert table == {"pause": '"RUNNING", "DEGRADED"', "resume": '"PAUSED", "STOPPED"',
                      "restart": '"RUNNING", "DEGRADED", "FAILED"'}  # fmt: skip
+    # a switchover for real and a group's failover ask first; the dry run does not
+    start = script[script.index("async function startSwitchover") :]
+    start = start[: start.index("\n}\n")]
+    assert "if (!dryRun)" in start and "window.confirm" in start
+    failover = script[script.index("function failoverButton") :]
+    assert "window.confirm" in failover[: failover.index("\n}\n")]
+    switchable = re.search(r"const SWITCHOVER_STATES = \[(.*?)\];", script)
+    assert switchable is not None and switchable.group(1) == '"RUNNING", "DEGRADED", "PAUSED"'
     # every request goes to this process's own API (its authentication): nothing elsewhere
     assert not re.search(r"https?://", script)
 

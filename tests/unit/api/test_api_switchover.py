@@ -7,10 +7,15 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
+from mm2.client.failover import Applied
+from mm2.client.plan import FailoverError, FailoverPlan, PartitionMove
 from mm2.client.switchover import FlowControl, SwitchoverError, SwitchoverReport
 from mm2.config import Flow
+from mm2.records import OffsetAndMetadata, TopicPartition
+from mm2.runtime import flow_admin
 from mm2.runtime.mirror_maker import MirrorMaker
 from tests.support.waiting import eventually
 
@@ -85,3 +90,28 @@ def test_bad_switchover_requests_are_refused(client: TestClient) -> None:
     assert bad.status_code in (400, 422) and "typo" in bad.text
     bad = client.post("/flows/primary/backup/switchover", json={"drain_timeout_seconds": -1})
     assert bad.status_code in (400, 422) and "drain_timeout_seconds" in bad.text
+
+
+def test_a_groups_failover_over_rest_commits_or_says_why_not(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    move = PartitionMove(TopicPartition("orders", 0), 10, TopicPartition("primary.orders", 0),
+                         12, exact=True, rereads_at_most=0)  # fmt: skip
+    plan = FailoverPlan("failover", "app", "primary", "backup", "offset syncs", (move,))
+    monkeypatch.setattr(flow_admin, "plan_failover", lambda flow, group, **kw: plan)
+    monkeypatch.setattr(flow_admin, "target_group_admin", lambda flow, timeout: None)
+    committed = {TopicPartition("primary.orders", 0): OffsetAndMetadata(12, "")}
+    monkeypatch.setattr(flow_admin, "apply_failover",
+                        lambda plan, admin, force: Applied(committed, {}))  # fmt: skip
+    body = client.post("/flows/primary/backup/groups/app/failover").json()
+    assert body["applied"]["committed"] == [
+        {"topic": "primary.orders", "partition": 0, "offset": 12}
+    ]
+
+    def busy(plan: FailoverPlan, admin: object, force: bool) -> Applied:
+        raise FailoverError("group 'app' is active on 'backup': state Stable, 1 member(s)")
+
+    monkeypatch.setattr(flow_admin, "apply_failover", busy)
+    refused = client.post("/flows/primary/backup/groups/app/failover")
+    assert refused.status_code == 409 and "is active on 'backup'" in refused.text
+    assert client.post("/flows/primary/nowhere/groups/app/failover").status_code == 404

@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from mm2.api import root
 from mm2.api.app import create_app
+from mm2.client.failover import Applied
 from mm2.client.lag import LagReport, PartitionLag
 from mm2.client.plan import FailoverPlan, PartitionMove
 from mm2.client.recovery import PartitionAtRisk
@@ -158,6 +159,11 @@ class FakeRuntime:
 
     def resume_flow(self, source: str, target: str) -> None: ...
     def stop_flow(self, source: str, target: str) -> None: ...
+
+    def failover_group(
+        self, source: str, target: str, group: str, *, force: bool = False, timeout: float = 15.0
+    ) -> tuple[FailoverPlan, Applied]:
+        raise NotImplementedError
 
     def start_switchover(
         self,

@@ -9,6 +9,8 @@ const GROUPS_MS = 30000; // the groups view reads Kafka (commits, offset syncs):
 const KEEP_MS = 60 * 60 * 1000;
 const PARTITION_ROWS = 100;
 const COLORS = ["#1565c0", "#2e7d32", "#c62828", "#6a1b9a", "#ef6c00", "#00838f"];
+// A switchover (dry run or for real) is offered where the flow copies or waits paused.
+const SWITCHOVER_STATES = ["RUNNING", "DEGRADED", "PAUSED"];
 // Which buttons a flow in each state gets: none on a DISABLED or UNASSIGNED flow.
 const ACTIONS = {
   pause: ["RUNNING", "DEGRADED"],
@@ -20,6 +22,7 @@ const seeded = new Set(); // flows whose kept history was loaded
 const lastCopied = {}; // flow -> {t, copied}
 const details = {}; // flow -> its per-flow section (partitions, groups)
 const groupsRead = {}; // flow -> {at, busy}
+const following = new Set(); // flows whose switchover this page follows
 const errors = [];
 const seenErrors = new Set();
 
@@ -220,17 +223,32 @@ function sum(values) {
   return known.length ? known.reduce((a, b) => a + b, 0) : null;
 }
 
-function groupRows(group) {
+function failoverButton(flow, group) {
+  const button = el("button", "fail over\u2026", { "data-action": "failover" });
+  button.onclick = async () => {
+    const question = `Commit group ${group.group}'s translated offsets on ${flow.target}? ` +
+      `Its consumers must be stopped on ${flow.target}; commits ahead there are kept.`;
+    if (!window.confirm(question)) return;
+    const path = `${flowPath(flow)}/groups/${encodeURIComponent(group.group)}/failover`;
+    const answer = await fetch(path, { method: "POST" });
+    if (!answer.ok) noteError(`POST ${path}: ${answer.status} ${await answer.text()}`);
+    (groupsRead[flowName(flow)] || {}).at = 0; // read the groups again at the next poll
+  };
+  return button;
+}
+
+function groupRows(flow, group) {
   const parts = group.partitions;
   const translated = parts.filter((p) => p.target_offset !== null).length;
   const ready = group.ready ? "yes" : "no";
   const name = group.target_group && group.target_group !== group.group
     ? `${group.group} (as ${group.target_group})` : group.group;
   const head = el("tr", undefined, { "data-group": group.group, "data-ready": ready, class: "group" });
+  const why = el("td", group.why, { class: "why" });
+  if (group.ready) why.append(failoverButton(flow, group));
   head.append(el("td", name, { class: "group-name" }), cell(""),
     num(sum(parts.map((p) => p.source_lag))), num(`${translated} of ${parts.length}`), cell(""),
-    cell(""), num(sum(parts.map((p) => p.target_behind))), badge(ready, `ready-${ready}`),
-    el("td", group.why, { class: "why" }));
+    cell(""), num(sum(parts.map((p) => p.target_behind))), badge(ready, `ready-${ready}`), why);
   const rows = [head];
   for (const p of parts) {
     const where = `${p.source_topic}-${p.source_partition}`;
@@ -253,7 +271,7 @@ async function loadGroups(flow, node, now) {
   const table = node.querySelector(".groups");
   try {
     const body = await getJson(`${flowPath(flow)}/groups/offsets`);
-    const rows = body.groups.flatMap(groupRows);
+    const rows = body.groups.flatMap((group) => groupRows(flow, group));
     if (!rows.length) {
       rows.push(el("tr", undefined, { class: "muted" }));
       rows[0].append(el("td", `no group with commits on ${flow.source} that this flow mirrors`, { colspan: 9 }));
@@ -268,6 +286,67 @@ async function loadGroups(flow, node, now) {
   } finally {
     read.busy = false;
   }
+}
+
+// -- switchover: a dry run, or for real after a confirmation; followed until it ends --
+
+function showSwitchover(node, job) {
+  const drill = node.querySelector(".drill");
+  drill.setAttribute("data-switchover", job.running ? "running" : (job.error ? "stopped" : "done"));
+  const lines = [...job.said];
+  if (job.report) {
+    const point = job.report.recovery_point;
+    lines.push("", `recovery point: ${point.records} record(s) not copied, the oldest ${point.seconds.toFixed(1)} s old`);
+    for (const step of job.report.steps) lines.push(`${step.name}: ${step.seconds.toFixed(1)} s`);
+  }
+  if (job.error) lines.push("", `stopped: ${job.error}`);
+  node.querySelector(".switchover-log").textContent = lines.join("\n");
+}
+
+async function followSwitchover(flow, node) {
+  const name = flowName(flow);
+  if (following.has(name)) return;
+  following.add(name);
+  try {
+    for (;;) {
+      const job = await getJson(`${flowPath(flow)}/switchover`);
+      showSwitchover(node, job);
+      if (!job.running) break;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  } catch (err) {
+    noteError(`${name}: switchover not followed: ${err.message}`);
+  } finally {
+    following.delete(name);
+  }
+}
+
+async function startSwitchover(flow, node, dryRun) {
+  const back = node.querySelector(".start-reverse").checked;
+  if (!dryRun) {
+    const question = `Switch ${flowName(flow)} over to ${flow.target}? It waits until every ` +
+      `partition is copied (stop the producers on ${flow.source}), commits every mirrored group ` +
+      `on ${flow.target} and pauses the flow` + (back ? `, then starts ${flow.target}->${flow.source}.` : ".");
+    if (!window.confirm(question)) return;
+  }
+  const path = `${flowPath(flow)}/switchover`;
+  const answer = await fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ dry_run: dryRun, start_reverse: back }),
+  });
+  if (!answer.ok) {
+    noteError(`POST ${path}: ${answer.status} ${await answer.text()}`);
+    return;
+  }
+  followSwitchover(flow, node);
+}
+
+function drillButtons(flow, node) {
+  const offered = SWITCHOVER_STATES.includes(flow.state);
+  node.querySelector(".drill").hidden = !offered;
+  node.querySelector(".switchover-dry").onclick = () => startSwitchover(flow, node, true);
+  node.querySelector(".switchover-run").onclick = () => startSwitchover(flow, node, false);
 }
 
 // -- flows and tasks --
@@ -337,6 +416,7 @@ async function refresh() {
     dropDetails(new Set(copying.map(flowName)));
     await Promise.all(copying.map((flow) => {
       const node = detailFor(flow);
+      drillButtons(flow, node);
       loadGroups(flow, node, now); // not awaited: it reads Kafka and may take seconds
       return loadPartitions(flow, node);
     }));
