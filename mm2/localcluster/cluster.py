@@ -187,7 +187,9 @@ class LocalCluster:
         deleted already"), and read_committed readers stop at that transaction for good. Tests
         that stop a target while copy tasks commit therefore use a clean stop (grace > 0), with a
         grace long enough for a loaded machine (after a halt with 15 s of grace, a soak run in
-        CI found two of the mirror's transactions hanging)."""
+        CI found two of the mirror's transactions hanging). A clean stop makes it rarer, not
+        impossible (seen once in a two-lane run): those tests abort what still hangs as an
+        operator would (tests.support.transactions.unstuck)."""
         if self._process is not None:
             if process.terminate([self._process], grace=grace) and grace > 0:
                 log.warning("%s: the broker did not stop within %.0f s and was killed (a "

@@ -36,6 +36,7 @@ from tests.support.mirror import (
     make_topic,
     write_properties,
 )
+from tests.support.transactions import unstuck
 from tests.support.waiting import eventually
 
 # Each test waits on its own deadlines (an outage of up to 60 s, then catch-up) that add up to
@@ -168,7 +169,7 @@ def test_target_down_for_60_s_heals_without_a_rest_call(
             producer.stop()
             target.resume()
         eventually(
-            lambda: caught_up(source, target, topic),
+            unstuck(lambda: caught_up(source, target, topic), target, mirror.log),
             timeout=240,
             what="catch-up after the target came back",
             log=mirror.log,

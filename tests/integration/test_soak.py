@@ -38,6 +38,7 @@ from tests.support.mirror import (
     make_topic,
     write_properties,
 )
+from tests.support.transactions import unstuck
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1500)]
@@ -234,7 +235,7 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
         producer.join(0)  # every record sent was delivered, no delivery error
         phase("producer stopped")
         eventually(
-            answers(lambda: caught_up(source, target, topic)),
+            unstuck(answers(lambda: caught_up(source, target, topic)), target, current.log),
             timeout=300,
             what="the final catch-up",
             log=current.log,
