@@ -30,6 +30,10 @@ backup.bootstrap.servers = {backup}
 
 primary->backup.enabled = true
 primary->backup.topics = demo-.*
+# The way back, for a drill (README, "Disaster-recovery drill"): backup's own demo-* topics
+# reach primary as backup.demo-*; primary's copies on backup are never sent back.
+backup->primary.enabled = true
+backup->primary.topics = demo-.*
 
 # One broker per cluster, so replication factor 1 everywhere.
 replication.factor = 1
@@ -209,7 +213,8 @@ def _run(argv: Sequence[str] | None) -> int:
                 return 1
             print("every record arrived on backup once, under its remote name primary.<topic>.")
             if not args.once:
-                print("the mirror keeps running: produce more to primary, or Ctrl-C to stop.")
+                print("the mirror keeps running: produce more to primary, try the drill in the "
+                      "README ('Disaster-recovery drill'), or Ctrl-C to stop.")
                 mirror.wait()
         finally:
             if target is not None:  # before the clusters go: no reconnect noise after them

@@ -301,7 +301,8 @@ def _drain(
             tp: end - last.get(tp, end) for tp, end in ends.items() if end != last.get(tp, end)
         }  # fmt: skip
         if last is not None and not moved and not lag.records and not lag.problems:
-            _say_lag(run, lag, None)
+            run.say(f"drained: {len(lag.partitions)} partition(s), every record copied, the "
+                    f"source's ends unchanged for {poll_seconds:g} s")  # fmt: skip
             return _partitions(lag)
         now = time.monotonic()
         if now - said_at >= 5 * poll_seconds or last is None:
@@ -319,6 +320,9 @@ def _move_groups(
     run: _Run, flow: Flow, reverse_flow: Flow | None, timeout: float
 ) -> list[GroupMove]:
     plans = translate_all_groups(flow, reverse_flow=reverse_flow, timeout=timeout)
+    if not plans:
+        run.say("no consumer group to move")
+        return []
     admin = target_group_admin(flow, timeout)
     moves = []
     for plan in plans:
@@ -344,17 +348,21 @@ def _set_state(
     target: str,
     wanted: str,
     change: Callable[[str, str], None],
+    settle_s: float = 60.0,
 ) -> None:
     before = control.state(source, target)
     if before == wanted or (wanted == "RUNNING" and before not in ("PAUSED", "STOPPED", None)):
         run.say(f"{source}->{target} is {before} already")
         return
     change(source, target)
-    deadline = time.monotonic() + 120
+    # A resumed flow starts its copy tasks (DEGRADED for a few seconds): it counts as resumed
+    # once it is not PAUSED, and is waited for up to `settle_s` to show RUNNING.
+    asked = time.monotonic()
     state = before
-    while time.monotonic() < deadline:
+    while time.monotonic() < asked + 120:
         state = control.state(source, target)
-        if state == wanted or (wanted == "RUNNING" and state not in ("PAUSED", None)):
+        resumed = wanted == "RUNNING" and state not in ("PAUSED", "STOPPED", None)
+        if state == wanted or (resumed and time.monotonic() > asked + settle_s):
             run.say(f"{source}->{target}: {before} -> {state}")
             return
         time.sleep(0.5)

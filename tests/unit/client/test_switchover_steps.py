@@ -83,3 +83,27 @@ def test_a_flow_is_changed_only_when_it_is_not_as_wanted(
     _set_state(run, flows, "a", "b", wanted, change)
     assert flows.calls == calls
     assert ("already" in said[-1]) == (not calls), said
+
+
+def test_a_resumed_flow_is_waited_for_until_it_runs() -> None:
+    said: list[str] = []
+    run = _Run(SwitchoverReport("a->b", False), said.append)
+    answers = iter(["PAUSED", "DEGRADED", "DEGRADED", "RUNNING"])
+
+    class Starting(Flows):
+        def state(self, source: str, target: str) -> str | None:
+            return next(answers)
+
+    flows = Starting()
+    _set_state(run, flows, "a", "b", "RUNNING", flows.resume, settle_s=60)
+    assert flows.calls == ["resume a->b"]
+    assert said[-1] == "a->b: PAUSED -> RUNNING"
+
+
+def test_a_resumed_flow_that_stays_degraded_is_said_as_it_is() -> None:
+    said: list[str] = []
+    run = _Run(SwitchoverReport("a->b", False), said.append)
+    flows = Flows(a_b="PAUSED")
+    flows.resume = lambda source, target: flows.states.update(a_b="DEGRADED")  # type: ignore[method-assign]
+    _set_state(run, flows, "a", "b", "RUNNING", flows.resume, settle_s=0.0)
+    assert said[-1] == "a->b: PAUSED -> DEGRADED"

@@ -169,6 +169,7 @@ function detailFor(flow) {
     node.querySelector(".groups-title").textContent = `${name}: consumer groups, failover drill`;
     document.getElementById("details").append(node);
     details[name] = node;
+    followSwitchover(flow, node); // one running (or the last one) shows on first load
   }
   return details[name];
 }
@@ -309,7 +310,10 @@ async function followSwitchover(flow, node) {
   following.add(name);
   try {
     for (;;) {
-      const job = await getJson(`${flowPath(flow)}/switchover`);
+      const answer = await fetch(`${flowPath(flow)}/switchover`, { headers: { Accept: "application/json" } });
+      if (answer.status === 404) break; // none since the process started
+      if (!answer.ok) throw new Error(`${answer.status} ${(await answer.text()).slice(0, 300)}`);
+      const job = await answer.json();
       showSwitchover(node, job);
       if (!job.running) break;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
