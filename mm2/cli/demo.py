@@ -213,8 +213,10 @@ def _run(argv: Sequence[str] | None) -> int:
                 return 1
             print("every record arrived on backup once, under its remote name primary.<topic>.")
             if not args.once:
-                print("the mirror keeps running: produce more to primary, try the drill in the "
-                      "README ('Disaster-recovery drill'), or Ctrl-C to stop.")
+                print(
+                    "the mirror keeps running: produce more to primary, try the drill in the "
+                    "README ('Disaster-recovery drill'), or Ctrl-C to stop."
+                )
                 mirror.wait()
         finally:
             if target is not None:  # before the clusters go: no reconnect noise after them
