@@ -16,6 +16,7 @@ from mm2.client.failover import (
 from mm2.client.lag import LagReport
 from mm2.client.plan import FailoverError, FailoverPlan
 from mm2.client.recovery import PartitionAtRisk, recovery_point
+from mm2.config.model import Flow
 from mm2.errors import BadRequestError, ConfigError, ConflictError
 from mm2.runtime.connector_admin import ConnectorAdmin
 from mm2.runtime.flow_set import FlowSet
@@ -71,13 +72,17 @@ class FlowAdmin:
         monitor = self._flows.monitors.get(name)
         return None if monitor is None else monitor.report
 
+    def pair(self, source: str, target: str) -> tuple[Flow, Flow | None]:
+        """The flow and its reverse (None when the file has none); NotFoundError for a flow
+        that does not exist."""
+        name = flow_name(source, target)
+        self._flows.worker.herder(name)
+        return self._flows.flows[name], self._flows.flows.get(flow_name(target, source))
+
     def group_offsets(self, source: str, target: str, timeout: float) -> list[FailoverPlan]:
         """Every group the flow mirrors, translated to its target in one pass (KIP-1239)."""
-        name = flow_name(source, target)
-        self._flows.worker.herder(name)  # NotFoundError for a flow that does not exist
-        reverse = self._flows.flows.get(flow_name(target, source))
-        return translate_all_groups(self._flows.flows[name], reverse_flow=reverse,
-                                    timeout=timeout)  # fmt: skip
+        flow, reverse = self.pair(source, target)
+        return translate_all_groups(flow, reverse_flow=reverse, timeout=timeout)
 
     def failover_group(
         self, source: str, target: str, group: str, *, force: bool, timeout: float
@@ -85,10 +90,7 @@ class FlowAdmin:
         """`mm2 failover --group`: the group's live commits translated and committed on the
         target; ConflictError (nothing committed) while it has members there or nothing
         translates."""
-        name = flow_name(source, target)
-        self._flows.worker.herder(name)  # NotFoundError for a flow that does not exist
-        flow = self._flows.flows[name]
-        reverse = self._flows.flows.get(flow_name(target, source))
+        flow, reverse = self.pair(source, target)
         plan = plan_failover(flow, group, reverse_flow=reverse, timeout=timeout)
         try:
             return plan, apply_failover(plan, target_group_admin(flow, timeout), force=force)
@@ -97,9 +99,8 @@ class FlowAdmin:
 
     def recovery_point(self, source: str, target: str, timeout: float) -> list[PartitionAtRisk]:
         """What the flow had not copied of the source ends it saw (from its target alone)."""
-        name = flow_name(source, target)
-        self._flows.worker.herder(name)  # NotFoundError for a flow that does not exist
-        return recovery_point(self._flows.flows[name], timeout=timeout)
+        flow, _ = self.pair(source, target)
+        return recovery_point(flow, timeout=timeout)
 
     def _connector_names(self, source: str, target: str) -> list[str]:
         herder = self._flows.worker.herder(flow_name(source, target))

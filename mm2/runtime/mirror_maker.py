@@ -34,7 +34,6 @@ from mm2.runtime.lag import LagMonitors, LagSource
 from mm2.runtime.leadership import Leadership
 from mm2.runtime.liveness import Liveness
 from mm2.runtime.metrics import MetricsRegistry
-from mm2.runtime.naming import flow_name
 from mm2.runtime.offsets import ConnectorOffset, OffsetStore
 from mm2.runtime.standby import Coordinator, Leader
 from mm2.runtime.status import ConnectorStatus, TaskStatus
@@ -85,7 +84,7 @@ class MirrorMaker:
         self._connectors = ConnectorAdmin(self._flows)
         self._offsets = ConnectorOffsets(self._flows, offsets or {})
         self._flow_admin = FlowAdmin(self._flows, self._leadership, self._connectors)
-        self._switchovers = Switchovers(self._flow_pair, LocalFlows(self._flow_admin))
+        self._switchovers = Switchovers(self._flow_admin.pair, LocalFlows(self._flow_admin))
         self._leadership.attach()
 
     # -- the parts, for the composition root and tests --
@@ -271,11 +270,6 @@ class MirrorMaker:
 
     def switchover_job(self, source: str, target: str) -> SwitchoverJob | None:
         return self._switchovers.job(source, target)
-
-    def _flow_pair(self, source: str, target: str) -> tuple[Flow, Flow | None]:
-        name = flow_name(source, target)
-        self._flows.worker.herder(name)  # NotFoundError for a flow that does not exist
-        return self._flows.flows[name], self._flows.flows.get(flow_name(target, source))
 
     def add_flow(
         self,
