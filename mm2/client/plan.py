@@ -95,6 +95,11 @@ class FailoverPlan:
         return [m for m in self.moves if not m.translated]
 
     @property
+    def exact(self) -> bool:
+        """Every partition translated exactly (and at least one translated)."""
+        return bool(self.translated) and all(m.exact for m in self.translated)
+
+    @property
     def rereads_at_most(self) -> int | None:
         """Records the group may read twice over all partitions; None when unknown."""
         bounds = [m.rereads_at_most for m in self.translated]

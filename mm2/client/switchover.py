@@ -198,11 +198,10 @@ def switchover(
         plans = translate_all_groups(flow, reverse_flow=reverse_flow, timeout=timeout)
         busy = _busy_groups(flow, plans, timeout)
         for plan in plans:
-            exact = all(m.exact for m in plan.translated)
             why = busy.get(plan.committed_as, "")
             run.say(f"group {plan.group!r}: {len(plan.translated)} partition(s) to commit on {b}"
                     + (" as " + repr(plan.committed_as) if plan.target_group else "")
-                    + (", exact" if exact else f", re-read at most {plan.rereads_at_most}")
+                    + (", exact" if plan.exact else f", re-read at most {plan.rereads_at_most}")
                     + (f"; left alone: {why}" if why else ""))  # fmt: skip
         if not plans:
             run.say("no consumer group to move")
@@ -326,7 +325,6 @@ def _move_groups(
     admin = target_group_admin(flow, timeout)
     moves = []
     for plan in plans:
-        exact = bool(plan.translated) and all(m.exact for m in plan.translated)
         try:
             applied = apply_failover(plan, admin)
         except FailoverError as exc:
@@ -334,7 +332,7 @@ def _move_groups(
             run.say(f"group {plan.group!r} not moved: {exc}")
             continue
         move = GroupMove(plan.group, plan.committed_as, len(applied.committed), len(applied.kept),
-                         exact, plan.rereads_at_most)  # fmt: skip
+                         plan.exact, plan.rereads_at_most)  # fmt: skip
         moves.append(move)
         run.say(f"group {plan.group!r}: {move.committed} partition(s) committed on "
                 f"{flow.target} as {plan.committed_as!r}, {move.kept} kept (ahead)")  # fmt: skip
