@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install kafka-jars system-packages gssapi-client lint typecheck unit check system integration test demo bench clean
+.PHONY: help install kafka-jars apicurio system-packages gssapi-client lint typecheck unit check system integration test demo bench clean
 
 # Debian packages the tests need: an MIT KDC (krb5-kdc, kadmin.local) and kinit, Cyrus SASL's
 # GSSAPI plugin, what builds a Kerberos-capable librdkafka (scripts/build-gssapi-client.sh), and
@@ -61,6 +61,24 @@ constraints: ## constraints.txt anew from pyproject.toml (review the diff, then 
 kafka-jars: $(RUNTIME) ## Apache Kafka's jars from Maven Central into ~/.m2 (for the local clusters)
 	$(BIN)/mm2 local-cluster fetch
 
+# Apicurio Registry, the Schema Registry the schema tests run twice (source and target): its
+# ready server from Maven Central, unpacked under ~/.cache/mm2 (a no-op when it is there).
+# 3.0.9 is the last release that runs on Java 17; tests/support/registry.py starts it.
+APICURIO_VERSION := 3.0.9
+APICURIO_HOME := $(HOME)/.cache/mm2/apicurio-$(APICURIO_VERSION)
+APICURIO_JAR := $(APICURIO_HOME)/apicurio-registry-app-$(APICURIO_VERSION)-runner.jar
+
+$(APICURIO_JAR):
+	@command -v mvn >/dev/null || { echo "error: mvn is not on PATH; install Maven, e.g. apt-get install maven" >&2; exit 1; }
+	rm -rf $(APICURIO_HOME).part && mkdir -p $(APICURIO_HOME).part
+	mvn -q -B dependency:copy -Dartifact=io.apicurio:apicurio-registry-app:$(APICURIO_VERSION):tar.gz:all \
+		-DoutputDirectory=$(APICURIO_HOME).part
+	tar -xzf $(APICURIO_HOME).part/apicurio-registry-app-$(APICURIO_VERSION)-all.tar.gz -C $(APICURIO_HOME).part
+	rm $(APICURIO_HOME).part/apicurio-registry-app-$(APICURIO_VERSION)-all.tar.gz
+	rm -rf $(APICURIO_HOME) && mv $(APICURIO_HOME).part $(APICURIO_HOME)
+
+apicurio: $(APICURIO_JAR) ## Apicurio Registry (3.0.9) from Maven Central into ~/.cache/mm2 (schema tests)
+
 system-packages: ## the Debian packages the system and integration tests need (as root)
 	@scripts/debian-packages.sh $(DEBIAN_PACKAGES)
 
@@ -108,7 +126,7 @@ check: lint typecheck unit ## lint, types and the pure unit tests (no root, apt 
 system: $(STAMP) kafka-jars promtool ## the unit tests marked `system` or `slow` (JVM, apt, promtool, wheels)
 	$(BIN)/pytest tests/unit -m "system or slow"
 
-integration: $(STAMP) kafka-jars gssapi-client ## the tests on real Kafka brokers and the CLI end to end
+integration: $(STAMP) kafka-jars apicurio gssapi-client ## the tests on real Kafka brokers and the CLI end to end
 	$(BIN)/pytest $(LANES) tests/integration tests/e2e
 
 # Two lanes (pytest-xdist processes), each with its own session clusters, taking whole modules
@@ -120,7 +138,7 @@ LANES ?= -n 2 --dist loadfile
 
 # Everything: the fast lane first, then every test it leaves out (the `system` and `slow` unit
 # tests, and every test in tests/integration and tests/e2e, all marked `integration` or `e2e`).
-test: check kafka-jars gssapi-client promtool ## check, then every other test (real brokers included)
+test: check kafka-jars apicurio gssapi-client promtool ## check, then every other test (real brokers included)
 	$(BIN)/pytest $(LANES) -m "system or slow or integration or e2e"
 
 demo: kafka-jars ## two local Kafka clusters, primary -> backup, records you can watch arrive

@@ -4,7 +4,7 @@ test`'s two lanes take the modules.
 
 Fixtures: `primary`, `backup`, `cluster_pair`, `new_topic`, `new_group`
 (tests.support.clusters), `mirror` and `client` for the REST tests (tests.support.api), `apache`
-(tests.support.apache_oracle).
+(tests.support.apache_oracle), `registries` (two Apicurio servers, tests.support.registry).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ pytest_plugins = [
     "tests.support.clusters",
     "tests.support.api",
     "tests.support.apache_oracle",
+    "tests.support.registry",
 ]
 
 
