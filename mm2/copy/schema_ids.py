@@ -1,0 +1,232 @@
+"""Schema IDs rewritten in flight, for a target registry that numbers schemas its own way
+(issue 25).
+
+A record written with a Confluent serializer names its schema in one of two places, for its
+key and its value independently:
+- the payload prefix: magic byte 0x00, the schema's 4-byte big-endian ID, then (Protobuf only)
+  the message indexes as zig-zag varints, then the serialized data;
+- a header, `__key_schema_id` / `__value_schema_id` (Java CP 8.0+, confluent-kafka-python
+  2.10.1+): 0x01 and the schema's 16-byte GUID (or 0x00 and a 4-byte ID, which the
+  deserializers read too), then the message indexes. Such a key or value has no prefix.
+
+Copying to a target whose registry gave the schema another ID replaces those 4 (or 16) bytes
+and nothing else: message indexes and data stay byte for byte, and so does every other header
+and their order. A record whose ID has no target ID yet is not rewritten: `rewrite` answers
+`Missing`, and the copy loop holds its partition rather than copy an ID that names another
+schema (or none) on the target.
+
+This runs once per record in the copy loop's hot Python loop: no regex, no logging, and for
+a record that names no schema (no 0x00 first byte, no such header) no allocation at all.
+The maps are kept in wire form (the 4 or 16 source bytes to the replacement's bytes, magic
+byte included), so a lookup is a slice and a dict probe.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from mm2.errors import RecordFormatError
+from mm2.records.schema_ids import SchemaIdMapping
+
+__all__ = [
+    "KEY_SCHEMA_ID_HEADER",
+    "VALUE_SCHEMA_ID_HEADER",
+    "HeaderValue",
+    "Headers",
+    "Missing",
+    "Rewritten",
+    "SchemaIdRewriter",
+]
+
+KEY_SCHEMA_ID_HEADER = "__key_schema_id"
+VALUE_SCHEMA_ID_HEADER = "__value_schema_id"
+_SCHEMA_HEADERS = frozenset((KEY_SCHEMA_ID_HEADER, VALUE_SCHEMA_ID_HEADER))
+
+# What a consumer's Message.headers() gives (a list) and what Producer.produce() takes.
+HeaderValue = str | bytes | None
+Headers = list[tuple[str, HeaderValue]] | dict[str, HeaderValue]
+
+_ID_MAX = 2**32 - 1  # what 4 bytes carry; registries hand out positive Java ints
+
+
+# The record to produce, (key, value, headers), every schema ID translated: a plain tuple,
+# since building a NamedTuple costs more than the rest of a rewrite.
+Rewritten = tuple[bytes | None, bytes | None, Headers | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """A schema ID (int) or GUID (str) of the source registry that has no target ID yet, in
+    the record's key or value, found in its payload prefix or in its header."""
+
+    field: Literal["key", "value"]
+    schema: int | str
+    where: Literal["prefix", "header"]
+
+    def __str__(self) -> str:
+        what = "GUID" if isinstance(self.schema, str) else "ID"
+        place = "payload prefix" if self.where == "prefix" else "header"
+        return f"the {self.field}'s schema {what} {self.schema} ({place}) has no target {what} yet"
+
+
+def _id_bytes(schema_id: int) -> bytes:
+    if isinstance(schema_id, bool) or not isinstance(schema_id, int):
+        raise RecordFormatError(f"schema ID {schema_id!r} is no integer")
+    if not 0 <= schema_id <= _ID_MAX:
+        raise RecordFormatError(f"schema ID {schema_id} does not fit the 4 bytes of the wire")
+    return schema_id.to_bytes(4, "big")
+
+
+def _guid_bytes(guid: str) -> bytes:
+    try:
+        return uuid.UUID(guid).bytes
+    except ValueError as exc:
+        raise RecordFormatError(f"schema GUID {guid!r} is no UUID") from exc
+
+
+class SchemaIdRewriter:
+    """Translates the schema IDs and GUIDs of records, source registry to target's.
+
+    `prefixed_keys` / `prefixed_values` say whether keys / values may carry the payload
+    prefix. Data that only looks like one is misread: a big-endian long key below 2**56 starts
+    with 0x00, and its bytes 1-4 would be taken for an ID and held as Missing. A flow whose
+    keys are not written by a Confluent serializer turns `prefixed_keys` off; the schema-ID
+    headers are always read (their names say what they are).
+    """
+
+    __slots__ = ("_guids", "_ids", "_keys", "_values")
+
+    def __init__(
+        self,
+        ids: Mapping[int, int] | None = None,
+        guids: Mapping[str, str] | None = None,
+        *,
+        prefixed_keys: bool = True,
+        prefixed_values: bool = True,
+    ) -> None:
+        # source ID's 4 bytes -> 0x00 + the target ID's 4 bytes
+        self._ids: dict[bytes, bytes] = {}
+        # source GUID's 16 bytes -> 0x01 + the target GUID's 16 bytes
+        self._guids: dict[bytes, bytes] = {}
+        self._keys = prefixed_keys
+        self._values = prefixed_values
+        for source, target in (ids or {}).items():
+            self.learn(SchemaIdMapping("", source, target))
+        for source_guid, target_guid in (guids or {}).items():
+            self.learn(SchemaIdMapping("", source_guid, target_guid))
+
+    def learn(self, mapping: SchemaIdMapping) -> None:
+        """Take one mapping (a newer one of the same source ID replaces the older); raises
+        RecordFormatError, changing nothing, for one that no wire format can carry."""
+        source, target = mapping.source, mapping.target
+        if isinstance(source, str) and isinstance(target, str):
+            self._guids[_guid_bytes(source)] = b"\x01" + _guid_bytes(target)
+        elif isinstance(source, int) and isinstance(target, int):
+            self._ids[_id_bytes(source)] = b"\x00" + _id_bytes(target)
+        else:
+            raise RecordFormatError(f"schema {source!r} -> {target!r}: not of one kind")
+
+    @property
+    def ids(self) -> dict[int, int]:
+        """The ID map as it stands (a copy, for status and tests)."""
+        return {
+            int.from_bytes(s, "big"): int.from_bytes(t[1:], "big") for s, t in self._ids.items()
+        }
+
+    @property
+    def guids(self) -> dict[str, str]:
+        """The GUID map as it stands, canonical UUID strings (a copy)."""
+        return {
+            str(uuid.UUID(bytes=s)): str(uuid.UUID(bytes=t[1:])) for s, t in self._guids.items()
+        }
+
+    def rewrite(
+        self, key: bytes | None, value: bytes | None, headers: Headers | None
+    ) -> Rewritten | Missing | None:
+        """The record with its schema IDs translated; None when it names no schema (copy it
+        as it is); Missing when one it names has no target ID yet (the first found)."""
+        if headers:
+            if isinstance(headers, dict):  # a consumer gives a list; produce() takes both
+                headers = list(headers.items())
+            for name, _ in headers:
+                if name in _SCHEMA_HEADERS:
+                    return self._with_headers(key, value, headers)
+        # The payload prefix, inline: most records that name a schema do it here.
+        new_value = None
+        if value and value[0] == 0 and len(value) > 4 and self._values:
+            prefix = self._ids.get(value[1:5])
+            if prefix is None:
+                return Missing("value", int.from_bytes(value[1:5], "big"), "prefix")
+            new_value = prefix + value[5:]
+        if key and key[0] == 0 and len(key) > 4 and self._keys:
+            prefix = self._ids.get(key[1:5])
+            if prefix is None:
+                return Missing("key", int.from_bytes(key[1:5], "big"), "prefix")
+            return (prefix + key[5:], value if new_value is None else new_value, headers)
+        if new_value is None:
+            return None
+        return (key, new_value, headers)
+
+    def _with_headers(
+        self, key: bytes | None, value: bytes | None, headers: list[tuple[str, HeaderValue]]
+    ) -> Rewritten | Missing | None:
+        """A record with a schema-ID header: every such header rewritten in its place; the
+        payload of that field is left alone, the other field may still carry a prefix."""
+        out = list(headers)
+        in_key = in_value = False
+        field: Literal["key", "value"]
+        for i, (name, raw) in enumerate(headers):
+            if name == VALUE_SCHEMA_ID_HEADER:
+                in_value, field = True, "value"
+            elif name == KEY_SCHEMA_ID_HEADER:
+                in_key, field = True, "key"
+            else:
+                continue
+            if not isinstance(raw, bytes):
+                continue  # a null (or text) header names no schema
+            new = self._reframe(raw, field)
+            if isinstance(new, Missing):
+                return new
+            if new is not None:
+                out[i] = (name, new)
+        new_key, new_value = key, value
+        if not in_value and value and value[0] == 0 and self._values:
+            found = self._reframe_id(value, "value", "prefix")
+            if isinstance(found, Missing):
+                return found
+            if found is not None:
+                new_value = found
+        if not in_key and key and key[0] == 0 and self._keys:
+            found = self._reframe_id(key, "key", "prefix")
+            if isinstance(found, Missing):
+                return found
+            if found is not None:
+                new_key = found
+        if out == headers and new_key is key and new_value is value:
+            return None  # schema-ID headers that frame nothing (null, short, other magic)
+        return (new_key, new_value, out)
+
+    def _reframe(self, raw: bytes, field: Literal["key", "value"]) -> bytes | Missing | None:
+        """A schema-ID header's value with its GUID (or ID) translated; None if unframed."""
+        if raw and raw[0] == 1 and len(raw) > 16:
+            guid = self._guids.get(raw[1:17])
+            if guid is None:
+                return Missing(field, str(uuid.UUID(bytes=raw[1:17])), "header")
+            return guid + raw[17:]
+        if raw and raw[0] == 0:
+            return self._reframe_id(raw, field, "header")
+        return None
+
+    def _reframe_id(
+        self, data: bytes, field: Literal["key", "value"], where: Literal["prefix", "header"]
+    ) -> bytes | Missing | None:
+        """0x00 + a 4-byte ID + the rest, with the ID translated; None if shorter than that."""
+        if len(data) < 5:
+            return None
+        prefix = self._ids.get(data[1:5])
+        if prefix is None:
+            return Missing(field, int.from_bytes(data[1:5], "big"), where)
+        return prefix + data[5:]
