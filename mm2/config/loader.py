@@ -8,7 +8,15 @@ from pathlib import Path
 
 from mm2.config.keys import check_key, rest_problem, suggestion
 from mm2.config.leniency import kinder_readings
-from mm2.config.model import CHECKPOINT, HEARTBEAT, SOURCE, Flow, MirrorMakerConfig
+from mm2.config.model import (
+    CHECKPOINT,
+    HEARTBEAT,
+    SCHEMA,
+    SOURCE,
+    Flow,
+    MirrorMakerConfig,
+    syncs_schemas,
+)
 from mm2.config.names import DEPRECATED_NAMES, MM1_NAMES
 from mm2.config.properties import PropertiesFile, read_properties
 from mm2.config.providers import ProviderProblem, Providers
@@ -222,6 +230,8 @@ def _build_flow(
         name: connector_base_config(raw, source, target, name)
         for name in (SOURCE, CHECKPOINT, HEARTBEAT)
     }
+    if syncs_schemas(connectors[SOURCE]):
+        connectors[SCHEMA] = connector_base_config(raw, source, target, SCHEMA)
     enabled = parse_bool(connectors[SOURCE]["enabled"])
     flow = Flow(source, target, enabled, connectors, providers, worker_config(raw, source, target))
     if plugins := flow.plugin_problems():

@@ -33,7 +33,7 @@ from mm2.policies.filter import (
 from mm2.policies.group_mirroring import GroupMirroringPolicy, load_group_mirroring_policy
 from mm2.policies.replication import PolicyConfigError, ReplicationPolicy, load_replication_policy
 
-__all__ = ["HIDDEN", "Flow", "MirrorMakerConfig", "is_password"]
+__all__ = ["HIDDEN", "SCHEMA", "Flow", "MirrorMakerConfig", "is_password", "syncs_schemas"]
 
 HIDDEN = "[hidden]"
 SOURCE, CHECKPOINT, HEARTBEAT = (
@@ -41,6 +41,9 @@ SOURCE, CHECKPOINT, HEARTBEAT = (
     "MirrorCheckpointConnector",
     "MirrorHeartbeatConnector",
 )
+# Ours: a flow whose clusters both name a Schema Registry gets a fourth connector.
+SCHEMA = "MirrorSchemaConnector"
+_REGISTRY_PREFIX = "schema.registry."
 _CLIENTS: tuple[tuple[str, ClientRole], ...] = (
     ("source", "consumer"),
     ("source", "admin"),
@@ -57,6 +60,15 @@ def is_password(key: str) -> bool:
 
 def _prefixed(props: Mapping[str, str], prefix: str) -> dict[str, str]:
     return {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)}
+
+
+def syncs_schemas(connector_config: Mapping[str, str]) -> bool:
+    """Whether a flow's connector map (its source connector's) names a Schema Registry for
+    both clusters (`<alias>.schema.registry.url`): then the flow runs MirrorSchemaConnector."""
+    return all(
+        connector_config.get(f"{side}.cluster.{_REGISTRY_PREFIX}url", "").strip()
+        for side in ("source", "target")
+    )
 
 
 @dataclass(frozen=True)
@@ -87,7 +99,7 @@ class Flow:
             props["source.cluster.alias"],
             props["target.cluster.alias"],
             parse_bool(props.get("enabled", "false")),
-            {SOURCE: props, CHECKPOINT: props, HEARTBEAT: props},
+            {SOURCE: props, CHECKPOINT: props, HEARTBEAT: props, SCHEMA: props},
         )
 
     def worker_keys(self) -> dict[str, str]:
@@ -168,6 +180,14 @@ class Flow:
         self, connector: str = CHECKPOINT, label: str = "checkpoints-target-consumer"
     ) -> ClientConfig:
         return self._client("target", "consumer", connector, label)[0]
+
+    def schema_registry_config(self, side: str, connector: str = SOURCE) -> dict[str, str]:
+        """One side's Schema Registry settings, resolved, as Confluent's client keys
+        (`schema.registry.url`, `schema.registry.basic.auth.user.info`, ...: mm2.schemas reads
+        them); empty when that cluster names no registry."""
+        found = _prefixed(self.connector_config(connector), f"{side}.cluster.")
+        settings = {k: v for k, v in found.items() if k.startswith(_REGISTRY_PREFIX)}
+        return settings if settings.get(_REGISTRY_PREFIX + "url", "").strip() else {}
 
     def unsupported_client_settings(self) -> list[str]:
         """`<side>.<role>.<key>` for every Java client setting librdkafka has no twin for."""

@@ -14,6 +14,7 @@ __all__ = [
     "DEPRECATED_NAMES",
     "MM1_NAMES",
     "PASSWORD_NAMES",
+    "SCHEMA_REGISTRY_NAMES",
     "TYPES",
     "WORKER_NAMES",
     "ValueType",
@@ -173,6 +174,29 @@ _HEARTBEAT_NAMES = {
     "emit.heartbeats.interval.seconds",
     "heartbeats.topic.replication.factor",
 }
+# Ours: MirrorSchemaConnector's keys (mm2.connectors.schema), a flow's Schema Registry sync.
+_SCHEMA_NAMES = {
+    "schemas",
+    "schemas.exclude",
+    "sync.schemas.enabled",
+    "sync.schemas.interval.seconds",
+}
+# Ours: a cluster's Schema Registry (`<alias>.schema.registry.url`, ...), Confluent's client
+# keys under the `schema.registry.` prefix (mm2.schemas.settings); both registries of a flow set
+# turn its schema connector on.
+SCHEMA_REGISTRY_NAMES = frozenset(
+    {
+        "schema.registry.url",
+        "schema.registry.basic.auth.credentials.source",
+        "schema.registry.basic.auth.user.info",
+        "schema.registry.ssl.ca.location",
+        "schema.registry.ssl.certificate.location",
+        "schema.registry.ssl.key.location",
+        "schema.registry.ssl.key.password",
+        "schema.registry.requests.per.second",
+        "schema.registry.timeout.ms",
+    }
+)
 # Connect worker keys (DistributedConfig) that mm2's connectors act on: its source task keeps
 # the offsets topic, as Apache's worker does. Apache's worker reads them from `<target>.*` and
 # (offset.storage.*) the top level, and MirrorMakerConfig keeps them out of the connector
@@ -201,6 +225,7 @@ CONNECT_STORAGE_NAMES = frozenset(
 # above (checked wherever they are set).
 MM2_NAMES = frozenset(
     WORKER_NAMES
+    | SCHEMA_REGISTRY_NAMES
     | {
         "mm2.state.dir",
         "skip.oversized.records",
@@ -223,6 +248,7 @@ CONNECTOR_CONFIG_NAMES = frozenset(
     | _SOURCE_NAMES
     | _CHECKPOINT_NAMES
     | _HEARTBEAT_NAMES
+    | _SCHEMA_NAMES
 )
 
 _PKG = "org.apache.kafka.connect.mirror."
@@ -230,6 +256,8 @@ CONNECTOR_CLASSES: dict[str, str] = {
     "MirrorSourceConnector": _PKG + "MirrorSourceConnector",
     "MirrorCheckpointConnector": _PKG + "MirrorCheckpointConnector",
     "MirrorHeartbeatConnector": _PKG + "MirrorHeartbeatConnector",
+    # ours: no Apache twin
+    "MirrorSchemaConnector": "mm2.connectors.schema.MirrorSchemaConnector",
 }
 
 DEPRECATED_NAMES: dict[str, str] = {
@@ -293,6 +321,7 @@ _BOOLEANS = (
     "tasks.max.enforce",
     "dedicated.mode.enable.internal.rest",
     "skip.oversized.records",
+    "sync.schemas.enabled",
 )
 _INTS = ("tasks.max", "replication.factor", "offset.storage.partitions")
 _SHORTS = (
@@ -319,6 +348,8 @@ _LONGS = (
     "pipeline.max.records.per.partition",
     "transaction.boundary.interval.ms",
     "progress.group.commit.interval.ms",
+    "sync.schemas.interval.seconds",
+    "schema.registry.timeout.ms",
 )
 _LISTS = (
     "topics",
@@ -329,6 +360,8 @@ _LISTS = (
     "groups.blacklist",
     "config.properties.exclude",
     "config.properties.blacklist",
+    "schemas",
+    "schemas.exclude",
 )
 _CLASSES = (
     "replication.policy.class",
@@ -347,6 +380,8 @@ TYPES: dict[str, ValueType] = {
     **dict.fromkeys(_LONGS, "long"),
     **dict.fromkeys(_LISTS, "list"),
     **dict.fromkeys(_CLASSES, "class"),
+    "schema.registry.requests.per.second": "double",
+    "schema.registry.basic.auth.credentials.source": ("USER_INFO", "URL"),
     "offset-syncs.topic.location": ("source", "target"),
     "exactly.once.source.support": ("disabled", "preparing", "enabled"),
     "exactly.once.support": ("requested", "required"),
@@ -363,6 +398,8 @@ BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "progress.group.commit.interval.ms": (0, None),
     "offset.storage.partitions": (1, None),
     "offset.storage.replication.factor": (1, None),
+    "schema.registry.requests.per.second": (0, None),
+    "schema.registry.timeout.ms": (1, None),
 }
 # Values a validator accepts outside its bounds (-1: the broker's default replication factor).
 ALSO: dict[str, tuple[str, ...]] = {"offset.storage.replication.factor": ("-1",)}

@@ -1,7 +1,8 @@
 """A flow's settings, typed once from its resolved config: every default of mm2's readers here.
 
 Fields are named after the Kafka keys (`offset.lag.max` -> `offset_lag_max`) and grouped by
-who reads them in Apache MM2: the three connectors and the Connect worker of the flow's herder.
+who reads them in Apache MM2: the three connectors and the Connect worker of the flow's herder
+(and mm2's schema connector).
 An interval is None when its `*.enabled` key is false: Apache's -1, "never".
 
     settings = flow.settings
@@ -23,6 +24,7 @@ __all__ = [
     "FlowSettings",
     "HeartbeatSettings",
     "MirrorMakerSettings",
+    "SchemaSettings",
     "SourceSettings",
     "WorkerSettings",
     "flow_settings",
@@ -46,6 +48,7 @@ DEFAULT_INTERVALS_S = {
     "sync.group.offsets": 1,
     "sync.share.group.offsets": 1,
     "emit.heartbeats": 1,
+    "sync.schemas": 1,
 }
 # The `<name>.enabled` keys that are false unless set (Apache's default too).
 DEFAULT_OFF = frozenset({"sync.group.offsets", "sync.share.group.offsets"})
@@ -98,6 +101,15 @@ class HeartbeatSettings:
 
 
 @dataclass(frozen=True)
+class SchemaSettings:
+    """MirrorSchemaConnector's keys (ours): how often its task copies the source registry;
+    None when `sync.schemas.enabled = false`. The registries themselves are cluster settings
+    (`<alias>.schema.registry.url`, Flow.schema_registry_config)."""
+
+    sync_schemas_interval_seconds: int | None = DEFAULT_INTERVALS_S["sync.schemas"]
+
+
+@dataclass(frozen=True)
 class WorkerSettings:
     """The Connect worker keys of the flow's herder that mm2 acts on (its source task keeps the
     offsets topic, as Apache's worker does). Apache reads them from `<target>.<key>` or the
@@ -120,6 +132,7 @@ class FlowSettings:
     checkpoint: CheckpointSettings
     heartbeat: HeartbeatSettings
     worker: WorkerSettings
+    schema: SchemaSettings = SchemaSettings()
 
 
 @dataclass(frozen=True)
@@ -240,6 +253,8 @@ def flow_settings(
                 ExactlyOnceSourceSupport, w.choice("exactly.once.source.support", "enabled")
             ),
         ),
+        # The schema connector's map is built from the same base as the source connector's.
+        schema=SchemaSettings(sync_schemas_interval_seconds=s.interval_seconds("sync.schemas")),
     )
 
 
