@@ -54,6 +54,7 @@ class MirrorCollector(Collector):
         elsewhere = {(v.source, v.target) for v in views if v.runs_on}
         yield from self._source(elsewhere)
         yield from self._checkpoints(elsewhere)
+        yield from self._schemas(elsewhere)
         yield from self._states(elsewhere)
         yield self._flows(views)
 
@@ -148,6 +149,31 @@ class MirrorCollector(Collector):
             if (source, target) not in elsewhere:
                 held.add_metric([source, target, topic, str(partition)], seconds)
         yield held
+
+    def _schemas(self, elsewhere: set[tuple[str, str]]) -> Iterator[Metric]:
+        """The flows' schema syncs (MirrorSchemaConnector): IDs kept or translated in flight."""
+        labels = ["source", "target"]
+        translated = GaugeMetricFamily(
+            "mm2_schema_ids_translated",
+            "1 when the flow rewrites schema IDs in flight (the target registry numbers schemas "
+            "its own way), 0 when the target keeps the source's IDs (IMPORT mode)",
+            labels=labels,
+        )  # fmt: skip
+        registered = CounterMetricFamily(
+            "mm2_schema_versions_registered", "schema versions registered on the target registry",
+            labels=labels,
+        )  # fmt: skip
+        mappings = CounterMetricFamily(
+            "mm2_schema_id_mappings", "source -> target schema ID mappings written to Kafka",
+            labels=labels,
+        )  # fmt: skip
+        for s in self._metrics.schema_snapshot():
+            if (s.source, s.target) in elsewhere:
+                continue
+            translated.add_metric([s.source, s.target], s.id_mode == "translated")
+            registered.add_metric([s.source, s.target], s.versions_registered)
+            mappings.add_metric([s.source, s.target], s.mappings_written)
+        yield from (translated, registered, mappings)
 
     def _states(self, elsewhere: set[tuple[str, str]]) -> Iterator[Metric]:
         connector = GaugeMetricFamily(

@@ -95,6 +95,12 @@ class Task(ABC):
     def stop(self) -> None:
         """Release everything; called once, also after a failure."""
 
+    def status_note(self) -> str | None:
+        """What the task's REST status says while it runs (its `trace` then: a running task
+        has no error to show); None by default. MirrorSchemaTask says whether the flow keeps
+        or translates schema IDs."""
+        return None
+
     def copy_tasks(self) -> Sequence[CopyTaskView]:
         """The tasks this one runs elsewhere (MirrorSourceTask: the flow's copy tasks on
         Spark), which the Connect view shows in its place; none by default."""

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from mm2.copy.routes import Route
 from mm2.copy.stats import CopyStats
 
-__all__ = ["CheckpointSnapshot", "FlowEvent", "MetricsRegistry", "PartitionSnapshot"]
+__all__ = [
+    "CheckpointSnapshot",
+    "FlowEvent",
+    "MetricsRegistry",
+    "PartitionSnapshot",
+    "SchemaSyncSnapshot",
+]
 
 EVENTS_KEPT = 20  # per flow, the newest
 
@@ -85,6 +91,18 @@ class CheckpointSnapshot:
 
 
 @dataclass(frozen=True)
+class SchemaSyncSnapshot:
+    """A flow's schema sync (MirrorSchemaConnector): whether the flow keeps its records' schema
+    IDs or translates them, and what its passes wrote since the process started."""
+
+    source: str
+    target: str
+    id_mode: str  # "kept" or "translated"
+    versions_registered: int
+    mappings_written: int
+
+
+@dataclass(frozen=True)
 class FlowEvent:
     """Something an operator must hear of that a state does not show for long: a source topic
     re-created, records deleted before they were copied, a source log found truncated."""
@@ -115,6 +133,7 @@ class MetricsRegistry:
         # (source, target) -> {(target topic, partition): seconds held back by a transaction}
         self._open: dict[tuple[str, str], dict[tuple[str, int], float]] = {}
         self._events: dict[tuple[str, str], deque[FlowEvent]] = {}
+        self._schemas: dict[tuple[str, str], SchemaSyncSnapshot] = {}
 
     def event(self, source: str, target: str, kind: str, message: str) -> None:
         """Keep an event of the flow (the newest EVENTS_KEPT), shown in /flows."""
@@ -258,6 +277,22 @@ class MetricsRegistry:
                 c.low = min(c.low, latency)
                 c.high = max(c.high, latency)
                 c.total += latency
+
+    def record_schema_pass(
+        self, source: str, target: str, *, id_mode: str, registered: int, mappings: int
+    ) -> None:
+        """A pass of the flow's schema sync: the ID mode it ended in and what it wrote."""
+        with self._lock:
+            was = self._schemas.get((source, target))
+            self._schemas[(source, target)] = SchemaSyncSnapshot(
+                source, target, id_mode,
+                registered + (was.versions_registered if was else 0),
+                mappings + (was.mappings_written if was else 0),
+            )  # fmt: skip
+
+    def schema_snapshot(self) -> list[SchemaSyncSnapshot]:
+        with self._lock:
+            return [s for _, s in sorted(self._schemas.items())]
 
     def checkpoint_snapshot(self) -> list[CheckpointSnapshot]:
         with self._lock:

@@ -144,8 +144,14 @@ class TaskRunner:
         return self._restarts
 
     def status(self) -> TaskStatus:
+        trace = self._trace
+        if trace is None and self._state == "RUNNING":
+            try:
+                trace = self._task.status_note()
+            except Exception:  # a view never fails the status call
+                log.debug("%s: status note not readable", self._thread.name, exc_info=True)
         return TaskStatus(
-            self._context.task_id, self._state, self._worker_id, self._trace, self._restarts
+            self._context.task_id, self._state, self._worker_id, trace, self._restarts
         )
 
     def statuses(self) -> tuple[TaskStatus, ...]:

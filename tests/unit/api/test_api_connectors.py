@@ -136,3 +136,16 @@ def test_metrics_are_prometheus_text(client: TestClient) -> None:
     text = client.get("/metrics").text
     assert 'kafka_connect_connector_status{connector="primary.backup.MirrorSourceConnector"' in text
     assert "process_cpu_seconds_total" in text or "python_info" in text
+
+
+def test_a_flow_s_schema_sync_is_exported(mirror: MirrorMaker, client: TestClient) -> None:
+    before = client.get("/metrics").text
+    assert "# TYPE mm2_schema_ids_translated gauge" in before  # described before any pass
+    mirror.metrics.record_schema_pass("primary", "backup", id_mode="translated", registered=3,
+                                      mappings=3)  # fmt: skip
+    mirror.metrics.record_schema_pass("primary", "backup", id_mode="translated", registered=1,
+                                      mappings=2)  # fmt: skip
+    text = client.get("/metrics").text
+    assert 'mm2_schema_ids_translated{source="primary",target="backup"} 1.0' in text
+    assert 'mm2_schema_versions_registered_total{source="primary",target="backup"} 4.0' in text
+    assert 'mm2_schema_id_mappings_total{source="primary",target="backup"} 5.0' in text

@@ -237,3 +237,41 @@ def test_the_connect_view_shows_each_copy_task_with_its_partitions() -> None:
 def test_a_task_that_runs_no_copy_tasks_shows_itself() -> None:
     (own,) = runner("plain").statuses()
     assert (own.id, own.partitions) == (0, None)
+
+
+class NotingTask(Task):
+    """Runs and says something about how (MirrorSchemaTask says whether IDs are kept)."""
+
+    def start(self, config: Mapping[str, str], context: TaskContext) -> None:
+        self.failing = config.get("poll") == "fail"
+
+    def poll(self) -> float:
+        if self.failing:
+            raise KafkaClientError("target down", retriable=True)
+        return 0.01
+
+    def status_note(self) -> str | None:
+        return "schema IDs translated in flight: the target assigns its own IDs"
+
+    def stop(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("poll", "expected"),
+    [("ok", "schema IDs translated in flight"), ("fail", "polling again in")],
+)
+def test_a_running_task_s_note_is_its_trace_and_an_error_wins(poll: str, expected: str) -> None:
+    runner = TaskRunner(
+        NotingTask(), {"poll": poll}, flow="a->b", connector="MirrorSchemaConnector",
+        task_id=0, worker_id="w", backoff=TINY,
+    )  # fmt: skip
+    runner.start()
+    try:
+        eventually(
+            lambda: runner.status().state == "RUNNING"
+            and (runner.status().trace or "").startswith(expected),
+            timeout=5, what=f"a running task whose trace starts with {expected!r}",
+        )  # fmt: skip
+    finally:
+        runner.stop()
