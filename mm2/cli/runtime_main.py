@@ -22,6 +22,7 @@ from mm2.config.providers import Providers
 from mm2.connect.spi import Connector
 from mm2.connectors.checkpoint import MirrorCheckpointConnector, load_snapshot, snapshot_path
 from mm2.connectors.heartbeat import MirrorHeartbeatConnector
+from mm2.connectors.schema import MirrorSchemaConnector
 from mm2.connectors.source import MirrorSourceConnector, spark_conf
 from mm2.copy.positions import PositionsTopic
 from mm2.errors import ConfigError
@@ -41,7 +42,12 @@ log = logging.getLogger("mm2")
 
 PLUGINS: dict[str, type[Connector]] = {
     cls.__name__: cls
-    for cls in (MirrorSourceConnector, MirrorCheckpointConnector, MirrorHeartbeatConnector)
+    for cls in (
+        MirrorSourceConnector,
+        MirrorCheckpointConnector,
+        MirrorHeartbeatConnector,
+        MirrorSchemaConnector,
+    )
 }
 
 

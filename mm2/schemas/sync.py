@@ -117,6 +117,7 @@ class SchemaSync:
         self._decided: set[int | str] = set()
         self._listings: dict[str, tuple[tuple[int, ...], frozenset[int]]] = {}
         self._levels: dict[str | None, object] = {}  # compatibility the target has, as known
+        self._names: dict[str, str | None] = {}  # a subject's name decided once: it stays
         self._report = PassReport()
 
     @property
@@ -137,7 +138,7 @@ class SchemaSync:
         for subject in sorted(set(self._source.subjects(deleted=True)) | live):
             if not self._filter.accepts(subject):
                 continue
-            target = self._naming.target_subject(subject)
+            target = self._target_name(subject)
             if target is None:
                 continue  # its topic came from the target: never copied back
             try:
@@ -187,6 +188,13 @@ class SchemaSync:
         self._decided.add(source)
 
     # -- subjects --
+    def _target_name(self, subject: str) -> str | None:
+        """The subject's name on the target, decided the first time it is seen (whether its
+        prefix is a topic of the source may change later; its copy's name must not)."""
+        if subject not in self._names:
+            self._names[subject] = self._naming.target_subject(subject)
+        return self._names[subject]
+
     def _sync_subject(self, subject: str, target: str, *, live: bool) -> None:
         every = self._source.versions(subject, deleted=True)
         alive = frozenset(self._source.versions(subject)) if live else frozenset()
@@ -256,7 +264,7 @@ class SchemaSync:
             content = self._content_on_target(found)
         finally:
             self._visiting.discard(key)
-        target = self._naming.target_subject(subject) or subject
+        target = self._target_name(subject) or subject
         registered = self._target.lookup(target, content, deleted=not live)
         if registered is None:
             registered = self._register(target, content, found)

@@ -1,0 +1,182 @@
+"""MirrorSchemaConnector: a flow's Schema Registry copied to its target's (issue 25).
+
+On for a flow whose two clusters both name a registry (`<alias>.schema.registry.url`). Its one
+task runs a pass of mm2.schemas.SchemaSync every `sync.schemas.interval.seconds` and writes
+each source schema ID's target ID to the flow's offsets topic on the target
+(mm2.records.schema_ids), placed by key as Connect places its offsets, where the copy tasks
+read them. At its start it reads back the mappings already there, so a restart or a standby
+carries on instead of writing them all again. Whether the flow keeps or translates IDs is in
+the log (once, when decided or switched), in the task's REST status and in the
+`mm2_schema_ids_translated` metric.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+
+from mm2.config.model import SCHEMA, Flow, syncs_schemas
+from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.copy.positions import PARTITIONER, PositionsTopic
+from mm2.copy.schema_map import SchemaIdFeed
+from mm2.errors import ConfigError, MM2Error
+from mm2.kafka.producer import RecordProducer
+from mm2.kafka.topics import TopicAdmin
+from mm2.policies.replication import PolicyConfigError
+from mm2.records.schema_ids import SchemaIdMapping
+from mm2.schemas import RegistryClient, SchemaSync, SubjectFilter, SubjectNaming
+
+__all__ = ["MirrorSchemaConnector", "MirrorSchemaTask"]
+
+log = logging.getLogger(__name__)
+
+_UNASSIGNED = -1  # the producer's partitioner places the record by its key
+_TOPICS_FRESH_S = 1.0  # a topic not in the last listing is looked for again after this
+
+
+class MirrorSchemaTask(Task):
+    """Copies the source registry to the target's and writes the ID mappings to Kafka."""
+
+    def start(self, config: Mapping[str, str], context: TaskContext) -> None:
+        # Nothing that talks to Kafka or a registry here: one that is down is retried in poll().
+        self._flow = flow = Flow.for_connector(config)
+        self._metrics = context.metrics
+        self._interval = float(flow.settings.schema.sync_schemas_interval_seconds or 1)
+        try:
+            self._subjects = SubjectFilter.from_config(config)
+        except PolicyConfigError as exc:
+            raise ConfigError(exc.detail, key=exc.key) from None
+        self._source = RegistryClient.from_config(flow.schema_registry_config("source", SCHEMA))
+        self._target = RegistryClient.from_config(flow.schema_registry_config("target", SCHEMA))
+        self._positions = PositionsTopic.of(flow)
+        self._producer: RecordProducer | None = None
+        self._sync: SchemaSync | None = None
+        # What Kafka acknowledged (or held at the start): a new SchemaSync starts from it.
+        self._confirmed: dict[int | str, int | str] = {}
+        self._topics: set[str] = set()
+        self._topics_at = float("-inf")
+
+    # -- setup, retried until the target cluster answers --
+    def _setup(self) -> None:
+        flow = self._flow
+        self._positions.ensure()
+        feed = SchemaIdFeed.open(
+            self._positions.consumer_config, self._positions.topic,
+            flow=flow.name, cluster=flow.source,
+        )  # fmt: skip
+        try:
+            feed.catch_up()
+            self._confirmed = {}
+            self._confirmed.update(feed.rewriter.ids.items())
+            self._confirmed.update(feed.rewriter.guids.items())
+        finally:
+            feed.close()
+        config = flow.target_producer_config(SCHEMA, "schema-ids-producer")
+        self._producer = RecordProducer({**config, **PARTITIONER})
+        log.info(
+            "%s: schemas from %s to %s; %d schema ID mapping(s) read back from %s",
+            flow.name, self._source.url, self._target.url, len(self._confirmed),
+            self._positions.topic,
+        )  # fmt: skip
+
+    def _new_sync(self) -> SchemaSync:
+        flow = self._flow
+        topic_filter = flow.topic_filter()
+        naming = SubjectNaming(
+            flow.replication_policy(), flow.source, flow.target,
+            replicated=topic_filter.should_replicate_topic, is_topic=self._is_source_topic,
+        )  # fmt: skip
+        return SchemaSync(
+            self._source, self._target, source_alias=flow.source, naming=naming,
+            subjects=self._subjects, sink=self._send, known=self._confirmed, flow=flow.name,
+        )  # fmt: skip
+
+    def _is_source_topic(self, topic: str) -> bool:
+        """Whether the source cluster has the topic (listed again when it is not found and
+        the last listing is older than a second)."""
+        if topic not in self._topics and time.monotonic() - self._topics_at > _TOPICS_FRESH_S:
+            admin = TopicAdmin(self._flow.source_admin_config(SCHEMA, "schemas-source-admin"))
+            self._topics = set(admin.list_topics())
+            self._topics_at = time.monotonic()
+        return topic in self._topics
+
+    # -- the loop --
+    def poll(self) -> float:
+        if self._producer is None:
+            self._setup()
+        if self._sync is None:
+            self._sync = self._new_sync()
+        try:
+            report = self._sync.run_pass()
+        finally:
+            self._deliver()
+        self._metrics.record_schema_pass(
+            self._flow.source, self._flow.target, id_mode=self._sync.id_mode or "translated",
+            registered=report.registered, mappings=report.mappings,
+        )  # fmt: skip
+        if report.writes or report.mappings:
+            log.info(
+                "%s: schemas: %d version(s) registered, %d soft delete(s), %d level(s), "
+                "%d ID mapping(s) written",
+                self._flow.name, report.registered, report.deleted, report.configs,
+                report.mappings,
+            )  # fmt: skip
+        return self._interval
+
+    def _send(self, mapping: SchemaIdMapping) -> None:
+        """The sync's sink: one mapping to the offsets topic, confirmed once acknowledged."""
+        assert self._producer is not None
+
+        def acknowledged() -> None:
+            self._confirmed[mapping.source] = mapping.target
+
+        self._producer.send(
+            self._positions.topic, mapping.key(), mapping.value(),
+            partition=_UNASSIGNED, on_ack=acknowledged,
+        )  # fmt: skip
+
+    def _deliver(self) -> None:
+        """Wait for the pass's mappings; if any failed, the sync is built again from those
+        Kafka acknowledged, so that none is taken for written that was not."""
+        assert self._producer is not None
+        try:
+            self._producer.flush()
+        except MM2Error:
+            self._sync = None
+            raise
+
+    def status_note(self) -> str | None:
+        sync = self._sync
+        if sync is None or sync.id_mode is None:
+            return None
+        says = "kept" if sync.id_mode == "kept" else "translated in flight"
+        return (
+            f"schema IDs {says}: {sync.id_mode_reason}; "
+            f"{len(self._confirmed)} schema ID mapping(s) in {self._positions.topic}"
+        )
+
+    def stop(self) -> None:
+        producer = getattr(self, "_producer", None)
+        if producer is not None:
+            producer.close()
+        for client in (getattr(self, "_source", None), getattr(self, "_target", None)):
+            if client is not None:
+                client.close()
+
+
+class MirrorSchemaConnector(Connector):
+    """One task for an enabled flow whose clusters both name a Schema Registry; none when
+    `sync.schemas.enabled = false`."""
+
+    task_class = MirrorSchemaTask
+
+    def start(self, config: Mapping[str, str]) -> None:
+        self._config = dict(config)
+        self._flow = Flow.for_connector(config)
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        wanted = self._flow.settings.schema.sync_schemas_interval_seconds is not None
+        if not (self._flow.enabled and wanted and syncs_schemas(self._config)):
+            return []
+        return [{**self._config, "task.index": "0"}]
