@@ -45,10 +45,16 @@ class RegistrySettings:
                     return value
             return None
 
-        urls = tuple(u.strip().rstrip("/") for u in (get("url") or "").split(",") if u.strip())
+        given = get("url")
+        if given is None:
+            raise ConfigError(
+                "no registry named: set <alias>.schema.registry.url for both clusters of the flow",
+                key="schema.registry.url",
+            )
+        urls = tuple(u.strip().rstrip("/") for u in given.split(",") if u.strip())
         if not urls or any(not u.startswith(("http://", "https://")) for u in urls):
             raise ConfigError(
-                f"{get('url')!r} is not a registry URL (http[s]://host:port[/path])",
+                f"{given!r} is not a registry URL (http[s]://host:port[/path])",
                 key="schema.registry.url",
             )
         source = (get("basic.auth.credentials.source") or "USER_INFO").upper()

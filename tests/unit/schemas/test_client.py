@@ -128,6 +128,7 @@ def test_basic_auth_from_user_info_and_a_url_without_its_credentials() -> None:
     ("settings", "key"),
     [
         ({"schema.registry.url": "registry:8081"}, "schema.registry.url"),
+        ({}, "schema.registry.url"),
         ({"schema.registry.url": URL, "basic.auth.credentials.source": "SASL_INHERIT"},
          "basic.auth.credentials.source"),
         ({"schema.registry.url": URL, "basic.auth.user.info": "nopassword"},
