@@ -25,6 +25,7 @@ from mm2.copy.positions import PositionsTopic
 from mm2.copy.routes import Route
 from mm2.copy.runner import CopyRunner
 from mm2.copy.spec import BEGINNING, LIBRDKAFKA_BATCH_SIZE, Assignment, CopyTaskSpec
+from mm2.copy.turns import transactional_ids
 from mm2.errors import ConfigError, KafkaClientError, ProducerFencedError
 
 __all__ = ["EpochPlanner", "EpochSettings", "Publisher", "StartOffsets"]
@@ -377,7 +378,12 @@ class EpochPlanner:
         lead = self._leader()
         if lead is not None:
             self._check_leader(lead)
-        ids = [self._transactional_id(i) for i in range(self._fence_ids())]
+        # Both producers of each task (mm2.copy.turns): a zombie's second one must not commit.
+        ids = [
+            t
+            for i in range(self._fence_ids())
+            for t in transactional_ids(self._transactional_id(i))
+        ]
         self._fence_ids_with(ids, timeout)
 
     def _settle(self, timeout: float, *, rewrite: bool = True) -> None:
