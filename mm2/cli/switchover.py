@@ -1,7 +1,10 @@
 """`mm2 switchover`: a planned switchover of a flow, through the running mirror's REST API.
 
-Kafka is read directly with the file's settings (lag, offset syncs, groups); the flows are
+Kafka is read directly with the file's settings (lag, offset syncs, groups), and so are the
+Schema Registries of a flow that names them (the target's put in READWRITE); the flows are
 paused and resumed over the mirror's REST API (`--url`), so the mirror that runs them does it.
+Exit status 1 when a step stopped the switchover or failed (the registries' step fails
+without stopping the others).
 """
 
 from __future__ import annotations
@@ -60,12 +63,15 @@ def render_report(report: SwitchoverReport) -> str:
              "-" if p.copied_to is None else str(p.copied_to), str(p.not_copied),
              f"{p.not_copied_seconds:.1f}"] for p in report.partitions]  # fmt: skip
     header = ["SOURCE PARTITION", "SOURCE END", "COPIED TO", "NOT COPIED", "SECONDS"]
-    steps = [[s.name, f"{s.seconds:.1f} s"] for s in report.steps]
+    steps = [[s.name, f"{s.seconds:.1f} s", "FAILED" if s.failed else "ok"]
+             for s in report.steps]  # fmt: skip
     groups = [[g.group, g.committed_as, str(g.committed), str(g.kept),
                "yes" if g.exact else "no", g.skipped or "-"] for g in report.groups]  # fmt: skip
+    failed = ", ".join(report.failed_steps)
     out = [
         f"switchover of {report.flow}" + (" (dry run)" if report.dry_run else "")
-        + (": done" if report.done else ""),
+        + (": done" if report.done else "")
+        + (f": failed at {failed} (see what it said)" if failed else ""),
         "",
         table(header, rows) if rows else "no partition mirrored",
         "",
@@ -75,7 +81,7 @@ def render_report(report: SwitchoverReport) -> str:
     if groups:
         head = ["GROUP", "ON TARGET AS", "COMMITTED", "KEPT", "EXACT", "SKIPPED"]
         out += ["", table(head, groups)]
-    out += ["", table(["STEP", "TOOK"], steps)]
+    out += ["", table(["STEP", "TOOK", "RESULT"], steps)]
     return "\n".join(out)
 
 
@@ -126,6 +132,8 @@ class Switchover:
             report, code = exc.report, 1
         finally:
             control.close()
+        if report.failed_steps:
+            code = 1  # the registries' step fails without stopping the others
         print(json.dumps(report.to_json(), indent=2) if args.json else "\n" + render_report(report))
         return code
 

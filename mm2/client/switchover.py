@@ -7,14 +7,18 @@ The steps (docs/architecture.md, "Planned switchover"):
    reads (the producers are the operator's to stop: the wait says which partitions still move);
 3. groups: every mirrored group's live commits on A, translated, committed on B;
 4. stop: the flow A->B paused;
-5. reverse: with `start_reverse`, the flow B->A resumed;
-6. report: per partition the source end at the switch, how far it was copied and what was not
+5. registries (a flow whose clusters both name a Schema Registry): B's registry put in
+   READWRITE for the producers that move there (mm2.client.registries), and what B->A will do
+   with schema IDs in A's; a registry that fails marks the step failed, the others still run;
+6. reverse: with `start_reverse`, the flow B->A resumed;
+7. report: per partition the source end at the switch, how far it was copied and what was not
    (the recovery point, in records and seconds), each step's duration, each group's move.
 
-A dry run does the check and shows the lag and the group plans without waiting or changing
-anything. Each step is safe to run again: commits never move a group backwards (a group that
-consumed further on B keeps its place), and pausing a paused flow or resuming a running one
-changes nothing, so running the command again after a failure half-way does nothing twice.
+A dry run does the check and shows the lag, the group plans and the registries' modes without
+waiting or changing anything. Each step is safe to run again: commits never move a group
+backwards (a group that consumed further on B keeps its place), pausing a paused flow or
+resuming a running one changes nothing, and a READWRITE registry is left as it is, so running
+the command again after a failure half-way does nothing twice.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Protocol
 from mm2.client.failover import apply_failover, target_group_admin, translate_all_groups
 from mm2.client.lag import LagReader, LagReport, PartitionLag
 from mm2.client.plan import FailoverError, FailoverPlan
+from mm2.client.registries import make_target_writable, mirrors_schemas
 from mm2.config import Flow
 from mm2.errors import ConflictError
 
@@ -64,12 +69,18 @@ class FlowControl(Protocol):
 
 @dataclass(frozen=True)
 class Step:
+    """A step that ran: how long it took, what it said, and whether it failed: one that
+    stopped the switchover (SwitchoverError), or the registries' step, after which the
+    others still run."""
+
     name: str
     seconds: float
     said: tuple[str, ...] = ()
+    failed: bool = False
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "seconds": round(self.seconds, 3), "said": list(self.said)}
+        return {"name": self.name, "seconds": round(self.seconds, 3), "said": list(self.said),
+                "failed": self.failed}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -118,6 +129,10 @@ class SwitchoverReport:
     done: bool = False
 
     @property
+    def failed_steps(self) -> list[str]:
+        return [s.name for s in self.steps if s.failed]
+
+    @property
     def not_copied(self) -> int:
         return sum(p.not_copied for p in self.partitions)
 
@@ -127,6 +142,7 @@ class SwitchoverReport:
 
     def to_json(self) -> dict[str, object]:
         return {"flow": self.flow, "dry_run": self.dry_run, "done": self.done,
+                "failed_steps": self.failed_steps,
                 "recovery_point": {"records": self.not_copied,
                                    "seconds": self.not_copied_seconds},
                 "steps": [s.to_json() for s in self.steps],
@@ -156,6 +172,7 @@ class _Run:
     def __init__(self, report: SwitchoverReport, say: Callable[[str], None]) -> None:
         self.report, self._say = report, say
         self._lines: list[str] = []
+        self._failed = False
 
     def say(self, line: str) -> None:
         self._lines.append(line)
@@ -164,15 +181,20 @@ class _Run:
     @contextmanager
     def step(self, name: str) -> Iterator[None]:
         started = time.monotonic()
-        self._lines = []
+        self._lines, self._failed = [], False
         self._say(f"[{name}]")
         try:
             yield
         finally:
             seconds = time.monotonic() - started
-            self.report.steps.append(Step(name, seconds, tuple(self._lines)))
+            self.report.steps.append(Step(name, seconds, tuple(self._lines), self._failed))
+
+    def mark_failed(self) -> None:
+        """The running step failed without stopping the switchover."""
+        self._failed = True
 
     def fail(self, message: str) -> SwitchoverError:
+        self._failed = True
         self.say(f"stopped: {message}")
         return SwitchoverError(message, self.report)
 
@@ -214,7 +236,9 @@ def switchover(
                 _say_lag(run, lag, None)
                 run.say(f"dry run: nothing changed; {a}->{b} would be drained, {len(plans)} "
                         f"group(s) committed on {b}, {a}->{b} paused"
+                        + (f", {b}'s registry READWRITE" if mirrors_schemas(flow) else "")
                         + (f", {b}->{a} resumed" if start_reverse else ""))  # fmt: skip
+            _registries(run, flow, reverse_flow, dry_run=True)
             return run.report
         with run.step("drain"):
             run.report.partitions = _drain(
@@ -226,11 +250,23 @@ def switchover(
         run.report.groups = _move_groups(run, flow, reverse_flow, timeout)
     with run.step("stop"):
         _set_state(run, control, a, b, "PAUSED", control.pause)
+    _registries(run, flow, reverse_flow, dry_run=False)
     if start_reverse:
         with run.step("reverse"):
             _set_state(run, control, b, a, "RUNNING", control.resume)
-    run.report.done = True
+    run.report.done = not run.report.failed_steps
     return run.report
+
+
+def _registries(run: _Run, flow: Flow, reverse_flow: Flow | None, *, dry_run: bool) -> None:
+    """B's registry made writable once A->B is paused (its sync no longer registers there),
+    before B->A starts; a flow without registries has no such step."""
+    if not mirrors_schemas(flow):
+        return
+    with run.step("registries" + (" (dry run)" if dry_run else "")):
+        step = make_target_writable(flow, reverse_flow, dry_run=dry_run, say=run.say)
+        if step.failed:
+            run.mark_failed()
 
 
 def _check(

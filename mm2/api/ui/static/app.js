@@ -298,7 +298,7 @@ function showSwitchover(node, job) {
   if (job.report) {
     const point = job.report.recovery_point;
     lines.push("", `recovery point: ${point.records} record(s) not copied, the oldest ${point.seconds.toFixed(1)} s old`);
-    for (const step of job.report.steps) lines.push(`${step.name}: ${step.seconds.toFixed(1)} s`);
+    for (const step of job.report.steps) lines.push(`${step.name}: ${step.seconds.toFixed(1)} s${step.failed ? " (failed)" : ""}`);
   }
   if (job.error) lines.push("", `stopped: ${job.error}`);
   node.querySelector(".switchover-log").textContent = lines.join("\n");
