@@ -1,4 +1,10 @@
-"""`mm2 translate-offsets`, `mm2 failover` and `mm2 failback`: consumer groups across clusters."""
+"""`mm2 translate-offsets`, `mm2 failover` and `mm2 failback`: consumer groups across clusters.
+
+`mm2 failover` and `mm2 failback` move one group at a time; the producers usually move once,
+after the last group. So the target's Schema Registry is changed only when asked, with
+`--schema-registry` (mm2.client.registries: put in READWRITE, and what the flow the other way
+will do with schema IDs); without it, a flow that mirrors schemas gets a one-line reminder.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ from mm2.client.failover import (
 )
 from mm2.client.plan import FailoverPlan, PartitionMove
 from mm2.client.recovery import PartitionAtRisk, recovery_point
+from mm2.client.registries import RegistryStep, make_target_writable, mirrors_schemas
 from mm2.config import Flow, MirrorMakerConfig, load
 from mm2.errors import ConfigError, KafkaClientError
 
@@ -190,6 +197,10 @@ def _move(args: argparse.Namespace, kind: str) -> int:
             at_risk = recovery_point(flow, timeout=args.timeout)
         except KafkaClientError as exc:
             unread = f"recovery point of {flow.name} not read: {exc}"
+    # Last, so that a registry that fails hides none of the above (exit status 1).
+    registry: RegistryStep | None = None
+    if args.schema_registry:
+        registry = make_target_writable(flow, other, dry_run=args.dry_run)
     if args.json:
         doc = plan.to_json()
         doc["dry_run"] = args.dry_run
@@ -199,6 +210,8 @@ def _move(args: argparse.Namespace, kind: str) -> int:
             doc["recovery_point"] = [r.to_json() for r in at_risk]
         if unread:
             doc["recovery_point_error"] = unread
+        if registry is not None:
+            doc["schema_registry"] = registry.to_json()
         print(json.dumps(doc, indent=2))
     else:
         print(render_plan(plan))
@@ -209,7 +222,19 @@ def _move(args: argparse.Namespace, kind: str) -> int:
         if unread:
             print()
             print(unread)
-    return 0
+        _print_registry(flow, registry, args.dry_run)
+    return 1 if registry is not None and registry.failed else 0
+
+
+def _print_registry(flow: Flow, registry: RegistryStep | None, dry_run: bool) -> None:
+    if registry is not None:
+        print()
+        print("schema registry:" + (" (dry run: nothing changed)" if dry_run else ""))
+        print("\n".join(f"  {line}" for line in registry.said))
+    elif mirrors_schemas(flow):
+        print()
+        print(f"{flow.name} mirrors schemas: when producers move to {flow.target}, run this with "
+              f"--schema-registry to put {flow.target}'s registry in READWRITE")  # fmt: skip
 
 
 def render_recovery_point(flow: str, rows: Sequence[PartitionAtRisk]) -> str:
@@ -297,6 +322,12 @@ class _MoveCommand:
             "--from-checkpoints",
             action="store_true",
             help="use the target's checkpoints even if the source answers",
+        )
+        parser.add_argument(
+            "--schema-registry",
+            action="store_true",
+            help="also put the target's Schema Registry in READWRITE for the producers that "
+            "move there (with --dry-run: say what would change)",
         )
 
     def run(self, args: argparse.Namespace) -> int:
