@@ -442,7 +442,8 @@ class SwitchoverRequestBody(BaseModel):
 class SwitchoverBody(BaseModel):
     """A switchover the process runs or ran last for the flow: what it said, and its report
     (per partition the source end, the copied offset and what was not copied; each group's
-    move; each step's time) once it ended."""
+    move; each step's time and whether it failed: the registries' step fails without stopping
+    the others, `failed_steps` lists them and `done` is false) once it ended."""
 
     flow: str
     dry_run: bool
