@@ -11,6 +11,7 @@ MM2Error                                  class attributes: kind, retriable, ope
 │   ├── RecordRefusedError                a record the target refuses for good       [operator]
 │   ├── ProducerFencedError               a newer holder of a transactional id took over
 │   └── AbortableTransactionError         a transaction that must be aborted and copied again
+├── SchemaNotMirroredError                a record's schema ID has no target ID yet (held too long)
 ├── RecordFormatError (also ValueError)   bytes that are not an MM2 internal record
 ├── NotFoundError (also LookupError)      unknown flow, connector, task or plugin          -> 404
 ├── ConflictError                         exists already, wrong state, ambiguous name      -> 409
@@ -46,6 +47,7 @@ __all__ = [
     "RecordFormatError",
     "RecordRefusedError",
     "RecordTooLargeError",
+    "SchemaNotMirroredError",
     "error_class",
 ]
 
@@ -173,6 +175,14 @@ class AbortableTransactionError(KafkaClientError):
     copy its records again."""
 
     kind = "abortable"
+    retriable = True
+
+
+class SchemaNotMirroredError(MM2Error):
+    """A copied record names a schema ID the flow's map has no target ID for, longer than
+    schema.ids.wait.ms: the copy task restarts (with backoff) rather than copy a wrong ID."""
+
+    kind = "schema-not-mirrored"
     retriable = True
 
 

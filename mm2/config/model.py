@@ -99,7 +99,8 @@ class Flow:
             props["source.cluster.alias"],
             props["target.cluster.alias"],
             parse_bool(props.get("enabled", "false")),
-            {SOURCE: props, CHECKPOINT: props, HEARTBEAT: props, SCHEMA: props},
+            {SOURCE: props, CHECKPOINT: props, HEARTBEAT: props}
+            | ({SCHEMA: props} if syncs_schemas(props) else {}),
         )
 
     def worker_keys(self) -> dict[str, str]:

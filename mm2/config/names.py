@@ -180,6 +180,9 @@ _SCHEMA_NAMES = {
     "schemas.exclude",
     "sync.schemas.enabled",
     "sync.schemas.interval.seconds",
+    "schema.ids.keys",
+    "schema.ids.values",
+    "schema.ids.wait.ms",
 }
 # Ours: a cluster's Schema Registry (`<alias>.schema.registry.url`, ...), Confluent's client
 # keys under the `schema.registry.` prefix (mm2.schemas.settings); both registries of a flow set
@@ -322,6 +325,8 @@ _BOOLEANS = (
     "dedicated.mode.enable.internal.rest",
     "skip.oversized.records",
     "sync.schemas.enabled",
+    "schema.ids.keys",
+    "schema.ids.values",
 )
 _INTS = ("tasks.max", "replication.factor", "offset.storage.partitions")
 _SHORTS = (
@@ -350,6 +355,7 @@ _LONGS = (
     "progress.group.commit.interval.ms",
     "sync.schemas.interval.seconds",
     "schema.registry.timeout.ms",
+    "schema.ids.wait.ms",
 )
 _LISTS = (
     "topics",
@@ -400,6 +406,7 @@ BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "offset.storage.replication.factor": (1, None),
     "schema.registry.requests.per.second": (0, None),
     "schema.registry.timeout.ms": (1, None),
+    "schema.ids.wait.ms": (0, None),
 }
 # Values a validator accepts outside its bounds (-1: the broker's default replication factor).
 ALSO: dict[str, tuple[str, ...]] = {"offset.storage.replication.factor": ("-1",)}

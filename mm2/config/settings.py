@@ -107,6 +107,12 @@ class SchemaSettings:
     (`<alias>.schema.registry.url`, Flow.schema_registry_config)."""
 
     sync_schemas_interval_seconds: int | None = DEFAULT_INTERVALS_S["sync.schemas"]
+    # The copy tasks rewrite the schema IDs of keys and of values (either can be turned off:
+    # keys a LongSerializer wrote start with 0x00 too) and hold a record whose ID the map does
+    # not have yet for at most this long before the task restarts, saying why.
+    ids_keys: bool = True
+    ids_values: bool = True
+    ids_wait_ms: int = 60_000
 
 
 @dataclass(frozen=True)
@@ -254,7 +260,12 @@ def flow_settings(
             ),
         ),
         # The schema connector's map is built from the same base as the source connector's.
-        schema=SchemaSettings(sync_schemas_interval_seconds=s.interval_seconds("sync.schemas")),
+        schema=SchemaSettings(
+            sync_schemas_interval_seconds=s.interval_seconds("sync.schemas"),
+            ids_keys=s.boolean("schema.ids.keys", True),
+            ids_values=s.boolean("schema.ids.values", True),
+            ids_wait_ms=s.whole("schema.ids.wait.ms", 60_000),
+        ),
     )
 
 

@@ -49,6 +49,11 @@ class EpochSettings:
     boundary_ms: int = 100
     skip_oversized: bool = False
     offset_lag_max: int = 100
+    # The flow mirrors schemas: its copy tasks rewrite schema IDs (mm2.copy.schema_gate).
+    schema_ids: bool = False
+    schema_id_keys: bool = True
+    schema_id_values: bool = True
+    schema_wait_ms: int = 60_000
 
 
 class Publisher(Protocol):
@@ -268,6 +273,10 @@ class EpochPlanner:
                 topic_limits={target: limits[target] for *_, target in part if target in limits},
                 leader_topic=lead.topic if lead is not None else "",
                 leader_epoch=lead.epoch if lead is not None else "",
+                schema_ids=s.schema_ids,
+                schema_id_keys=s.schema_id_keys,
+                schema_id_values=s.schema_id_values,
+                schema_wait_ms=s.schema_wait_ms,
             )
             for i, part in enumerate(dealt)
         ]

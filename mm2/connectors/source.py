@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mm2.config.model import Flow
+from mm2.config.model import SOURCE, Flow, syncs_schemas
 from mm2.connect.spi import Connector, CopyTaskView, Task, TaskContext
 from mm2.connectors.epochs import EpochPlanner, EpochSettings
 from mm2.connectors.offset_syncs import offset_syncs_target, positions_from_syncs
@@ -94,6 +94,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
     leadership it runs under."""
     metrics = context.metrics
     s = flow.settings.source
+    schemas = flow.settings.schema
     source_admin = flow.source_admin_config()
     # librdkafka reads committed data unless told otherwise (Java's default is uncommitted):
     # aborted transactions are not mirrored. Lag uses the same bound (the LSO).
@@ -121,6 +122,12 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         boundary_ms=s.transaction_boundary_interval_ms,
         skip_oversized=s.skip_oversized_records,
         offset_lag_max=s.offset_lag_max,
+        # The schema connector writes the ID map only while it runs: with it, IDs are rewritten.
+        schema_ids=syncs_schemas(flow.connectors[SOURCE])
+        and schemas.sync_schemas_interval_seconds is not None,
+        schema_id_keys=schemas.ids_keys,
+        schema_id_values=schemas.ids_values,
+        schema_wait_ms=schemas.ids_wait_ms,
     )
 
     def make_runner() -> CopyRunner:

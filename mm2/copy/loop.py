@@ -33,6 +33,8 @@ from mm2.copy.consumer import RESET, source_consumer
 from mm2.copy.markers import move_past_markers
 from mm2.copy.positions import StoredPositions
 from mm2.copy.refusals import Retries, operators_fault, oversized
+from mm2.copy.schema_gate import SchemaGate
+from mm2.copy.schema_ids import Missing
 from mm2.copy.spec import BEGINNING, TP, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.copy.transaction import AbortableTransactionError, TransactionSink
@@ -104,6 +106,7 @@ class CopyLoop:
         syncs: OffsetSyncEmitter,
         feed: AssignmentFeed | None,
         alternate: TransactionSink | None = None,
+        schemas: SchemaGate | None = None,
     ) -> None:
         """Collaborators injected; open() builds the real ones. With `alternate`, the two
         transactional sinks take turns (mm2.copy.turns)."""
@@ -123,6 +126,7 @@ class CopyLoop:
         self._sink = sink  # the one taking records now: self._turns.active
         self._syncs = syncs
         self._feed = feed
+        self._schemas = schemas
         self._feed_due = 0.0
         self._txn: _Txn | None = None
         self._running = False
@@ -152,6 +156,7 @@ class CopyLoop:
             syncs=OffsetSyncEmitter(spec.syncs_topic, spec.syncs_producer, spec.offset_lag_max),
             feed=feed,
             alternate=sinks[1] if len(sinks) > 1 else None,
+            schemas=SchemaGate.open(spec),
         )
 
     def resume_from(self, committed: StoredPositions) -> list[str]:
@@ -181,6 +186,10 @@ class CopyLoop:
         if self._feed is None:
             return []
         return self._take(self._feed.catch_up(timeout))
+
+    def catch_up_schema_ids(self, timeout: float = 30.0) -> int:
+        """Read the flow's whole schema-ID map before copying (0 for a flow without one)."""
+        return 0 if self._schemas is None else self._schemas.catch_up(timeout)
 
     def _take(self, added: list[Assignment]) -> list[str]:
         fresh = [a for a in added if (a.topic, a.partition) not in self._routes]
@@ -219,6 +228,8 @@ class CopyLoop:
             gc.enable()
 
     def _assign(self) -> None:
+        if self._schemas is not None:  # every partition from its last commit, held or not
+            self._schemas.forget()
         self._consumer.assign([self._start(t, p, n) for (t, p), n in sorted(self._next.items())])
 
     def _start(self, topic: str, partition: int, next_offset: int) -> TopicPartition:
@@ -248,9 +259,14 @@ class CopyLoop:
         if self._turns.in_flight():
             self._settle(wait=False)
         now = time.monotonic()
-        if self._feed is not None and now >= self._feed_due:
+        if now >= self._feed_due:
             self._feed_due = now + 0.1
-            self._take(self._feed.poll())
+            if self._feed is not None:
+                self._take(self._feed.poll())
+            if self._schemas is not None:
+                released = self._schemas.poll()
+                if released:
+                    self._consumer.incremental_assign(released)
         txn = self._txn
         if txn is not None:
             if self._due(txn, now, bool(messages)):
@@ -289,6 +305,7 @@ class CopyLoop:
     def _copy(self, messages: list[Message]) -> None:
         produce = self._sink.produce
         now_ms = int(time.time() * 1000)
+        gate = self._schemas
         for msg in messages:
             err = msg.error()
             if err is not None:
@@ -297,6 +314,17 @@ class CopyLoop:
             topic, partition = msg.topic() or "", msg.partition() or 0
             tp = (topic, partition)
             offset = msg.offset() or 0
+            key, value, headers = msg.key(), msg.value(), msg.headers()
+            if gate is not None:
+                if tp in gate.held:  # the rest of a held partition's batch
+                    continue
+                out = gate.rewrite(topic, key, value, headers)
+                if out is not None:
+                    if isinstance(out, Missing):
+                        gate.hold(tp, offset, out)
+                        self._consumer.incremental_unassign([TopicPartition(topic, partition)])
+                        continue
+                    key, value, headers = out
             txn = self._txn
             if txn is None:
                 txn = self._begin()
@@ -310,18 +338,17 @@ class CopyLoop:
             if (topic, partition, offset) in self._skip:
                 res.skipped += 1
                 continue
-            value = msg.value()
             kind, ts = msg.timestamp()
             while True:
                 try:
                     produce(
                         res.target_topic,
                         value,
-                        msg.key(),
+                        key,
                         partition,
                         pending.deliver,
                         timestamp=ts if kind else 0,
-                        headers=msg.headers(),
+                        headers=headers,
                     )
                     break
                 except BufferError:
@@ -569,3 +596,5 @@ class CopyLoop:
         self._consumer.close()
         if self._feed is not None:
             self._feed.close()
+        if self._schemas is not None:
+            self._schemas.close()

@@ -63,6 +63,13 @@ class CopyTaskSpec:
     # election): the task starts only while the config topic's newest leader record is of it.
     leader_topic: str = ""
     leader_epoch: str = ""
+    # Schema IDs rewritten through the flow's map (issue 25, mm2.copy.schema_gate): on when
+    # the flow mirrors schemas; keys and values each may be left alone; how long a record
+    # whose ID is not mapped yet waits before the task restarts.
+    schema_ids: bool = False
+    schema_id_keys: bool = True
+    schema_id_values: bool = True
+    schema_wait_ms: int = 60_000
 
     @property
     def batch_bytes(self) -> int:

@@ -37,6 +37,10 @@ class CopySpecFields(TypedDict, total=False):
     assignments_from: int
     offsets_consumer: dict[str, str] | None
     topic_limits: dict[str, int]
+    schema_ids: bool
+    schema_id_keys: bool
+    schema_id_values: bool
+    schema_wait_ms: int
 
 
 def copy_spec(
