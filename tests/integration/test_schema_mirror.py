@@ -1,0 +1,126 @@
+"""Records written with Confluent's Avro serializer are read on the target with the target's
+registry (issue 25): real brokers, two real Apicurio 3.0.9 registries, the mirror as a process.
+
+The target registry is given schemas of its own first, so that it numbers the mirrored ones
+differently from the source: a record copied with the source's ID would decode with the wrong
+schema (or not at all). The schema evolves while the mirror runs, the mirror is stopped and
+started again in the middle, and the subject follows the replication policy's topic name.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from tests.support.kafka import Cluster, count, create_topic
+from tests.support.mirror import MirrorProcess, write_properties
+from tests.support.registry import ApicurioRegistry
+from tests.support.waiting import eventually
+
+pytestmark = pytest.mark.integration
+
+V1 = {"type": "record", "name": "Order", "namespace": "acme",
+      "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}]}  # fmt: skip
+V2 = {**V1, "fields": [*V1["fields"], {"name": "qty", "type": "int", "default": 1}]}
+
+
+def _produce(bootstrap: str, registry: str, topic: str, schema: dict[str, Any],
+             rows: list[dict[str, Any]]) -> None:  # fmt: skip
+    client = SchemaRegistryClient({"url": registry})
+    serialize = AvroSerializer(client, json.dumps(schema))
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for row in rows:
+        value = serialize(row, SerializationContext(topic, MessageField.VALUE))
+        producer.produce(topic, value, str(row["id"]).encode(), partition=0)
+    assert producer.flush(30) == 0
+
+
+def _read(bootstrap: str, topic: str) -> list[bytes]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"r-{uuid.uuid4().hex}",
+                         "isolation.level": "read_committed", "enable.auto.commit": False,
+                         "enable.partition.eof": True})  # fmt: skip
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    values: list[bytes] = []
+    try:
+        while True:
+            msg = consumer.poll(10)
+            assert msg is not None, f"{topic}: no end of partition within 10 s"
+            if msg.error():
+                break
+            values.append(msg.value() or b"")
+    finally:
+        consumer.close()
+    return values
+
+
+def _schema_id(value: bytes) -> int:
+    assert value[:1] == b"\x00", value[:8]
+    return int.from_bytes(value[1:5], "big")
+
+
+def test_avro_records_decode_on_the_target_with_the_targets_registry(
+    primary: Cluster,
+    backup: Cluster,
+    registries: tuple[ApicurioRegistry, ApicurioRegistry],
+    tmp_path: Path,
+) -> None:
+    source_registry, target_registry = registries
+    topic = f"orders-{uuid.uuid4().hex[:8]}"
+    remote = f"primary.{topic}"
+    create_topic(primary, topic, partitions=1)
+    # Schemas of the target's own: the mirrored ones get other numbers than on the source.
+    for n in range(3):
+        own = {"type": "record", "name": f"Own{n}", "fields": [{"name": "x", "type": "int"}]}
+        answer = httpx.post(f"{target_registry.url}/subjects/own-{n}-value/versions",
+                            json={"schema": json.dumps(own)}, timeout=30)  # fmt: skip
+        assert answer.status_code == 200, answer.text
+    rows = [{"id": i, "item": f"item-{i}"} for i in range(200)]
+    _produce(primary.bootstrap_servers, source_registry.url, topic, V1, rows)
+    props = write_properties(
+        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic,
+        extra=f"primary.schema.registry.url = {source_registry.url}\n"
+        f"backup.schema.registry.url = {target_registry.url}\n",
+    )  # fmt: skip
+    with MirrorProcess(props) as mirror:
+        eventually(lambda: count(backup.bootstrap_servers, remote) >= 200, timeout=240,
+                   what="the first 200 records", log=mirror.log)  # fmt: skip
+        # The schema evolves while the mirror runs: the new version is registered on the
+        # source by the serializer, a moment before its first record.
+        evolved = [{"id": i, "item": f"item-{i}", "qty": i % 7} for i in range(200, 400)]
+        _produce(primary.bootstrap_servers, source_registry.url, topic, V2, evolved)
+        rows += evolved
+        eventually(lambda: count(backup.bootstrap_servers, remote) >= 400, timeout=240,
+                   what="the 200 records of the evolved schema", log=mirror.log)  # fmt: skip
+        assert mirror.stop() == 0
+    more = [{"id": i, "item": f"item-{i}", "qty": 3} for i in range(400, 500)]
+    _produce(primary.bootstrap_servers, source_registry.url, topic, V2, more)
+    rows += more
+    with MirrorProcess(props) as mirror:  # started again: the map is read back from Kafka
+        eventually(lambda: count(backup.bootstrap_servers, remote) >= 500, timeout=240,
+                   what="records written while the mirror was down", log=mirror.log)  # fmt: skip
+        assert mirror.stop() == 0
+    log = mirror.log()
+    copied = _read(backup.bootstrap_servers, remote)
+    assert len(copied) == len(rows)  # each once
+    source_values = _read(primary.bootstrap_servers, topic)
+    # The IDs were translated: the target's differ from the source's ...
+    assert {_schema_id(v) for v in copied}.isdisjoint({_schema_id(v) for v in source_values})
+    # ... and every record decodes, with the target's registry, to what was produced.
+    deserialize = AvroDeserializer(SchemaRegistryClient({"url": target_registry.url}))
+    decoded = [deserialize(v, SerializationContext(remote, MessageField.VALUE)) for v in copied]
+    assert decoded == rows  # each with the fields of the schema it was written with
+    # Bytes after the ID are the source's, byte for byte.
+    assert [v[5:] for v in copied] == [v[5:] for v in source_values]
+    # The subject follows the topic's remote name.
+    subjects = httpx.get(f"{target_registry.url}/subjects", timeout=30).json()
+    assert f"{remote}-value" in subjects, subjects
+    assert "schema.ids.wait.ms" not in log  # no record waited past the bound
