@@ -25,7 +25,6 @@ from mm2.copy.positions import PositionsTopic
 from mm2.copy.routes import Route
 from mm2.copy.runner import CopyRunner
 from mm2.copy.spec import BEGINNING, LIBRDKAFKA_BATCH_SIZE, Assignment, CopyTaskSpec
-from mm2.copy.turns import transactional_ids
 from mm2.errors import ConfigError, KafkaClientError, ProducerFencedError
 
 __all__ = ["EpochPlanner", "EpochSettings", "Publisher", "StartOffsets"]
@@ -387,12 +386,7 @@ class EpochPlanner:
         lead = self._leader()
         if lead is not None:
             self._check_leader(lead)
-        # Both producers of each task (mm2.copy.turns): a zombie's second one must not commit.
-        ids = [
-            t
-            for i in range(self._fence_ids())
-            for t in transactional_ids(self._transactional_id(i))
-        ]
+        ids = [self._transactional_id(i) for i in range(self._fence_ids())]
         self._fence_ids_with(ids, timeout)
 
     def _settle(self, timeout: float, *, rewrite: bool = True) -> None:

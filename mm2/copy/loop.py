@@ -4,9 +4,7 @@ It runs inside a Spark task (mm2.copy.task) for as long as its epoch lasts. Each
 the same partition of the remote topic as soon as it arrives; a transaction ends when it is
 `boundary_ms` old or the source has nothing more for now, carrying one position per partition
 it touched. The transaction and a producer's failure belong to the sink (mm2.copy.transaction),
-judging refused records to mm2.copy.refusals; with exactly-once, two sinks take turns
-(mm2.copy.turns) so that a commit runs while the next transaction already copies. After each
-commit the loop writes offset syncs.
+judging refused records to mm2.copy.refusals; after the commit the loop writes offset syncs.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ import gc
 import logging
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from confluent_kafka import (
@@ -38,7 +35,6 @@ from mm2.copy.schema_ids import Missing
 from mm2.copy.spec import BEGINNING, TP, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.copy.transaction import AbortableTransactionError, TransactionSink
-from mm2.copy.turns import Turns, transactional_ids
 from mm2.errors import ConfigError, KafkaClientError
 from mm2.kafka.failure import (
     AuthAlarm,
@@ -54,12 +50,7 @@ __all__ = ["CopyLoop"]
 log = logging.getLogger(__name__)
 
 _CONSUME_BATCH = 10_000
-# A transaction ends once this old when the copy has caught up with the source (nothing more to
-# read now, or every partition it touched within _CAUGHT_UP records of the source's end and no
-# commit in flight): at ordinary load each record waits for one short commit, not for the
-# boundary; under a backlog, transactions run for boundary_ms and carry many records each.
-_CAUGHT_UP_MS = 10
-_CAUGHT_UP = 500
+_IDLE_COMMIT_MS = 10  # a transaction with nothing more to read now commits once this old
 
 
 class _Pending:
@@ -105,11 +96,9 @@ class CopyLoop:
         sink: TransactionSink,
         syncs: OffsetSyncEmitter,
         feed: AssignmentFeed | None,
-        alternate: TransactionSink | None = None,
         schemas: SchemaGate | None = None,
     ) -> None:
-        """Collaborators injected; open() builds the real ones. With `alternate`, the two
-        transactional sinks take turns (mm2.copy.turns)."""
+        """Collaborators injected; open() builds the real ones."""
         self.spec = spec
         self._routes = {(a.topic, a.partition): a.target_topic for a in spec.partitions}
         self._topic_ids = {(a.topic, a.partition): a.topic_id for a in spec.partitions}
@@ -122,8 +111,7 @@ class CopyLoop:
         self._unpositioned = RESET.get(str(reset).strip().lower(), OFFSET_INVALID)
         self._consumer = consumer
         self._alarm = alarm
-        self._turns: Turns[_Txn] = Turns([sink] if alternate is None else [sink, alternate])
-        self._sink = sink  # the one taking records now: self._turns.active
+        self._sink = sink
         self._syncs = syncs
         self._feed = feed
         self._schemas = schemas
@@ -144,18 +132,13 @@ class CopyLoop:
                 spec.offsets_consumer, spec.offsets_topic, flow=spec.flow, epoch=spec.epoch,
                 task=spec.task, start=spec.assignments_from,
             )  # fmt: skip
-        ids = transactional_ids(spec.transactional_id) if spec.transactional_id else [None]
-        # Each sink fences the earlier holders of its id as it opens: side by side, not in turn.
-        with ThreadPoolExecutor(max_workers=len(ids), thread_name_prefix="fence") as pool:
-            sinks = list(pool.map(lambda tid: TransactionSink.open(spec, tid), ids))
         return cls(
             spec,
             consumer=source_consumer(spec, alarm),
             alarm=alarm,
-            sink=sinks[0],
+            sink=TransactionSink.open(spec),
             syncs=OffsetSyncEmitter(spec.syncs_topic, spec.syncs_producer, spec.offset_lag_max),
             feed=feed,
-            alternate=sinks[1] if len(sinks) > 1 else None,
             schemas=SchemaGate.open(spec),
         )
 
@@ -208,8 +191,7 @@ class CopyLoop:
 
     def _check_clients(self) -> None:
         self._alarm.check()
-        for sink in self._turns.sinks:
-            sink.check()
+        self._sink.check()
 
     # -- the loop --
     def run(self, keep_going: Callable[[], bool] = lambda: True) -> None:
@@ -221,7 +203,6 @@ class CopyLoop:
             while keep_going():
                 self._round()
             self._end_transaction()
-            self._settle()
         except (KafkaException, SystemError) as exc:  # a produce, poll or flush that raised
             raise self._sink.failure(exc, "copying") from exc
         finally:
@@ -256,8 +237,6 @@ class CopyLoop:
                 self._end_transaction()
         self._sink.poll(0)
         self._check_clients()
-        if self._turns.in_flight():
-            self._settle(wait=False)
         now = time.monotonic()
         if now >= self._feed_due:
             self._feed_due = now + 0.1
@@ -269,10 +248,10 @@ class CopyLoop:
                     self._consumer.incremental_assign(released)
         txn = self._txn
         if txn is not None:
-            if self._due(txn, now, bool(messages)):
+            age_ms = (now - txn.opened) * 1000
+            if age_ms >= self.spec.boundary_ms or (not messages and age_ms >= _IDLE_COMMIT_MS):
                 self._end_transaction()
-        elif not messages and now >= self._markers_due and not self._turns.in_flight():
-            # idle: past markers, lag 0
+        elif not messages and now >= self._markers_due:  # idle: past markers, lag 0
             self._markers_due = now + 1.0
             moved = move_past_markers(
                 self._consumer, self._sink, self._next, self._routes, self._topic_ids
@@ -280,27 +259,6 @@ class CopyLoop:
             self._next.update(moved)
             for tp in moved:  # the position follows a marker now, of no known epoch
                 self._epochs.pop(tp, None)
-
-    def _due(self, txn: _Txn, now: float, read: bool) -> bool:
-        """Whether the open transaction ends now: at boundary_ms, or sooner once caught up
-        (`read`: this round read records)."""
-        age_ms = (now - txn.opened) * 1000
-        if age_ms >= self.spec.boundary_ms:
-            return True
-        if age_ms < _CAUGHT_UP_MS:
-            return False
-        return not read or (not self._turns.in_flight() and self._caught_up(txn))
-
-    def _caught_up(self, txn: _Txn) -> bool:
-        """Whether every partition of the transaction is within _CAUGHT_UP records of the
-        source's end, as the consumer's last fetch answer said (no request made)."""
-        for (topic, partition), pending in txn.parts.items():
-            marks = self._consumer.get_watermark_offsets(
-                TopicPartition(topic, partition), cached=True
-            )
-            if marks is None or marks[1] < 0 or marks[1] - pending.stats.position > _CAUGHT_UP:
-                return False
-        return True
 
     def _copy(self, messages: list[Message]) -> None:
         produce = self._sink.produce
@@ -443,31 +401,24 @@ class CopyLoop:
         return self._txn
 
     def _end_transaction(self) -> None:
-        """Write positions, flush, and hand the commit over; on a failed record, abort and copy
-        again.
+        """Write positions, flush, commit; on a failed record, abort and copy again.
 
         In a transaction the positions go out right behind the last records, before the flush:
         the commit makes them visible only with every record acknowledged, and a failure aborts
-        them with the records. The commit runs while the next transaction copies (mm2.copy.turns);
-        what follows a commit (next offsets, offset syncs) is done by _settle once it ended.
+        them with the records. Without one, they are written once the records are acknowledged.
         """
         txn, self._txn = self._txn, None
         if txn is None:
             return
         sink = self._sink
-        if not sink.transactional:
-            self._end_without_transaction(txn)
-            return
-        self._finish(txn)
         unwritten: KafkaException | None = None
-        try:
-            self._write_positions(txn)
-        except KafkaException as exc:  # e.g. the transaction failed already: abort it
-            unwritten = exc
+        if sink.transactional:
+            self._finish(txn)
+            try:
+                self._write_positions(txn)
+            except KafkaException as exc:  # e.g. the transaction failed already: abort it
+                unwritten = exc
         remaining = sink.flush(60)
-        # The commit before this one ends first: its records precede these in the target's log.
-        if not self._settle():
-            return  # it failed, and this transaction was aborted behind it
         failures = [f for p in txn.parts.values() for f in p.failures]
         if remaining or failures or unwritten is not None:
             if unwritten is not None and not (remaining or failures):
@@ -476,50 +427,22 @@ class CopyLoop:
                 )
             self._give_back(txn, remaining)
             return
-        self._turns.hand_over(txn)
-        self._sink = self._turns.active
-        if self._sink is sink:  # one sink: nothing to overlap, the commit has ended
-            self._settle()
-
-    def _end_without_transaction(self, txn: _Txn) -> None:
-        """Without exactly-once: positions are written once every record is acknowledged."""
-        remaining = self._sink.flush(60)
-        if remaining or any(p.failures for p in txn.parts.values()):
-            self._give_back(txn, remaining)
-            return
-        self._finish(txn)
-        self._write_positions(txn)
-        left = self._sink.flush(60)
-        if left:
-            raise KafkaClientError(
-                f"{self.spec.flow}: {left} positions not acknowledged", retriable=True
-            )
-        self._committed(txn)
-
-    def _settle(self, *, wait: bool = True) -> bool:
-        """End the commit in flight (wait=False: only if it has ended). False when it failed:
-        it was aborted, the transaction open behind it too, and copying starts again from the
-        last commit. A fenced or fatal producer ends the task."""
-        ended = self._turns.settle(wait=wait)
-        if ended is None:
-            return True
-        txn, sink, error = ended
-        if error is None:
-            self._committed(txn)
-            return True
-        if not isinstance(error, AbortableTransactionError):
-            raise error
-        log.warning("%s; aborting it and the transaction behind it, copying again from the last "
-                    "commit", error)  # fmt: skip
-        sink.abort()
-        if self._sink.in_transaction:
-            self._sink.abort()
-        self._txn = None
-        self._assign()
-        return False
-
-    def _committed(self, txn: _Txn) -> None:
-        """A transaction's records and positions are committed: the copy moves on from them."""
+        if sink.transactional:
+            try:
+                sink.commit()
+            except AbortableTransactionError as exc:
+                log.warning("%s; aborting and copying again from the last commit", exc)
+                sink.abort()
+                self._assign()
+                return
+        else:
+            self._finish(txn)
+            self._write_positions(txn)
+            left = sink.flush(60)
+            if left:
+                raise KafkaClientError(
+                    f"{self.spec.flow}: {left} positions not acknowledged", retriable=True
+                )
         self._retries.succeeded()
         copied = []
         for (topic, partition), pending in txn.parts.items():
@@ -589,10 +512,8 @@ class CopyLoop:
         return dict(self._next)
 
     def close(self, timeout: float = 5.0) -> None:
-        self._turns.close()
         self._syncs.close(timeout)
-        for sink in self._turns.sinks:
-            sink.close(timeout)
+        self._sink.close(timeout)
         self._consumer.close()
         if self._feed is not None:
             self._feed.close()

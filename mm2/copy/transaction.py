@@ -41,11 +41,8 @@ log = logging.getLogger(__name__)
 Setting = str | int | bool | Callable[[KafkaError], None] | ClientLog
 
 
-def producer_settings(
-    spec: CopyTaskSpec, transactional_id: str | None = None
-) -> dict[str, Setting]:
-    """The target producer's librdkafka settings for a copy task (under `transactional_id`
-    instead of the spec's, for the second of its two producers: mm2.copy.turns)."""
+def producer_settings(spec: CopyTaskSpec) -> dict[str, Setting]:
+    """The target producer's librdkafka settings for a copy task."""
     settings: dict[str, Setting] = {
         "enable.idempotence": True,
         "acks": "all",
@@ -65,9 +62,8 @@ def producer_settings(
     settings["batch.size"] = min(asked, spec.batch_bytes)
     if spec.skip_oversized:  # only the oversized record may fail, not its batch-mates
         settings.update({"batch.num.messages": 1, "linger.ms": 0})
-    tid = transactional_id or spec.transactional_id
-    if tid:
-        settings["transactional.id"] = tid
+    if spec.transactional_id:
+        settings["transactional.id"] = spec.transactional_id
         settings["transaction.timeout.ms"] = spec.transaction_timeout_ms
     return settings
 
@@ -75,20 +71,12 @@ def producer_settings(
 class TransactionSink:
     """A copy task's producer on the target and its transactions."""
 
-    def __init__(
-        self,
-        spec: CopyTaskSpec,
-        producer: Producer,
-        alarm: AuthAlarm,
-        transactional_id: str | None = None,
-    ) -> None:
-        """`producer` is built from producer_settings(spec, transactional_id) with `alarm` as
-        its error_cb (open() does both); with a transactional id its transactions are
-        initialised here, which fences every earlier holder of the id."""
+    def __init__(self, spec: CopyTaskSpec, producer: Producer, alarm: AuthAlarm) -> None:
+        """`producer` is built from producer_settings(spec) with `alarm` as its error_cb
+        (open() does both); with a transactional id its transactions are initialised here,
+        which fences every earlier holder of the id."""
         self.spec = spec
-        self.transactional_id = transactional_id or spec.transactional_id or ""
-        self.transactional = bool(self.transactional_id)
-        self.in_transaction = False  # begun, and neither committed nor aborted since
+        self.transactional = bool(spec.transactional_id)
         self._producer = producer
         self._alarm = alarm
         self.cluster = alarm.cluster
@@ -100,10 +88,9 @@ class TransactionSink:
             self._call(lambda: producer.init_transactions(30), "initialising transactions")
 
     @classmethod
-    def open(cls, spec: CopyTaskSpec, transactional_id: str | None = None) -> TransactionSink:
+    def open(cls, spec: CopyTaskSpec) -> TransactionSink:
         alarm = AuthAlarm(cluster_label(spec.target_producer, spec.target))
-        settings = {**producer_settings(spec, transactional_id), "error_cb": alarm}
-        return cls(spec, Producer(settings), alarm, transactional_id)
+        return cls(spec, Producer({**producer_settings(spec), "error_cb": alarm}), alarm)
 
     def _call(self, action: Callable[[], object], what: str) -> None:
         """A transactional call, retried while librdkafka says it may succeed later."""
@@ -144,7 +131,7 @@ class TransactionSink:
         outcome = transaction_outcome(err)
         if outcome == "fenced":
             return ProducerFencedError(
-                f"{where}: {what}: fenced by a newer holder of {self.transactional_id}"
+                f"{where}: {what}: fenced by a newer holder of {self.spec.transactional_id}"
             )
         if outcome == "abortable":
             return AbortableTransactionError(f"{where}: {what}: {err.str()}", retriable=True)
@@ -154,18 +141,15 @@ class TransactionSink:
     def begin(self) -> None:
         if self.transactional:
             self._call(self._producer.begin_transaction, "beginning a transaction")
-            self.in_transaction = True
 
     def commit(self) -> None:
         """Commit; AbortableTransactionError when the transaction must be aborted instead."""
         if self.transactional:
             self._call(self._producer.commit_transaction, "committing a transaction")
-            self.in_transaction = False
 
     def abort(self) -> None:
         if self.transactional:
             self._call(lambda: self._producer.abort_transaction(30), "aborting a transaction")
-            self.in_transaction = False
 
     def flush(self, timeout: float) -> int:
         """Wait for every record to be acknowledged; returns how many were not."""

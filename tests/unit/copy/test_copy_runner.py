@@ -41,6 +41,9 @@ class FakeLoop:
     def catch_up_assignment(self) -> list[str]:
         return []
 
+    def catch_up_schema_ids(self) -> int:
+        return 0
+
     def resume_from(self, committed: object) -> list[str]:
         return []
 
