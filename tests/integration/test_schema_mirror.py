@@ -1,5 +1,6 @@
-"""Records written with Confluent's Avro serializer are read on the target with the target's
-registry (issue 25): real brokers, two real Apicurio 3.0.9 registries, the mirror as a process.
+"""Records written with Confluent's Avro and Protobuf serializers are read on the target with
+the target's registry (issue 25): real brokers, two real Apicurio 3.0.9 registries, the mirror
+as a process.
 
 The target registry is given schemas of its own first, so that it numbers the mirrored ones
 differently from the source: a record copied with the source's ID would decode with the wrong
@@ -19,7 +20,13 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from google.protobuf import (  # type: ignore[import-untyped]
+    descriptor_pb2,
+    descriptor_pool,
+    message_factory,
+)
 
 from tests.support.kafka import Cluster, count, create_topic
 from tests.support.mirror import MirrorProcess, write_properties
@@ -62,6 +69,26 @@ def _read(bootstrap: str, topic: str) -> list[bytes]:
     return values
 
 
+def _pad(registry: ApicurioRegistry, topic: str, n: int) -> None:
+    """Schemas of the target's own, so that it numbers the mirrored ones differently from the
+    source: a record copied with the source's ID would then point at the wrong schema."""
+    for i in range(n):
+        own = {"type": "record", "name": f"Pad{i}", "fields": [{"name": "x", "type": "int"}]}
+        answer = httpx.post(f"{registry.url}/subjects/pad-{i}-{topic}/versions",
+                            json={"schema": json.dumps(own)}, timeout=30)  # fmt: skip
+        assert answer.status_code == 200, answer.text
+
+
+def _properties(directory: Path, primary: Cluster, backup: Cluster, topic: str,
+                registries: tuple[ApicurioRegistry, ApicurioRegistry]) -> Path:  # fmt: skip
+    source, target = registries
+    return write_properties(
+        directory, primary.bootstrap_servers, backup.bootstrap_servers, topic,
+        extra=f"primary.schema.registry.url = {source.url}\n"
+        f"backup.schema.registry.url = {target.url}\n",
+    )  # fmt: skip
+
+
 def _schema_id(value: bytes) -> int:
     assert value[:1] == b"\x00", value[:8]
     return int.from_bytes(value[1:5], "big")
@@ -77,19 +104,10 @@ def test_avro_records_decode_on_the_target_with_the_targets_registry(
     topic = f"orders-{uuid.uuid4().hex[:8]}"
     remote = f"primary.{topic}"
     create_topic(primary, topic, partitions=1)
-    # Schemas of the target's own: the mirrored ones get other numbers than on the source.
-    for n in range(3):
-        own = {"type": "record", "name": f"Own{n}", "fields": [{"name": "x", "type": "int"}]}
-        answer = httpx.post(f"{target_registry.url}/subjects/own-{n}-value/versions",
-                            json={"schema": json.dumps(own)}, timeout=30)  # fmt: skip
-        assert answer.status_code == 200, answer.text
+    _pad(target_registry, topic, 3)
     rows = [{"id": i, "item": f"item-{i}"} for i in range(200)]
     _produce(primary.bootstrap_servers, source_registry.url, topic, V1, rows)
-    props = write_properties(
-        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic,
-        extra=f"primary.schema.registry.url = {source_registry.url}\n"
-        f"backup.schema.registry.url = {target_registry.url}\n",
-    )  # fmt: skip
+    props = _properties(tmp_path, primary, backup, topic, registries)
     with MirrorProcess(props) as mirror:
         eventually(lambda: count(backup.bootstrap_servers, remote) >= 200, timeout=240,
                    what="the first 200 records", log=mirror.log)  # fmt: skip
@@ -124,3 +142,70 @@ def test_avro_records_decode_on_the_target_with_the_targets_registry(
     subjects = httpx.get(f"{target_registry.url}/subjects", timeout=30).json()
     assert f"{remote}-value" in subjects, subjects
     assert "schema.ids.wait.ms" not in log  # no record waited past the bound
+
+
+def _order_type() -> Any:
+    """`acme.Order` (acme/order.proto), whose `total` is an `acme.Money` of another file
+    (acme/common.proto): the serializer registers that file as a subject of its own, and the
+    order's schema refers to it."""
+    common = descriptor_pb2.FileDescriptorProto(name="acme/common.proto", package="acme",
+                                                syntax="proto3")  # fmt: skip
+    money = common.message_type.add(name="Money")
+    money.field.add(name="cents", number=1, type=3, label=1)  # int64
+    money.field.add(name="currency", number=2, type=9, label=1)  # string
+    order_file = descriptor_pb2.FileDescriptorProto(name="acme/order.proto", package="acme",
+                                                    syntax="proto3",
+                                                    dependency=["acme/common.proto"])  # fmt: skip
+    order = order_file.message_type.add(name="Order")
+    order.field.add(name="id", number=1, type=9, label=1)
+    order.field.add(name="total", number=2, type=11, label=1, type_name=".acme.Money")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(common)
+    pool.Add(order_file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("acme.Order"))
+
+
+def test_protobuf_records_with_a_reference_keep_their_indexes_and_payload(
+    primary: Cluster,
+    backup: Cluster,
+    registries: tuple[ApicurioRegistry, ApicurioRegistry],
+    tmp_path: Path,
+) -> None:
+    source_registry, target_registry = registries
+    topic = f"payments-{uuid.uuid4().hex[:8]}"
+    remote = f"primary.{topic}"
+    create_topic(primary, topic, partitions=1)
+    _pad(target_registry, topic, 2)
+    order_type = _order_type()
+    client = SchemaRegistryClient({"url": source_registry.url})
+    serialize = ProtobufSerializer(order_type, client, {"use.deprecated.format": False})
+    producer = Producer({"bootstrap.servers": primary.bootstrap_servers})
+    sent = []
+    for i in range(100):
+        order = order_type(id=f"o-{i}")
+        order.total.cents, order.total.currency = i * 100, "EUR"
+        sent.append(order)
+        value = serialize(order, SerializationContext(topic, MessageField.VALUE))
+        producer.produce(topic, value, None, partition=0)
+    assert producer.flush(30) == 0
+    props = _properties(tmp_path, primary, backup, topic, registries)
+    with MirrorProcess(props) as mirror:
+        eventually(lambda: count(backup.bootstrap_servers, remote) >= 100, timeout=240,
+                   what="the 100 Protobuf records", log=mirror.log)  # fmt: skip
+        assert mirror.stop() == 0
+    copied = _read(backup.bootstrap_servers, remote)
+    source_values = _read(primary.bootstrap_servers, topic)
+    assert len(copied) == 100
+    source_ids = {_schema_id(v) for v in source_values}
+    target_ids = {_schema_id(v) for v in copied}
+    assert source_ids.isdisjoint(target_ids)
+    # The message indexes and the payload after the ID are the source's, byte for byte.
+    assert [v[5:] for v in copied] == [v[5:] for v in source_values]
+    deserialize = ProtobufDeserializer(order_type, {"use.deprecated.format": False})
+    assert [deserialize(v, SerializationContext(remote, MessageField.VALUE))
+            for v in copied] == sent  # fmt: skip
+    # The target's schema under that ID is the order, referring to the common file's subject.
+    (target_id,) = target_ids
+    schema = httpx.get(f"{target_registry.url}/schemas/ids/{target_id}", timeout=30).json()
+    assert schema.get("schemaType") == "PROTOBUF", schema
+    assert [r["name"] for r in schema.get("references", [])] == ["acme/common.proto"], schema
