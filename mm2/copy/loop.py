@@ -50,10 +50,7 @@ __all__ = ["CopyLoop"]
 log = logging.getLogger(__name__)
 
 _CONSUME_BATCH = 10_000
-# A transaction with nothing more to read now commits once this old. 10 ms made many tiny
-# transactions, each stalling the loop on its flush and on the coordinator (BENCHMARKS.md,
-# "Latency at ordinary load"): 40 ms gave lower append and committed latency at 5,000/s.
-_IDLE_COMMIT_MS = 40
+_IDLE_COMMIT_MS = 10  # a transaction with nothing more to read now commits once this old
 
 
 class _Pending:
