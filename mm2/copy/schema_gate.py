@@ -21,7 +21,7 @@ from confluent_kafka import TopicPartition
 from mm2.copy.schema_ids import Headers, Missing, Rewritten, SchemaIdRewriter
 from mm2.copy.schema_map import SchemaIdFeed
 from mm2.copy.spec import TP, CopyTaskSpec
-from mm2.errors import SchemaNotMirroredError
+from mm2.errors import ConfigError, SchemaNotMirroredError
 
 __all__ = ["SchemaGate"]
 
@@ -47,8 +47,13 @@ class SchemaGate:
     def open(cls, spec: CopyTaskSpec) -> SchemaGate | None:
         """The gate of a flow that mirrors schemas; None for every other flow (records are
         copied byte for byte)."""
-        if not spec.schema_ids or spec.offsets_consumer is None:
+        if not spec.schema_ids:
             return None
+        if spec.offsets_consumer is None:  # never copy source IDs silently
+            raise ConfigError(
+                f"{spec.flow}: schema IDs are to be rewritten but the copy task was given no "
+                "reader of the offsets topic, where the ID map is"
+            )
         rewriter = SchemaIdRewriter(
             prefixed_keys=spec.schema_id_keys, prefixed_values=spec.schema_id_values
         )

@@ -63,9 +63,7 @@ def _run(
             if taken:
                 log.info("%s task %d (attempt %d): also takes %d partition(s) added since the "
                          "epoch began", spec.flow, spec.task, attempt, len(taken))  # fmt: skip
-        mapped = loop.catch_up_schema_ids()
-        if spec.schema_ids:
-            log.info("%s task %d: %d schema ID mapping(s) read", spec.flow, spec.task, mapped)
+        loop.catch_up_schema_ids()  # the feed logs what it read
         if positions is not None and spec.transactional_id:
             # only the partitions of the offsets topic that hold this task's keys are waited for
             moved = loop.resume_from(positions.read(60.0, ensure=False, only=loop.positions()))
