@@ -17,7 +17,15 @@ __all__ = ["run_backlog", "run_ceiling"]
 HEADERS: list[tuple[str, str | bytes | None]] = [("bench", b"w1")]
 
 
-def _fill(ctx: Context, topic: str, bootstrap: str, desc: str, *, warm_up: bool = False) -> float:
+def _fill(
+    ctx: Context,
+    topic: str,
+    bootstrap: str,
+    desc: str,
+    schema_id: int | None,
+    *,
+    warm_up: bool = False,
+) -> float:
     s = ctx.settings
     with tqdm(total=s.w1_records, desc=desc, unit="rec") as bar:
         return fill(
@@ -25,7 +33,7 @@ def _fill(ctx: Context, topic: str, bootstrap: str, desc: str, *, warm_up: bool 
             topic,
             s.w1_partitions,
             s.w1_records,
-            RecordShape(s.w1_record_bytes),
+            RecordShape(s.w1_record_bytes, schema_id=schema_id),
             headers=HEADERS,
             progress=bar.update,
             warm_up=warm_up,
@@ -37,7 +45,8 @@ def run_backlog(ctx: Context, system: SystemName) -> dict[str, Any]:
     topic = ctx.topic("w1", system)
     label = LABELS[system]
     ctx.src.create_topics([topic], s.w1_partitions)
-    fill_s = _fill(ctx, topic, ctx.primary, f"W1 fill source for {label}")
+    schema_id = ctx.value_schema(topic)
+    fill_s = _fill(ctx, topic, ctx.primary, f"W1 fill source for {label}", schema_id)
     with ctx.launch("w1", system, topic) as mirror:
         target = remote(topic)
         curve, reached = ctx.wait_arrivals(
@@ -63,7 +72,13 @@ def run_backlog(ctx: Context, system: SystemName) -> dict[str, Any]:
         result["processes"] = use.processes
         with tqdm(total=2 * s.w1_records, desc=f"W1 {label} verify", unit="rec") as bar:
             source = read_topic(ctx.primary, topic, s.w1_partitions, progress=bar.update)
-            mirrored = read_topic(ctx.backup, target, s.w1_partitions, progress=bar.update)
+            mirrored = read_topic(
+                ctx.backup,
+                target,
+                s.w1_partitions,
+                progress=bar.update,
+                value_map=ctx.ids_back(system, topic, schema_id),
+            )
         verdict = compare({topic: source.partitions}, {topic: mirrored.partitions})
         result["verify"] = verdict.__dict__ | {"problems": list(verdict.problems[:20])}
         result.update(finish(mirror))
@@ -78,13 +93,16 @@ def run_ceiling(ctx: Context) -> dict[str, Any]:
     topic = ctx.topic("w1", "mm2", "-ceiling")
     ctx.src.create_topics([topic], s.w1_partitions)
     ctx.dst.create_topics([topic], s.w1_partitions)
+    schema_id = ctx.value_schema(topic)  # the same records as the systems'
     try:
-        _fill(ctx, topic, ctx.primary, "ceiling: fill source")
+        _fill(ctx, topic, ctx.primary, "ceiling: fill source", schema_id)
         with tqdm(total=s.w1_records, desc="ceiling: plain consumer on source", unit="rec") as bar:
             read = read_topic(
                 ctx.primary, topic, s.w1_partitions, digest=False, progress=bar.update
             )
-        write_s = _fill(ctx, topic, ctx.backup, "ceiling: plain producer to target", warm_up=True)
+        write_s = _fill(
+            ctx, topic, ctx.backup, "ceiling: plain producer to target", schema_id, warm_up=True
+        )
     finally:
         ctx.src.delete_topics([topic])
         ctx.dst.delete_topics([topic])

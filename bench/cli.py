@@ -18,6 +18,7 @@ import psutil
 from tqdm import tqdm
 
 from bench.apache import resolve_apache_mm2
+from bench.avro import Registries
 from bench.backlog import run_backlog, run_ceiling
 from bench.breadth import run_breadth
 from bench.clusters import (
@@ -102,8 +103,12 @@ def _run(settings: Settings, workdir: Path, command: str) -> dict[str, Any]:
                 f"warning: {workload.upper()} puts ~{need} partitions on one broker, and a "
                 f"broker keeps a file open per partition: ulimit -n is {soft} (hard {hard})"
             )
-    pairs = ClusterPairs(settings, workdir, uuid.uuid4().hex[:6], apache)
+    registries = Registries(workdir) if settings.avro else None
+    pairs = ClusterPairs(settings, workdir, uuid.uuid4().hex[:6], apache, registries)
     try:
+        if registries is not None:
+            tqdm.write("starting two Apicurio registries (source, target)...")
+            registries.start()
         for workload in settings.workloads:
             fresh = wants_fresh_pairs(settings, workload)
             block: dict[str, Any] = {}
@@ -119,6 +124,8 @@ def _run(settings: Settings, workdir: Path, command: str) -> dict[str, Any]:
                     block[system]["fresh_clusters"] = fresh
     finally:
         pairs.close()
+        if registries is not None:
+            registries.close()
     results["meta"]["clusters"]["pairs"] = pairs.started
     results["meta"]["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     return results

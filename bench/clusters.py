@@ -33,6 +33,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from bench.apache import ApacheJars
+from bench.avro import Registries
 from bench.context import Context
 from bench.settings import Settings
 from mm2.localcluster import DEFAULT_JVM_OPTIONS, LocalClusters
@@ -102,6 +103,7 @@ class ClusterPairs:
     workdir: Path
     run_id: str
     apache: ApacheJars | None
+    registries: Registries | None = None  # with --avro, one pair for the whole run
     started: list[str] = field(default_factory=list)  # the pairs started, in order
     _shared: Context | None = None
     _shared_stack: ExitStack = field(default_factory=ExitStack)
@@ -158,4 +160,5 @@ class ClusterPairs:
             self.workdir,
             self.run_id,
             self.apache,
+            self.registries,
         )

@@ -11,10 +11,18 @@ from typing import Any
 from tqdm import tqdm
 
 from bench.apache import ApacheJars
+from bench.avro import Registries, ValueMap, ids_back
 from bench.data import Admin
 from bench.resources import ResourceSampler
 from bench.settings import Settings
-from bench.systems import LABELS, MirrorProcess, SystemName, mirror_properties, start_mirror
+from bench.systems import (
+    LABELS,
+    SCHEMAS,
+    MirrorProcess,
+    SystemName,
+    mirror_properties,
+    start_mirror,
+)
 
 __all__ = ["Context", "RunningMirror", "remote"]
 
@@ -51,6 +59,7 @@ class Context:
     workdir: Path
     run_id: str
     apache: ApacheJars | None
+    registries: Registries | None = None  # with --avro
     src: Admin = field(init=False)
     dst: Admin = field(init=False)
 
@@ -77,6 +86,10 @@ class Context:
         """Start one system mirroring the topics regex, with the resource sampler on its tree;
         `extra` keys are added to both systems' file alike."""
         workdir = self.workdir / f"{workload}-{system}"
+        if system == SCHEMAS:
+            if self.registries is None:
+                raise RuntimeError(f"{SCHEMAS} needs the registries of --avro")
+            extra = {**self.registries.mirror_properties(), **(extra or {})}
         text = mirror_properties(
             system,
             primary=self.primary,
@@ -89,6 +102,20 @@ class Context:
         classpath = self.apache.classpath if self.apache is not None else ()
         process = start_mirror(system, text, workdir, apache_classpath=classpath)
         return RunningMirror(process, ResourceSampler(process.pid).start())
+
+    def value_schema(self, topic: str) -> int | None:
+        """With --avro, the source registry's ID of the topic's value schema (registered now);
+        otherwise None (values of raw bytes)."""
+        if self.registries is None:
+            return None
+        return self.registries.register_value_schema(topic)
+
+    def ids_back(self, system: SystemName, topic: str, schema_id: int | None) -> ValueMap | None:
+        """How the verifier reads the target's values of a system that translates IDs: the
+        target registry's ID of the mirrored subject put back to the source's (bench.avro)."""
+        if system != SCHEMAS or self.registries is None or schema_id is None:
+            return None
+        return ids_back(schema_id, self.registries.target_id(remote(topic)))
 
     def wait_arrivals(
         self,

@@ -14,6 +14,8 @@ from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, Config
 from confluent_kafka.admin._listoffsets import OffsetSpec
 from confluent_kafka.cimpl import NewTopic
 
+from bench.avro import avro_value
+
 __all__ = [
     "Admin",
     "RecordShape",
@@ -41,10 +43,12 @@ def producer_config(bootstrap: str, **overrides: str | int | bool) -> dict[str, 
 
 @dataclass(frozen=True)
 class RecordShape:
-    """How a workload's records look: value size and the seed of their bytes."""
+    """How a workload's records look: value size, the seed of their bytes, and with schema_id
+    (`--avro`) values framed as Confluent's Avro serializer writes them (bench.avro)."""
 
     value_bytes: int = 1024
     seed: int = 7
+    schema_id: int | None = None
 
     def pool(self) -> list[bytes]:
         rng = random.Random(self.seed)
@@ -52,8 +56,11 @@ class RecordShape:
         return [rng.randbytes(width) for _ in range(_POOL)]
 
 
-def record(i: int, pool: list[bytes]) -> tuple[bytes, bytes]:
-    """Key and value of record i: the index leads the value so no two values are equal."""
+def record(i: int, pool: list[bytes], schema_id: int | None = None) -> tuple[bytes, bytes]:
+    """Key and value of record i: the index leads the value so no two values are equal. With a
+    schema ID the value is an Avro record of the index and the pool's bytes, with its ID."""
+    if schema_id is not None:
+        return b"k%d" % i, avro_value(schema_id, i, pool[i % _POOL])
     return b"k%d" % i, i.to_bytes(8, "big") + pool[i % _POOL]
 
 
@@ -107,7 +114,7 @@ def fill(
     n = 0
     for topic in names:
         for i in range(count):
-            key, value = record(i, pool)
+            key, value = record(i, pool, shape.schema_id)
             _produce(producer, topic, key, value, i % partitions, headers, delivered)
             n += 1
             if n % 10_000 == 0:

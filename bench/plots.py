@@ -18,8 +18,18 @@ import matplotlib.pyplot as plt
 
 __all__ = ["plot_all"]
 
-_COLORS = {"mm2": "tab:blue", "mm2-at-least-once": "tab:green", "apache": "tab:orange"}
-_NAMES = {"mm2": "mm2", "mm2-at-least-once": "mm2, exactly-once off", "apache": "Apache MM2"}
+_COLORS = {
+    "mm2": "tab:blue",
+    "mm2-at-least-once": "tab:green",
+    "mm2-schemas": "tab:purple",
+    "apache": "tab:orange",
+}
+_NAMES = {
+    "mm2": "mm2",
+    "mm2-at-least-once": "mm2, exactly-once off",
+    "mm2-schemas": "mm2, schema IDs translated",
+    "apache": "Apache MM2",
+}
 
 
 def _rates(curve: Sequence[Sequence[float]]) -> tuple[list[float], list[float]]:

@@ -9,16 +9,18 @@ from typing import Any
 
 from bench.groups import group_markdown
 from bench.stats import ratio
-from bench.systems import AT_LEAST_ONCE
+from bench.systems import AT_LEAST_ONCE, SCHEMAS
 
 __all__ = [
     "APPEND_LATENCY",
     "COMMITTED_LATENCY",
     "EOS_NOTE",
     "LATENCY_NOTE",
+    "SCHEMA_NOTE",
     "Row",
     "markdown",
     "rows",
+    "schema_markdown",
     "write_results",
 ]
 
@@ -295,6 +297,7 @@ def markdown(results: Mapping[str, Any]) -> str:
                     f"{res['committed_latency_error']}"
                 )
                 lines.append("")
+    lines.extend(schema_markdown(results))
     if isinstance(results.get("w5"), Mapping):
         lines.extend(group_markdown(results["w5"]))
     ceiling = results.get("ceiling")
@@ -331,6 +334,37 @@ def markdown(results: Mapping[str, Any]) -> str:
                 f"{v.get('records_target')} target records){extra}"
             )
     return "\n".join(lines) + "\n"
+
+
+SCHEMA_NOTE = (
+    "Schema IDs (`--avro`): every value is an Avro record with the source registry's schema ID. "
+    "mm2 copies it byte for byte; mm2 with IDs translated has a registry on each side and "
+    "rewrites the ID of every value to the target registry's, inside the same transaction. "
+    "Translated / as is is the cost of the translation."
+)
+
+
+def schema_markdown(results: Mapping[str, Any]) -> list[str]:
+    """With mm2-schemas in the run: its W1 and W2 figures beside mm2's, and their ratio."""
+    blocks = {w: results.get(w) for w in ("w1", "w2")}
+    if not any(isinstance(b, Mapping) and SCHEMAS in b for b in blocks.values()):
+        return []
+    lines = [
+        SCHEMA_NOTE,
+        "",
+        "| workload | metric | mm2, IDs as is | mm2, IDs translated | translated / as is |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for row in rows():
+        block = blocks.get(_workload_key(row))
+        if not isinstance(block, Mapping) or SCHEMAS not in block:
+            continue
+        plain, translated = row.get(block.get("mm2", {})), row.get(block[SCHEMAS])
+        lines.append(
+            f"| {row.workload} | {row.label} ({row.unit}) | {_fmt(plain, whole=row.whole)} | "
+            f"{_fmt(translated, whole=row.whole)} | {_ratio_text(ratio(translated, plain))} |"
+        )
+    return [*lines, ""]
 
 
 def _pct(value: float | None) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import cast
 
-from bench.systems import ALL_SYSTEMS, SYSTEMS, SystemName
+from bench.systems import ALL_SYSTEMS, SCHEMAS, SYSTEMS, SystemName
 
 __all__ = ["QUICK", "WORKLOADS", "Settings", "parse_args"]
 
@@ -37,6 +37,7 @@ class Settings:
     w5_rate: int = 1_000
     w5_seconds: float = 60.0
     w5_partitions: int = 4
+    avro: bool = False  # W1 and W2 values as Avro records, two registries (bench.avro)
     fresh_clusters: bool = False  # a cluster pair per system and workload (W3 at scale: always)
     out: Path = Path("bench/results")
     workdir: Path | None = None
@@ -110,6 +111,13 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         help="start a fresh pair of clusters for each system in each workload, stopped and "
         "deleted after it (W3 with 5,000 partitions or more always does)",
     )
+    parser.add_argument(
+        "--avro",
+        action="store_true",
+        default=None,
+        help="W1 and W2 values as Avro records with a schema ID, two Apicurio registries beside "
+        "the clusters (make apicurio); needed by the system mm2-schemas (mm2 translating the IDs)",
+    )
     defaults = Settings()
     for f in fields(Settings):
         if f.name in _FLAGS:
@@ -122,4 +130,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
     chosen = {k: v for k, v in args.items() if v is not None}
     if "systems" in chosen:
         chosen["systems"] = cast(tuple[SystemName, ...], chosen["systems"])
-    return replace(settings, **chosen)
+    out = replace(settings, **chosen)
+    if SCHEMAS in out.systems and not out.avro:
+        parser.error(f"--systems {SCHEMAS} mirrors Avro records: add --avro")
+    return out

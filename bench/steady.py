@@ -30,7 +30,9 @@ SOURCE_TS = "bench-source-ts"
 _WARM = "bench-warm-up"
 
 
-def _warm_up(ctx: Context, mirror: RunningMirror, topic: str, producer: Producer) -> int:
+def _warm_up(
+    ctx: Context, mirror: RunningMirror, topic: str, producer: Producer, schema_id: int | None
+) -> int:
     """Trickle records until one is on the target: the mirror is running. How many were sent."""
     s = ctx.settings
     pool = RecordShape(s.w2_record_bytes, seed=11).pool()
@@ -38,7 +40,7 @@ def _warm_up(ctx: Context, mirror: RunningMirror, topic: str, producer: Producer
     sent = 0
     with tqdm(desc=f"W2 {LABELS[mirror.process.system]} start-up", unit="probe") as bar:
         while mirror.elapsed() < 300 and mirror.process.alive():
-            key, value = record(sent, pool)
+            key, value = record(sent, pool, schema_id)
             producer.produce(
                 topic,
                 key=key,
@@ -57,7 +59,9 @@ def _warm_up(ctx: Context, mirror: RunningMirror, topic: str, producer: Producer
     )
 
 
-def _paced(ctx: Context, topic: str, producer: Producer, first: int) -> tuple[int, float]:
+def _paced(
+    ctx: Context, topic: str, producer: Producer, first: int, schema_id: int | None
+) -> tuple[int, float]:
     """Produce rate x seconds records on schedule; (records, seconds it really took)."""
     s = ctx.settings
     total = int(s.w2_rate * s.w2_seconds)
@@ -70,7 +74,7 @@ def _paced(ctx: Context, topic: str, producer: Producer, first: int) -> tuple[in
             burst = due - sent
             while sent < due:
                 i = first + sent
-                key, value = record(i, pool)
+                key, value = record(i, pool, schema_id)
                 now_ms = int(time.time() * 1000)
                 try:
                     producer.produce(
@@ -98,17 +102,18 @@ def run_steady(ctx: Context, system: SystemName) -> dict[str, Any]:
     target = remote(topic)
     label = LABELS[system]
     ctx.src.create_topics([topic], s.w2_partitions)
+    schema_id = ctx.value_schema(topic)
     ctx.dst.create_topics([target], s.w2_partitions, {"message.timestamp.type": "LogAppendTime"})
     with ctx.launch("w2", system, topic) as mirror:
         producer = Producer(producer_config(ctx.primary, **{"linger.ms": 1}))
         result: dict[str, Any] = {"topic": topic}
-        warm = _warm_up(ctx, mirror, topic, producer)
+        warm = _warm_up(ctx, mirror, topic, producer, schema_id)
         partitions = [(target, p) for p in range(s.w2_partitions)]
         ends = ctx.dst.end_offsets(partitions)
         starts = {p: ends.get((t, p)) for t, p in partitions}
         with CommittedReader(ctx.backup, target, starts, SOURCE_TS) as committed:
             measured_from = mirror.sampler.use()
-            sent, seconds = _paced(ctx, topic, producer, warm)
+            sent, seconds = _paced(ctx, topic, producer, warm, schema_id)
             total = warm + sent
             drain_timeout = mirror.elapsed() + 120
             _, reached = ctx.wait_arrivals(
@@ -138,6 +143,7 @@ def run_steady(ctx: Context, system: SystemName) -> dict[str, Any]:
                 timestamps=False,
                 latency_header=SOURCE_TS,
                 progress=bar.update,
+                value_map=ctx.ids_back(system, topic, schema_id),
             )
         verdict = compare({topic: source.partitions}, {topic: mirrored.partitions})
         result["verify"] = verdict.__dict__ | {"problems": list(verdict.problems[:20])}

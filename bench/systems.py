@@ -3,7 +3,8 @@
 `mm2` is this project with its defaults (exactly-once on), `apache` is Apache MM2 with its
 defaults. `mm2-at-least-once` is this project with `exactly.once.source.support = disabled`
 (idempotent, at-least-once), to measure what exactly-once costs; it runs only when asked for
-(`--systems mm2,mm2-at-least-once,apache`).
+(`--systems mm2,mm2-at-least-once,apache`). `mm2-schemas` is this project with a schema registry
+on each side (`--avro` only, bench.avro): the IDs in the records are rewritten on the way.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mm2.localcluster import find_java
 __all__ = [
     "ALL_SYSTEMS",
     "AT_LEAST_ONCE",
+    "SCHEMAS",
     "SYSTEMS",
     "MirrorProcess",
     "SystemName",
@@ -31,13 +33,15 @@ __all__ = [
     "start_mirror",
 ]
 
-SystemName = Literal["mm2", "mm2-at-least-once", "apache"]
+SystemName = Literal["mm2", "mm2-at-least-once", "mm2-schemas", "apache"]
 AT_LEAST_ONCE: SystemName = "mm2-at-least-once"
+SCHEMAS: SystemName = "mm2-schemas"
 SYSTEMS: tuple[SystemName, ...] = ("mm2", "apache")  # the default run
-ALL_SYSTEMS: tuple[SystemName, ...] = ("mm2", AT_LEAST_ONCE, "apache")
+ALL_SYSTEMS: tuple[SystemName, ...] = ("mm2", AT_LEAST_ONCE, SCHEMAS, "apache")
 LABELS: dict[SystemName, str] = {
     "mm2": "mm2 (this project)",
     AT_LEAST_ONCE: "mm2, exactly-once disabled",
+    SCHEMAS: "mm2, schema IDs translated",
     "apache": "Apache MM2",
 }
 

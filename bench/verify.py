@@ -130,6 +130,7 @@ def read_topic(
     latency_header: str | None = None,
     progress: Callable[[int], object] | None = None,
     timeout_s: float = 600.0,
+    value_map: Callable[[bytes | None], bytes | None] | None = None,
 ) -> TopicRead:
     """Read every partition of one topic from offset 0 to its end at call time (read_topics)."""
     return read_topics(
@@ -140,6 +141,7 @@ def read_topic(
         latency_header=latency_header,
         progress=progress,
         timeout_s=timeout_s,
+        value_map=value_map,
     )
 
 
@@ -152,13 +154,15 @@ def read_topics(
     latency_header: str | None = None,
     progress: Callable[[int], object] | None = None,
     timeout_s: float = 600.0,
+    value_map: Callable[[bytes | None], bytes | None] | None = None,
 ) -> TopicRead:
     """Read every partition of the topics (name -> partition count) from 0 to its end now.
 
     One consumer for all of them. digest=False is the raw-read ceiling: count records and bytes
     only. timestamps=False leaves record timestamps out of the digest (a LogAppendTime target
     rewrites them). latency_header names a header holding the source timestamp: the record's
-    own timestamp minus it is kept. A topic that is not there reads as empty partitions.
+    own timestamp minus it is kept. value_map changes each value before the digest (a mirror
+    that rewrites schema IDs, bench.avro). A topic that is not there reads as empty partitions.
     """
     keys = [(t, p) for t, n in topics.items() for p in range(n)]
     ends = dict.fromkeys(keys, 0) | Admin(bootstrap).end_offsets(keys)
@@ -190,6 +194,8 @@ def read_topics(
                 out.bytes += len(value) if value else 0
                 if digest:
                     ts = msg.timestamp()[1] if timestamps else None
+                    if value_map is not None:
+                        value = value_map(value)
                     record_digest_update(hashes[key], msg.key(), value, msg.headers(), ts)
                 if latency_header is not None:
                     latency = _latency(msg, latency_header)
