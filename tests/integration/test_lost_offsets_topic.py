@@ -34,9 +34,27 @@ def _records(prefix: str, first: int, n: int) -> list[tuple[int, bytes | None, b
     ]
 
 
-def _values(cluster: Cluster, topic: str) -> dict[int, list[bytes | None]]:
+def _values(cluster: Cluster, topic: str) -> dict[int, list[tuple[int, bytes | None]]]:
     read = read_topic(cluster.bootstrap_servers, topic, **{"isolation.level": "read_committed"})
-    return {p: [r[2] for r in records] for p, records in read.items()}
+    return {p: [(r[0], r[2]) for r in records] for p, records in read.items()}
+
+
+def _difference(got: list[tuple[int, bytes | None]], expected: list[bytes]) -> str:
+    """What a partition read back got wrong, with the target offsets: the first records, the
+    missing ones and the ones copied twice (where they sit tells which run wrote them)."""
+    values = [v for _, v in got]
+    seen: dict[bytes | None, int] = {}
+    twice = []
+    for offset, value in got:
+        if value in seen:
+            twice.append((value, seen[value], offset))
+        seen[value] = offset
+    missing = [v for v in expected if v not in seen]
+    return (
+        f"{len(values)} records, first {got[:3]}, last {got[-3:]}; {len(missing)} missing "
+        f"(first {missing[:3]}, last {missing[-3:]}); {len(twice)} twice (value, first offset, "
+        f"second offset: first {twice[:3]}, last {twice[-3:]})"
+    )
 
 
 def test_a_lost_offsets_topic_is_rebuilt_and_nothing_is_copied_twice(
@@ -79,7 +97,10 @@ def test_a_lost_offsets_topic_is_rebuilt_and_nothing_is_copied_twice(
     for p in range(PARTITIONS):
         expected = [f"before-{p}-{i}".encode() for i in range(3000)]
         expected += [f"after-{p}-{i}".encode() for i in range(3000, 4000)]
-        assert copied[p] == expected, f"partition {p}: {len(copied[p])} records, not 4,000"
+        lines = [line for line in text.splitlines() if "offset sync" in line or "rebuil" in line]
+        assert [v for _, v in copied[p]] == expected, (
+            f"partition {p}: {_difference(copied[p], expected)}; the mirror's log: {lines}"
+        )
 
 
 def _produce_stamped(cluster: Cluster, topic: str, rows: list[tuple[int, int, bytes]]) -> None:

@@ -5,7 +5,8 @@ as a process.
 The target registry is given schemas of its own first, so that it numbers the mirrored ones
 differently from the source: a record copied with the source's ID would decode with the wrong
 schema (or not at all). The schema evolves while the mirror runs, the mirror is stopped and
-started again in the middle, and the subject follows the replication policy's topic name.
+started again in the middle (its first version soft-deleted on the source meanwhile), and the
+subject follows the replication policy's topic name.
 """
 
 from __future__ import annotations
@@ -122,10 +123,18 @@ def test_avro_records_decode_on_the_target_with_the_targets_registry(
     more = [{"id": i, "item": f"item-{i}", "qty": 3} for i in range(400, 500)]
     _produce(primary.bootstrap_servers, source_registry.url, topic, V2, more)
     rows += more
+    # While it is down, the first version is soft-deleted on the source: the target's copy is
+    # soft-deleted too, and the records written with it still decode there (by their ID).
+    gone = httpx.delete(f"{source_registry.url}/subjects/{topic}-value/versions/1", timeout=30)
+    assert gone.status_code == 200, gone.text
+    versions = f"{target_registry.url}/subjects/{remote}-value/versions"
     with MirrorProcess(props) as mirror:  # started again: the map is read back from Kafka
         eventually(lambda: count(backup.bootstrap_servers, remote) >= 500, timeout=240,
                    what="records written while the mirror was down", log=mirror.log)  # fmt: skip
+        eventually(lambda: httpx.get(versions, timeout=30).json() == [2], timeout=120,
+                   what="version 1 soft-deleted on the target", log=mirror.log)  # fmt: skip
         assert mirror.stop() == 0
+    assert httpx.get(versions, params={"deleted": "true"}, timeout=30).json() == [1, 2]
     log = mirror.log()
     copied = _read(backup.bootstrap_servers, remote)
     assert len(copied) == len(rows)  # each once
