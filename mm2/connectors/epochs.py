@@ -53,6 +53,9 @@ class EpochSettings:
     schema_id_keys: bool = True
     schema_id_values: bool = True
     schema_wait_ms: int = 60_000
+    # The flow's replication policy's isHeartbeatsTopic: with schema_ids, those topics' records
+    # are copied as they are (Assignment.as_is).
+    is_heartbeats: Callable[[str], bool] = lambda _topic: False
 
 
 class Publisher(Protocol):
@@ -423,8 +426,9 @@ class EpochPlanner:
         route = self._schedule.routes.get(topic)
         topic_id = route.topic_id if route is not None else ""
         self._dealt_ids[topic] = topic_id
+        as_is = self.settings.schema_ids and self.settings.is_heartbeats(topic)
         return Assignment(topic, partition, target, self._next_offset(topic, partition, topic_id),
-                          topic_id)  # fmt: skip
+                          topic_id, as_is)  # fmt: skip
 
     def _next_offset(self, topic: str, partition: int, topic_id: str) -> int:
         tp = (topic, partition)

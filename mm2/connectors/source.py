@@ -128,6 +128,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         schema_id_keys=schemas.ids_keys,
         schema_id_values=schemas.ids_values,
         schema_wait_ms=schemas.ids_wait_ms,
+        is_heartbeats=flow.replication_policy().is_heartbeats_topic,
     )
 
     def make_runner() -> CopyRunner:

@@ -57,13 +57,13 @@ def assignment_key(flow: str) -> bytes:
 
 
 def encode_additions(epoch: str, additions: Mapping[int, Sequence[Assignment]]) -> bytes:
-    tasks = {
-        str(task): [
-            [a.topic, a.partition, a.target_topic, a.next_offset, a.topic_id] for a in added
-        ]
-        for task, added in sorted(additions.items())
-    }
+    tasks = {str(task): [_row(a) for a in added] for task, added in sorted(additions.items())}
     return json.dumps({"epoch": epoch, "tasks": tasks}, separators=(",", ":")).encode()
+
+
+def _row(a: Assignment) -> list[str | int | bool]:
+    row: list[str | int | bool] = [a.topic, a.partition, a.target_topic, a.next_offset, a.topic_id]
+    return [*row, True] if a.as_is else row  # five fields, as before, unless it is set
 
 
 def decode_additions(value: bytes | None, epoch: str, task: int) -> list[Assignment]:
@@ -75,7 +75,8 @@ def decode_additions(value: bytes | None, epoch: str, task: int) -> list[Assignm
         if not isinstance(loaded, dict) or loaded.get("epoch") != epoch:
             return []
         rows = loaded.get("tasks", {}).get(str(task), [])
-        # Four fields before topic ids were written: a record of an older mm2 still decodes.
+        # Four fields before topic ids were written, five before `as_is`: a record of an
+        # older mm2 still decodes.
         return [
             Assignment(
                 str(row[0]),
@@ -83,6 +84,7 @@ def decode_additions(value: bytes | None, epoch: str, task: int) -> list[Assignm
                 str(row[2]),
                 int(row[3]),
                 str(row[4]) if len(row) > 4 else "",
+                row[5] is True if len(row) > 5 else False,
             )
             for row in rows
         ]

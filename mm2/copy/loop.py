@@ -102,6 +102,8 @@ class CopyLoop:
         self.spec = spec
         self._routes = {(a.topic, a.partition): a.target_topic for a in spec.partitions}
         self._topic_ids = {(a.topic, a.partition): a.topic_id for a in spec.partitions}
+        # Partitions copied byte for byte even when the flow rewrites schema IDs (heartbeats).
+        self._as_is = {(a.topic, a.partition) for a in spec.partitions if a.as_is}
         self._next = {(a.topic, a.partition): a.next_offset for a in spec.partitions}
         # The leader epoch of the record each committed position follows, where known: the
         # consumer starts there with it, so the source's leader checks its log still holds it.
@@ -180,6 +182,8 @@ class CopyLoop:
             self._routes[(a.topic, a.partition)] = a.target_topic
             self._topic_ids[(a.topic, a.partition)] = a.topic_id
             self._next[(a.topic, a.partition)] = a.next_offset
+            if a.as_is:
+                self._as_is.add((a.topic, a.partition))
         if fresh and self._running:
             self._consumer.incremental_assign(
                 [self._start(a.topic, a.partition, a.next_offset) for a in fresh]
@@ -264,6 +268,7 @@ class CopyLoop:
         produce = self._sink.produce
         now_ms = int(time.time() * 1000)
         gate = self._schemas
+        as_is = self._as_is
         for msg in messages:
             err = msg.error()
             if err is not None:
@@ -273,10 +278,10 @@ class CopyLoop:
             tp = (topic, partition)
             offset = msg.offset() or 0
             key, value, headers = msg.key(), msg.value(), msg.headers()
-            if gate is not None:
+            if gate is not None and tp not in as_is:
                 if tp in gate.held:  # the rest of a held partition's batch
                     continue
-                out = gate.rewrite(topic, key, value, headers)
+                out = gate.rewrite(key, value, headers)
                 if out is not None:
                     if isinstance(out, Missing):
                         gate.hold(tp, offset, out)

@@ -27,8 +27,6 @@ __all__ = ["SchemaGate"]
 
 log = logging.getLogger(__name__)
 
-HEARTBEATS = "heartbeats"  # the heartbeats topic, and its remote copies (`<alias>.heartbeats`)
-
 
 class SchemaGate:
     """One copy task's ID rewriting and the partitions it holds, each at its first record whose
@@ -64,13 +62,11 @@ class SchemaGate:
         return cls(spec, feed)
 
     def rewrite(
-        self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None
+        self, key: bytes | None, value: bytes | None, headers: Headers | None
     ) -> Rewritten | Missing | None:
-        """The record with its IDs translated, Missing, or None to copy it as it is. The
-        heartbeats topics (mm2's own records, which start with a 0x00 version byte) are
-        never read as Confluent's wire format."""
-        if topic.rsplit(".", 1)[-1] == HEARTBEATS:
-            return None
+        """The record with its IDs translated, Missing, or None to copy it as it is. The copy
+        loop never asks for the partitions the planner marked `as_is` (the heartbeats topics,
+        mm2's own records, which start with a 0x00 version byte like Confluent's format)."""
         return self._rewrite(key, value, headers)
 
     def catch_up(self, timeout: float = 30.0) -> int:

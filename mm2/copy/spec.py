@@ -21,14 +21,17 @@ BEGINNING = -2
 @dataclass(frozen=True)
 class Assignment:
     """A source partition, its remote topic, the next offset to copy (-1: none stored, the
-    consumer's auto.offset.reset decides; BEGINNING: the log's start), and the source topic's
-    id ("" when unknown), written with each position."""
+    consumer's auto.offset.reset decides; BEGINNING: the log's start), the source topic's id
+    ("" when unknown), written with each position, and whether its records are copied as they
+    are in a flow that rewrites schema IDs (the heartbeats topics, as the flow's replication
+    policy names them: mm2's own records, never Confluent's wire format)."""
 
     topic: str
     partition: int
     target_topic: str
     next_offset: int = -1
     topic_id: str = ""
+    as_is: bool = False
 
 
 @dataclass(frozen=True)

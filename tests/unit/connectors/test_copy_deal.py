@@ -69,6 +69,19 @@ def test_additions_round_trip_for_their_task_and_epoch_only() -> None:
     assert decode_additions(None, "e1", 0) == []
 
 
+def test_a_partition_copied_as_it_is_says_so_and_older_records_decode() -> None:
+    beats = Assignment("heartbeats", 0, "primary.heartbeats", 3, "id-1", as_is=True)
+    rows = {0: [beats, Assignment("b", 1, "p.b", -1, "id-2")]}
+    value = encode_additions("e1", rows)
+    assert decode_additions(value, "e1", 0) == rows[0]
+    assert b'"id-2"]' in value  # five fields when it is not set, as an older mm2 wrote them
+    older = b'{"epoch":"e1","tasks":{"0":[["b",1,"p.b",-1,"id-2"],["c",0,"p.c",4]]}}'
+    assert decode_additions(older, "e1", 0) == [
+        Assignment("b", 1, "p.b", -1, "id-2"),
+        Assignment("c", 0, "p.c", 4, ""),
+    ]
+
+
 def test_the_assignment_key_is_connects_shape_but_no_mirror_maker_partition() -> None:
     """Connect (an Apache MM2 taking the flow over) reads it as an unknown connector's offsets;
     mm2's positions reader skips it (it is not a MirrorSourcePartition)."""

@@ -4,6 +4,7 @@ fakes handed to the planner, as the task's composition hands it the real parts."
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -253,6 +254,21 @@ def test_an_operators_failure_from_a_copy_task_fails_the_planner_with_its_class(
     runner.failure = CopyFailure("kafka", True, "broker down")
     with pytest.raises(KafkaClientError, match=r"copy tasks failed \(kafka: broker down\)"):
         planner.run_epochs()
+
+
+def test_with_schema_ids_the_policys_heartbeats_topics_are_copied_as_they_are() -> None:
+    planner, _ = _planner([])
+    planner.settings = dataclasses.replace(
+        planner.settings, schema_ids=True, is_heartbeats=lambda topic: topic == "beats"
+    )
+    assert planner._assignment("beats", 0, "primary.beats").as_is
+    assert not planner._assignment("orders", 0, "primary.orders").as_is
+    planner.settings = dataclasses.replace(planner.settings, schema_ids=False)
+    assert not planner._assignment("beats", 0, "primary.beats").as_is  # nothing is rewritten
+    spec = CopyTaskSpec(
+        "f", 0, "c", "a", "id", {}, {}, "t", [Assignment("b", 0, "p.b", 1, "", True)]
+    )
+    assert CopyTaskSpec.from_json(spec.to_json()) == spec
 
 
 def test_copy_tasks_batch_within_the_smallest_remote_topic_limit_and_a_lower_one_restarts() -> None:

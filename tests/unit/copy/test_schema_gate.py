@@ -120,9 +120,14 @@ def test_a_flow_without_registries_has_no_gate() -> None:
     assert SchemaGate.open(copy_spec()) is None
 
 
-def test_heartbeats_are_never_read_as_framed_records() -> None:
+def test_partitions_the_planner_marks_as_is_are_never_read_as_framed_records() -> None:
+    """The heartbeats topics, as the flow's replication policy names them: the planner marks
+    their partitions `as_is`. A topic whose name only looks like one is rewritten as any other."""
     copier, producer, _, _ = _copier()
+    copier._take([Assignment("primary.heartbeats", 0, "primary.heartbeats", 0, "", True)])
+    copier._take([Assignment("audit.heartbeats", 0, "primary.audit.heartbeats", 0)])
     beat = FakeMessage("primary.heartbeats", 0, 5, b"\x00\x00" + b"\x00" * 20)
-    copier._routes[("primary.heartbeats", 0)] = "primary.heartbeats"
-    copier._copy([cast(Any, beat)])
-    assert _values(producer) == [beat._v]  # copied as it came, never held
+    lookalike = FakeMessage("audit.heartbeats", 0, 5, framed(7))
+    copier._copy([cast(Any, beat), cast(Any, lookalike)])
+    assert _values(producer) == [beat._v, framed(1042)]  # as it came; rewritten
+    assert copier._schemas is not None and not copier._schemas.held
