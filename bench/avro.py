@@ -20,7 +20,6 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import TracebackType
 
 import fastavro
 import httpx
@@ -76,15 +75,11 @@ def _register(registry: ApicurioRegistry, subject: str, schema: Mapping[str, obj
 
 
 class Registries:
-    """A source and a target Apicurio registry for the run; a context manager."""
+    """A source and a target Apicurio registry for the run: start(), then close()."""
 
     def __init__(self, workdir: Path) -> None:
         self.source = ApicurioRegistry("source", workdir)
         self.target = ApicurioRegistry("target", workdir)
-
-    def __enter__(self) -> Registries:
-        self.start()
-        return self
 
     def start(self) -> None:
         """Both JVMs boot at once; then the target's own schemas go in. All stopped on failure."""
@@ -99,14 +94,6 @@ class Registries:
         except BaseException:
             self.close()
             raise
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         self.target.stop()
