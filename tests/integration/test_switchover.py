@@ -23,7 +23,15 @@ from typing import Any
 
 import httpx
 import pytest
-from confluent_kafka import Consumer
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    IsolationLevel,
+    KafkaException,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._listoffsets import OffsetSpec
 
 from tests.support.kafka import Cluster, create_topic, read_topic
 from tests.support.mirror import ContinuousProducer, MirrorProcess, free_port, write_properties
@@ -111,6 +119,30 @@ def first_numbers(bootstrap: str, group: str, topic: str) -> dict[int, int]:
     return first
 
 
+def where_it_stands(cluster: Cluster, group: str, topic: str) -> dict[int, tuple[Any, ...]] | str:
+    """Per partition: the group's committed offset, the log end, and the last stable offset
+    (what a read_committed reader may read up to), for a failure message; or what went wrong."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+    try:
+        answer = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)])
+        committed = {tp.partition: tp.offset for tp in answer[group].result(30).topic_partitions}
+        ends = {}
+        for name, level in (("end", IsolationLevel.READ_UNCOMMITTED),
+                            ("read_committed end", IsolationLevel.READ_COMMITTED)):  # fmt: skip
+            latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
+            found = admin.list_offsets({tp: latest for tp in tps},
+                                       isolation_level=level, request_timeout=30)  # fmt: skip
+            ends[name] = {tp.partition: f.result(30).offset for tp, f in found.items()}
+    except KafkaException as exc:
+        return f"(not known: {exc})"
+    return {
+        p: ("committed", committed.get(p), "end", ends["end"][p],
+            "read_committed end", ends["read_committed end"][p])
+        for p in range(PARTITIONS)
+    }  # fmt: skip
+
+
 def test_switchover_and_failback_under_load_lose_and_double_nothing(
     primary: Cluster, backup: Cluster, tmp_path: Path
 ) -> None:
@@ -159,7 +191,9 @@ def test_switchover_and_failback_under_load_lose_and_double_nothing(
             assert state("backup", "primary") not in (None, "PAUSED")
             # The group resumes on backup at the first record it had not read on primary.
             first = first_numbers(backup.bootstrap_servers, group, f"primary.{topic}")
-            assert first == {p: n + PARTITIONS for p, n in last_read.items()}, (first, last_read)
+            assert first == {p: n + PARTITIONS for p, n in last_read.items()}, (
+                first, last_read, where_it_stands(backup, group, f"primary.{topic}"), moved,
+            )  # fmt: skip
 
             on_backup = load(backup, topic, first_sent)
             eventually(lambda: on_backup.sent > 1000, timeout=120, what="load on backup")
