@@ -31,16 +31,16 @@ _WARM = "bench-warm-up"
 
 
 def _warm_up(
-    ctx: Context, mirror: RunningMirror, topic: str, producer: Producer, schema_id: int | None
+    ctx: Context, mirror: RunningMirror, topic: str, producer: Producer, shape: RecordShape
 ) -> int:
     """Trickle records until one is on the target: the mirror is running. How many were sent."""
     s = ctx.settings
-    pool = RecordShape(s.w2_record_bytes, seed=11).pool()
+    pool = shape.pool()
     target = [(remote(topic), p) for p in range(s.w2_partitions)]
     sent = 0
     with tqdm(desc=f"W2 {LABELS[mirror.process.system]} start-up", unit="probe") as bar:
         while mirror.elapsed() < 300 and mirror.process.alive():
-            key, value = record(sent, pool, schema_id)
+            key, value = record(sent, pool, shape.schema_id)
             producer.produce(
                 topic,
                 key=key,
@@ -60,12 +60,12 @@ def _warm_up(
 
 
 def _paced(
-    ctx: Context, topic: str, producer: Producer, first: int, schema_id: int | None
+    ctx: Context, topic: str, producer: Producer, first: int, shape: RecordShape
 ) -> tuple[int, float]:
     """Produce rate x seconds records on schedule; (records, seconds it really took)."""
     s = ctx.settings
     total = int(s.w2_rate * s.w2_seconds)
-    pool = RecordShape(s.w2_record_bytes, seed=11).pool()
+    pool = shape.pool()
     sent = 0
     started = time.monotonic()
     with tqdm(total=total, desc=f"W2 produce {s.w2_rate}/s", unit="rec") as bar:
@@ -74,7 +74,7 @@ def _paced(
             burst = due - sent
             while sent < due:
                 i = first + sent
-                key, value = record(i, pool, schema_id)
+                key, value = record(i, pool, shape.schema_id)
                 now_ms = int(time.time() * 1000)
                 try:
                     producer.produce(
@@ -102,18 +102,18 @@ def run_steady(ctx: Context, system: SystemName) -> dict[str, Any]:
     target = remote(topic)
     label = LABELS[system]
     ctx.src.create_topics([topic], s.w2_partitions)
-    schema_id = ctx.value_schema(topic)
+    shape = RecordShape(s.w2_record_bytes, seed=11, schema_id=ctx.value_schema(topic))
     ctx.dst.create_topics([target], s.w2_partitions, {"message.timestamp.type": "LogAppendTime"})
     with ctx.launch("w2", system, topic) as mirror:
         producer = Producer(producer_config(ctx.primary, **{"linger.ms": 1}))
         result: dict[str, Any] = {"topic": topic}
-        warm = _warm_up(ctx, mirror, topic, producer, schema_id)
+        warm = _warm_up(ctx, mirror, topic, producer, shape)
         partitions = [(target, p) for p in range(s.w2_partitions)]
         ends = ctx.dst.end_offsets(partitions)
         starts = {p: ends.get((t, p)) for t, p in partitions}
         with CommittedReader(ctx.backup, target, starts, SOURCE_TS) as committed:
             measured_from = mirror.sampler.use()
-            sent, seconds = _paced(ctx, topic, producer, warm, schema_id)
+            sent, seconds = _paced(ctx, topic, producer, warm, shape)
             total = warm + sent
             drain_timeout = mirror.elapsed() + 120
             _, reached = ctx.wait_arrivals(
@@ -143,7 +143,7 @@ def run_steady(ctx: Context, system: SystemName) -> dict[str, Any]:
                 timestamps=False,
                 latency_header=SOURCE_TS,
                 progress=bar.update,
-                value_map=ctx.ids_back(system, topic, schema_id),
+                value_map=ctx.ids_back(system, topic, shape.schema_id),
             )
         verdict = compare({topic: source.partitions}, {topic: mirrored.partitions})
         result["verify"] = verdict.__dict__ | {"problems": list(verdict.problems[:20])}

@@ -100,11 +100,10 @@ class CopyLoop:
     ) -> None:
         """Collaborators injected; open() builds the real ones."""
         self.spec = spec
-        self._routes = {(a.topic, a.partition): a.target_topic for a in spec.partitions}
-        self._topic_ids = {(a.topic, a.partition): a.topic_id for a in spec.partitions}
-        # Partitions copied byte for byte even when the flow rewrites schema IDs (heartbeats).
-        self._as_is = {(a.topic, a.partition) for a in spec.partitions if a.as_is}
-        self._next = {(a.topic, a.partition): a.next_offset for a in spec.partitions}
+        # Each partition as the planner assigned it (its remote topic, the source topic's id,
+        # whether it is copied as it is), and the next offset to copy as of the last commit.
+        self._assigned = {(a.topic, a.partition): a for a in spec.partitions}
+        self._next = {tp: a.next_offset for tp, a in self._assigned.items()}
         # The leader epoch of the record each committed position follows, where known: the
         # consumer starts there with it, so the source's leader checks its log still holds it.
         self._epochs: dict[TP, int] = {}
@@ -152,8 +151,9 @@ class CopyLoop:
         does not apply. Returns the partitions moved, as `topic-partition@next`."""
         moved = []
         for tp in committed.offsets:
-            last = committed.of_topic(tp, self._topic_ids.get(tp, ""))
-            if last is None or tp not in self._next:
+            assigned = self._assigned.get(tp)
+            last = None if assigned is None else committed.of_topic(tp, assigned.topic_id)
+            if last is None:
                 continue
             epoch = committed.leader_epochs.get(tp)
             if epoch is not None:
@@ -177,13 +177,10 @@ class CopyLoop:
         return 0 if self._schemas is None else self._schemas.catch_up(timeout)
 
     def _take(self, added: list[Assignment]) -> list[str]:
-        fresh = [a for a in added if (a.topic, a.partition) not in self._routes]
+        fresh = [a for a in added if (a.topic, a.partition) not in self._assigned]
         for a in fresh:
-            self._routes[(a.topic, a.partition)] = a.target_topic
-            self._topic_ids[(a.topic, a.partition)] = a.topic_id
+            self._assigned[(a.topic, a.partition)] = a
             self._next[(a.topic, a.partition)] = a.next_offset
-            if a.as_is:
-                self._as_is.add((a.topic, a.partition))
         if fresh and self._running:
             self._consumer.incremental_assign(
                 [self._start(a.topic, a.partition, a.next_offset) for a in fresh]
@@ -257,9 +254,7 @@ class CopyLoop:
                 self._end_transaction()
         elif not messages and now >= self._markers_due:  # idle: past markers, lag 0
             self._markers_due = now + 1.0
-            moved = move_past_markers(
-                self._consumer, self._sink, self._next, self._routes, self._topic_ids
-            )
+            moved = move_past_markers(self._consumer, self._sink, self._next, self._assigned)
             self._next.update(moved)
             for tp in moved:  # the position follows a marker now, of no known epoch
                 self._epochs.pop(tp, None)
@@ -268,7 +263,7 @@ class CopyLoop:
         produce = self._sink.produce
         now_ms = int(time.time() * 1000)
         gate = self._schemas
-        as_is = self._as_is
+        assigned = self._assigned
         for msg in messages:
             err = msg.error()
             if err is not None:
@@ -278,7 +273,8 @@ class CopyLoop:
             tp = (topic, partition)
             offset = msg.offset() or 0
             key, value, headers = msg.key(), msg.value(), msg.headers()
-            if gate is not None and tp not in as_is:
+            # Partitions copied byte for byte even when the flow rewrites IDs (heartbeats).
+            if gate is not None and not assigned[tp].as_is:
                 if tp in gate.held:  # the rest of a held partition's batch
                     continue
                 out = gate.rewrite(key, value, headers)
@@ -293,7 +289,7 @@ class CopyLoop:
                 txn = self._begin()
             pending = txn.parts.get(tp)
             if pending is None:
-                stats = CopyStats(topic, partition, self._routes[tp], first=offset)
+                stats = CopyStats(topic, partition, assigned[tp].target_topic, first=offset)
                 pending = txn.parts[tp] = _Pending(stats)
             res = pending.stats
             res.position = offset
@@ -390,7 +386,7 @@ class CopyLoop:
             txn = self._txn or self._begin()
             pending = txn.parts.get(tp)
             if pending is None:
-                stats = CopyStats(tp[0], tp[1], self._routes[tp], first=resume)
+                stats = CopyStats(tp[0], tp[1], self._assigned[tp].target_topic, first=resume)
                 pending = txn.parts[tp] = _Pending(stats)
             pending.stats.position = max(pending.stats.position, resume - 1)
             pending.epoch = None  # the position follows no record this task read
@@ -477,8 +473,8 @@ class CopyLoop:
         """One position per partition the transaction touched, with what it copied."""
         for pending in txn.parts.values():
             stats = pending.stats
-            tp = (stats.topic, stats.partition)
-            self._sink.write_position(stats, self._topic_ids.get(tp), pending.epoch)
+            topic_id = self._assigned[(stats.topic, stats.partition)].topic_id
+            self._sink.write_position(stats, topic_id, pending.epoch)
 
     def _give_back(self, txn: _Txn, remaining: int) -> None:
         """Judge what the target refused (or did not acknowledge), abort, and copy it again.

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from confluent_kafka import Consumer, TopicPartition
 
-from mm2.copy.spec import TP
+from mm2.copy.spec import TP, Assignment
 from mm2.copy.stats import CopyStats
 from mm2.copy.transaction import AbortableTransactionError, TransactionSink
 
@@ -40,8 +40,7 @@ def move_past_markers(
     consumer: Consumer,
     sink: TransactionSink,
     next_offsets: Mapping[TP, int],
-    routes: Mapping[TP, str],
-    topic_ids: Mapping[TP, str],
+    assigned: Mapping[TP, Assignment],
 ) -> dict[TP, int]:
     """Commit, in a transaction of positions only, the partitions past_markers finds; returns
     their new next offsets ({} when none moved, or the transaction failed: tried again later)."""
@@ -50,10 +49,11 @@ def move_past_markers(
         return {}
     sink.begin()
     for (topic, partition), position in moved.items():
-        stats = CopyStats(topic, partition, routes[(topic, partition)], position - 1)
+        assignment = assigned[(topic, partition)]
+        stats = CopyStats(topic, partition, assignment.target_topic, position - 1)
         # No leader epoch: a marker written under a newer leader than the last record's would
         # make the older epoch's end look like a truncation below the position.
-        sink.write_position(stats, topic_ids.get((topic, partition)))
+        sink.write_position(stats, assignment.topic_id)
     try:
         if sink.flush(60):
             raise AbortableTransactionError("positions not acknowledged", retriable=True)

@@ -43,12 +43,12 @@ V2 = {**V1, "fields": [*V1["fields"], {"name": "qty", "type": "int", "default": 
 
 def _produce(bootstrap: str, registry: str, topic: str, schema: dict[str, Any],
              rows: list[dict[str, Any]]) -> None:  # fmt: skip
-    client = SchemaRegistryClient({"url": registry})
-    serialize = AvroSerializer(client, json.dumps(schema))
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-    for row in rows:
-        value = serialize(row, SerializationContext(topic, MessageField.VALUE))
-        producer.produce(topic, value, str(row["id"]).encode(), partition=0)
+    with SchemaRegistryClient({"url": registry}) as client:
+        serialize = AvroSerializer(client, json.dumps(schema))
+        for row in rows:
+            value = serialize(row, SerializationContext(topic, MessageField.VALUE))
+            producer.produce(topic, value, str(row["id"]).encode(), partition=0)
     assert producer.flush(30) == 0
 
 
@@ -142,8 +142,10 @@ def test_avro_records_decode_on_the_target_with_the_targets_registry(
     # The IDs were translated: the target's differ from the source's ...
     assert {_schema_id(v) for v in copied}.isdisjoint({_schema_id(v) for v in source_values})
     # ... and every record decodes, with the target's registry, to what was produced.
-    deserialize = AvroDeserializer(SchemaRegistryClient({"url": target_registry.url}))
-    decoded = [deserialize(v, SerializationContext(remote, MessageField.VALUE)) for v in copied]
+    with SchemaRegistryClient({"url": target_registry.url}) as client:
+        deserialize = AvroDeserializer(client)
+        decoded = [deserialize(v, SerializationContext(remote, MessageField.VALUE))
+                   for v in copied]  # fmt: skip
     assert decoded == rows  # each with the fields of the schema it was written with
     # Bytes after the ID are the source's, byte for byte.
     assert [v[5:] for v in copied] == [v[5:] for v in source_values]
@@ -186,16 +188,16 @@ def test_protobuf_records_with_a_reference_keep_their_indexes_and_payload(
     create_topic(primary, topic, partitions=1)
     _pad(target_registry, topic, 2)
     order_type = _order_type()
-    client = SchemaRegistryClient({"url": source_registry.url})
-    serialize = ProtobufSerializer(order_type, client, {"use.deprecated.format": False})
     producer = Producer({"bootstrap.servers": primary.bootstrap_servers})
     sent = []
-    for i in range(100):
-        order = order_type(id=f"o-{i}")
-        order.total.cents, order.total.currency = i * 100, "EUR"
-        sent.append(order)
-        value = serialize(order, SerializationContext(topic, MessageField.VALUE))
-        producer.produce(topic, value, None, partition=0)
+    with SchemaRegistryClient({"url": source_registry.url}) as client:
+        serialize = ProtobufSerializer(order_type, client, {"use.deprecated.format": False})
+        for i in range(100):
+            order = order_type(id=f"o-{i}")
+            order.total.cents, order.total.currency = i * 100, "EUR"
+            sent.append(order)
+            value = serialize(order, SerializationContext(topic, MessageField.VALUE))
+            producer.produce(topic, value, None, partition=0)
     assert producer.flush(30) == 0
     props = _properties(tmp_path, primary, backup, topic, registries)
     with MirrorProcess(props) as mirror:
