@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from bench.clusters import (
 )
 from bench.context import Context
 from bench.groups import run_groups
+from bench.orders import orders_markdown, reversed_run
 from bench.report import markdown, write_results
 from bench.settings import Settings, parse_args
 from bench.steady import run_steady
@@ -131,12 +132,8 @@ def _run(settings: Settings, workdir: Path, command: str) -> dict[str, Any]:
     return results
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    # SIGTERM unwinds like Ctrl-C, so the mirrors and the clusters are stopped on the way out.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    settings = parse_args(args)
-    command = shlex.join(["python", "-m", "bench", *args])
+def _one_run(settings: Settings, command: str) -> dict[str, Any]:
+    """The clusters, every workload through every system, the results written and printed."""
     started = time.monotonic()
     if settings.workdir is None:
         with tempfile.TemporaryDirectory(prefix="mm2-bench-") as tmp:
@@ -145,17 +142,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings.workdir.mkdir(parents=True, exist_ok=True)
         results = _run(settings, settings.workdir.resolve(), command)
     results["meta"]["wall_s"] = round(time.monotonic() - started, 1)
-    folder = settings.out / settings.label
-    written = write_results(results, folder)
+    written = write_results(results, settings.out / settings.label)
     print()
     print(markdown(results))
     print("written: " + ", ".join(str(p) for p in written))
-    failed = [
-        f"{w} {s}"
+    return results
+
+
+def _failed(results: Mapping[str, Any], label: str) -> list[str]:
+    return [
+        f"{label}: {w} {s}"
         for w in ("w1", "w2", "w3", "w5")
         for s, r in (results.get(w) or {}).items()
         if not r.get("verify", {}).get("ok")
     ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    # SIGTERM unwinds like Ctrl-C, so the mirrors and the clusters are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    settings = parse_args(args)
+    command = shlex.join(["python", "-m", "bench", *args])
+    first = _one_run(settings, command)
+    failed = _failed(first, settings.label)
+    if settings.both_orders:
+        again = reversed_run(settings)
+        tqdm.write(f"both orders: the run again, systems {','.join(again.systems)}")
+        second = _one_run(again, command)
+        failed += _failed(second, again.label)
+        table = orders_markdown(settings.systems, first, second)
+        path = settings.out / settings.label / "orders.md"
+        path.write_text(table, encoding="utf-8")
+        print()
+        print(table)
+        print(f"written: {path}")
     if failed:
         print("correctness FAILED for: " + ", ".join(failed), file=sys.stderr)
         return 1

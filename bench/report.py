@@ -21,6 +21,7 @@ __all__ = [
     "markdown",
     "rows",
     "schema_markdown",
+    "workload_key",
     "write_results",
 ]
 
@@ -203,7 +204,8 @@ def rows() -> list[Row]:
     ]
 
 
-def _workload_key(row: Row) -> str:
+def workload_key(row: Row) -> str:
+    """The results' key of a row's workload (W4 rows: the workload they were measured in)."""
     if row.workload == "W4":
         return next((w.lower() for w in ("W1", "W2", "W3") if w in row.label), "w2")
     return row.workload.lower()
@@ -261,7 +263,7 @@ def markdown(results: Mapping[str, Any]) -> str:
             "|---|---|---:|---:|---:|---|---|",
         ]
     for row in rows():
-        block = results.get(_workload_key(row))
+        block = results.get(workload_key(row))
         if not isinstance(block, Mapping):
             continue
         ours_sys = block.get("mm2", {})
@@ -356,7 +358,7 @@ def schema_markdown(results: Mapping[str, Any]) -> list[str]:
         "|---|---|---:|---:|---:|",
     ]
     for row in rows():
-        block = blocks.get(_workload_key(row))
+        block = blocks.get(workload_key(row))
         if not isinstance(block, Mapping) or SCHEMAS not in block:
             continue
         plain, translated = row.get(block.get("mm2", {})), row.get(block[SCHEMAS])

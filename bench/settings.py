@@ -39,6 +39,7 @@ class Settings:
     w5_partitions: int = 4
     avro: bool = False  # W1 and W2 values as Avro records, two registries (bench.avro)
     fresh_clusters: bool = False  # a cluster pair per system and workload (W3 at scale: always)
+    both_orders: bool = False  # the run again with the systems reversed (bench.orders)
     out: Path = Path("bench/results")
     workdir: Path | None = None
 
@@ -118,6 +119,13 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         help="W1 and W2 values as Avro records with a schema ID, two Apicurio registries beside "
         "the clusters (make apicurio); needed by the system mm2-schemas (mm2 translating the IDs)",
     )
+    parser.add_argument(
+        "--both-orders",
+        action="store_true",
+        default=None,
+        help="run everything again with the systems in the reverse order, and write the two "
+        "side by side (orders.md): what the order alone moves shows as such",
+    )
     defaults = Settings()
     for f in fields(Settings):
         if f.name in _FLAGS:
@@ -133,4 +141,6 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
     out = replace(settings, **chosen)
     if SCHEMAS in out.systems and not out.avro:
         parser.error(f"--systems {SCHEMAS} mirrors Avro records: add --avro")
+    if out.both_orders and len(out.systems) < 2:
+        parser.error("--both-orders compares two systems or more: name them with --systems")
     return out
