@@ -28,6 +28,7 @@ from confluent_kafka import (
 from mm2.copy.assignment import AssignmentFeed
 from mm2.copy.consumer import RESET, source_consumer
 from mm2.copy.markers import move_past_markers
+from mm2.copy.out_of_range import where_to_resume
 from mm2.copy.positions import StoredPositions
 from mm2.copy.refusals import Retries, operators_fault, oversized
 from mm2.copy.schema_gate import SchemaGate
@@ -337,14 +338,9 @@ class CopyLoop:
         log.debug("%s: %s: %s (librdkafka retries)", self.spec.flow, where, err)
 
     def _out_of_range(self, tp: TP, err: KafkaError) -> None:
-        """The source has no record at the offset this task reads next. Below its log start,
-        the records in between were deleted (retention, DeleteRecords) before they could be
-        copied: copying goes on at the log start. Beyond its log end, the log was truncated (an
-        unclean leader election) or the position was set past it: the offset where the log was
-        cut is not known (records written since have taken the offsets after it), so copying
-        starts again at the log start: records come twice, none is skipped. Either way the
-        task says so at WARN and counts it in the stats of a position written at once (the
-        metrics mm2_source_records_gone and mm2_source_log_truncations), never silently."""
+        """The source has no record at the offset this task reads next: go on where
+        mm2.copy.out_of_range says, and count records deleted before they were copied, or a
+        truncated log, in the stats of a position written at once."""
         txn = self._txn
         pending = None if txn is None else txn.parts.get(tp)
         at = pending.stats.position + 1 if pending is not None else self._next.get(tp, -1)
@@ -355,46 +351,20 @@ class CopyLoop:
                 "(PATCH .../offsets)"
             )
         low, high = self._consumer.get_watermark_offsets(TopicPartition(*tp), 10, False)
-        where = f"{tp[0]}-{tp[1]}"
-        gone = truncated = 0
-        # The leader's log no longer holds the record the position follows under its leader
-        # epoch: it was cut below the position and may have been refilled since.
-        cut = err.code() == KafkaError._LOG_TRUNCATION
-        if cut or at > high:
-            truncated, resume = 1, low
-            why = (
-                f"{err.str()}: the source's log was truncated below the position {at} (an "
-                "unclean leader election)"
-                if cut
-                else f"the position {at} is beyond the source's log end {high}: the log was "
-                "truncated (an unclean leader election) or the position was set past it"
-            )
-            log.warning("%s: %s: %s; copying it again from the log start %d, so that no record "
-                        "written since is skipped (records copied before come again)",
-                        self.spec.flow, where, why, low)  # fmt: skip
-        elif at < low:
-            gone, resume = low - at, low
-            log.warning("%s: %s: offsets %d-%d were deleted from the source (retention or "
-                        "DeleteRecords) before they were copied: %d record(s) can never be "
-                        "copied; copying on from the log start %d", self.spec.flow, where, at,
-                        low - 1, gone, low)  # fmt: skip
-        else:
-            resume = at
-            log.info("%s: %s: %s; reading again from %d (the log runs %d-%d)",
-                     self.spec.flow, where, err.str(), at, low, high)  # fmt: skip
-        if gone or truncated:
+        resume = where_to_resume(self.spec.flow, f"{tp[0]}-{tp[1]}", at, err, low, high)
+        if resume.gone or resume.truncated:
             txn = self._txn or self._begin()
             pending = txn.parts.get(tp)
             if pending is None:
-                stats = CopyStats(tp[0], tp[1], self._assigned[tp].target_topic, first=resume)
+                stats = CopyStats(tp[0], tp[1], self._assigned[tp].target_topic, first=resume.at)
                 pending = txn.parts[tp] = _Pending(stats)
-            pending.stats.position = max(pending.stats.position, resume - 1)
+            pending.stats.position = max(pending.stats.position, resume.at - 1)
             pending.epoch = None  # the position follows no record this task read
-            pending.stats.gone += gone
-            pending.stats.truncated += truncated
+            pending.stats.gone += resume.gone
+            pending.stats.truncated += resume.truncated
         # The fetcher stopped at the error and a seek does not start it again: assign anew.
         self._consumer.incremental_unassign([TopicPartition(*tp)])
-        self._consumer.incremental_assign([TopicPartition(tp[0], tp[1], resume)])
+        self._consumer.incremental_assign([TopicPartition(tp[0], tp[1], resume.at)])
 
     def _begin(self) -> _Txn:
         self._sink.begin()

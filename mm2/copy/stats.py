@@ -59,7 +59,7 @@ class CopyStats:
     age_max_ms: int = -1
     age_sum_ms: int = 0
     # Records deleted from the source (retention, DeleteRecords) before they could be copied,
-    # and times the source's log was found truncated below the position (mm2.copy.loop).
+    # and times the source's log was found truncated below the position (mm2.copy.out_of_range).
     gone: int = 0
     truncated: int = 0
     # The source partition's end offset as the copy task's consumer last saw it (its latest
