@@ -2,10 +2,10 @@
 position beyond the log end (a truncated log, or a position set past it).
 
 Before, the copy task's consumer reset such a partition to its earliest offset without a word.
-Now the copy task judges it (mm2.copy.out_of_range, from the copy loop) and says so at WARN: below the log
-start it copies on from there (mm2_source_records_gone counts what was lost); beyond the log end
-the offset where the log was cut is not known and records written since must not be skipped, so
-it copies the log again from its start (mm2_source_log_truncations counts it).
+Now the copy task judges it (mm2.copy.out_of_range) and says so at WARN: below the log start it
+copies on from there (mm2_source_records_gone counts what was lost); beyond the log end the
+offset where the log was cut is not known and records written since must not be skipped, so it
+copies the log again from its start (mm2_source_log_truncations counts it).
 """
 
 from __future__ import annotations
