@@ -38,7 +38,7 @@ class Settings:
     w5_seconds: float = 60.0
     w5_partitions: int = 4
     avro: bool = False  # W1 and W2 values as Avro records, two registries (bench.avro)
-    fresh_clusters: bool = False  # a cluster pair per system and workload (W3 at scale: always)
+    fresh_clusters: bool = False  # a cluster pair per system and workload (W1, W3 at scale: always)
     both_orders: bool = False  # the run again with the systems reversed (bench.orders)
     out: Path = Path("bench/results")
     workdir: Path | None = None
@@ -110,7 +110,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         action="store_true",
         default=None,
         help="start a fresh pair of clusters for each system in each workload, stopped and "
-        "deleted after it (W3 with 5,000 partitions or more always does)",
+        "deleted after it (W1, and W3 with 5,000 partitions or more, always do)",
     )
     parser.add_argument(
         "--avro",

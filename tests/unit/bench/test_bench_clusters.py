@@ -23,15 +23,16 @@ from bench.settings import parse_args
 from mm2.localcluster import DEFAULT_JVM_OPTIONS
 
 
-def test_small_runs_share_one_pair_and_ten_thousand_partitions_do_not() -> None:
+def test_small_runs_share_one_pair_but_w1_and_ten_thousand_partitions_do_not() -> None:
     default = parse_args([])
-    assert not any(wants_fresh_pairs(default, w) for w in ("w1", "w2", "w3"))
+    assert not any(wants_fresh_pairs(default, w) for w in ("w2", "w3", "w5"))
+    assert wants_fresh_pairs(default, "w1")  # the order of the systems moved W1 on a shared pair
     quick = parse_args(["--quick"])
     assert not wants_fresh_pairs(quick, "w3")
     big = parse_args(["--w3-topics", "1000", "--w3-partitions", "10"])
     assert FRESH_W3_PARTITIONS <= 1000 * 10
     assert wants_fresh_pairs(big, "w3")
-    assert not wants_fresh_pairs(big, "w1")  # only W3 is large
+    assert not wants_fresh_pairs(big, "w2")  # only W3 is large
     forced = parse_args(["--fresh-clusters"])
     assert forced.fresh_clusters
     assert all(wants_fresh_pairs(forced, w) for w in ("w1", "w2", "w3"))
