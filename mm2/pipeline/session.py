@@ -79,22 +79,6 @@ def spark_log_level() -> str:
     return next((name for n, name in sorted(_LOG4J_LEVELS.items()) if level <= n), "FATAL")
 
 
-# The driver's JIT: C1 only. The driver JVM schedules copy tasks and hands them to Python
-# workers; no record passes through it. C2's compiler threads cost start-up CPU that Spark's
-# start, the first job and the copy tasks need: Spark was ready 0.6 s sooner on an idle 2-core
-# machine, 0.8 to 2.2 s sooner with both cores busy (docs/architecture.md, "Start to the first
-# record").
-_DRIVER_JIT = "-XX:TieredStopAtLevel=1"
-
-
-def _driver_jit(settings: dict[str, str]) -> None:
-    """C1 only in the driver JVM, unless the operator's options choose a JIT of their own."""
-    options = settings.get("spark.driver.extraJavaOptions", "")
-    if "Tiered" in options:
-        return
-    settings["spark.driver.extraJavaOptions"] = f"{options} {_DRIVER_JIT}".strip()
-
-
 def _log_settings(settings: dict[str, str]) -> None:
     """The driver JVM logs mm2.log.wire lines (mm2/pipeline/log4j2.properties), unless the
     operator's spark.driver.extraJavaOptions names a log4j configuration of their own."""
@@ -137,10 +121,14 @@ def _launch(settings: Mapping[str, str]) -> None:
 
 
 def spark_settings(conf: Mapping[str, str] | None = None) -> dict[str, str]:
-    """mm2's defaults under the operator's `spark.*` settings, with the driver JVM's options
-    (its JIT and its log4j configuration) added to theirs."""
+    """mm2's defaults under the operator's `spark.*` settings, with the driver JVM's log4j
+    configuration added to their java options.
+
+    The driver JVM keeps HotSpot's default JIT (C1 and C2). With C1 only
+    (`-XX:TieredStopAtLevel=1`, which an operator can set in spark.driver.extraJavaOptions)
+    the first record came 1 to 5 s sooner, but a steady flow cost about 7 % more CPU
+    (docs/architecture.md, "Start to the first record")."""
     settings = {"spark.master": default_master(), **_DEFAULTS, **(conf or {})}
-    _driver_jit(settings)
     _log_settings(settings)
     return settings
 

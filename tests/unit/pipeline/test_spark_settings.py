@@ -9,17 +9,14 @@ def _options(conf: dict[str, str]) -> list[str]:
     return spark_settings(conf)["spark.driver.extraJavaOptions"].split()
 
 
-def test_the_driver_jvm_runs_c1_only_and_logs_through_mm2() -> None:
-    options = _options({})
-    assert "-XX:TieredStopAtLevel=1" in options
+def test_the_driver_jvm_logs_through_mm2_and_keeps_the_operators_java_options() -> None:
+    assert any(o.startswith("-Dlog4j2.configurationFile=") for o in _options({}))
+    options = _options({"spark.driver.extraJavaOptions": "-Xmx2g -XX:TieredStopAtLevel=1"})
+    assert options[:2] == ["-Xmx2g", "-XX:TieredStopAtLevel=1"]
     assert any(o.startswith("-Dlog4j2.configurationFile=") for o in options)
-
-
-def test_the_operators_java_options_are_kept_and_their_jit_choice_wins() -> None:
-    options = _options({"spark.driver.extraJavaOptions": "-Xmx2g -XX:-TieredCompilation"})
-    assert options[:2] == ["-Xmx2g", "-XX:-TieredCompilation"]
-    assert "-XX:TieredStopAtLevel=1" not in options
-    assert "-XX:TieredStopAtLevel=1" in _options({"spark.driver.extraJavaOptions": "-Xmx2g"})
+    # An operator's own log4j configuration is left alone.
+    own = _options({"spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=/etc/l.xml"})
+    assert own == ["-Dlog4j2.configurationFile=/etc/l.xml"]
 
 
 def test_the_operators_settings_win_over_mm2s_defaults() -> None:
