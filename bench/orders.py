@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from bench.report import Row, rows, workload_key
+from bench.report import Row, figure, ratio_text, rows, workload_key
 from bench.settings import Settings
 from bench.stats import ratio
 from bench.systems import LABELS, SystemName
@@ -43,17 +43,15 @@ def _compared(systems: Sequence[SystemName]) -> tuple[SystemName, SystemName]:
     return systems[0], systems[1]
 
 
-def _value(results: Mapping[str, Any], row: Row, system: SystemName) -> float | None:
+def _result(results: Mapping[str, Any], row: Row, system: SystemName) -> Mapping[str, Any]:
+    """A system's results in a row's workload ({} when it did not run it)."""
     block = results.get(workload_key(row))
-    if not isinstance(block, Mapping) or not isinstance(block.get(system), Mapping):
-        return None
-    return row.get(block[system])
+    found = block.get(system) if isinstance(block, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
 
 
-def _text(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
+def _value(results: Mapping[str, Any], row: Row, system: SystemName) -> float | None:
+    return row.get(_result(results, row, system))
 
 
 def _geometric_mean(a: float | None, b: float | None) -> float | None:
@@ -92,13 +90,13 @@ def orders_markdown(
     ]
     runs = (first, second)
     for row in rows():
-        values = [_value(r, row, s) for s in systems for r in runs]
-        if all(v is None for v in values):
+        shown = [_result(r, row, s) for s in systems for r in runs]
+        if all(row.get(s) is None for s in shown):
             continue
         ratios = [ratio(_value(r, row, ours), _value(r, row, theirs)) for r in runs]
-        cells = [_text(v) for v in values]
-        cells += [_text(r) for r in ratios]
-        cells.append(_text(_geometric_mean(*ratios)))
+        cells = [figure(row, s) for s in shown]
+        cells += [ratio_text(r) for r in ratios]
+        cells.append(ratio_text(_geometric_mean(*ratios)))
         lines.append(
             f"| {row.workload} | {row.label} ({row.unit}) | " + " | ".join(cells) + f" | "
             f"{row.target} | {_met(row, runs)} |"

@@ -18,7 +18,9 @@ __all__ = [
     "LATENCY_NOTE",
     "SCHEMA_NOTE",
     "Row",
+    "figure",
     "markdown",
+    "ratio_text",
     "rows",
     "schema_markdown",
     "workload_key",
@@ -229,6 +231,11 @@ def _timed_out(row: Row, system: Mapping[str, Any]) -> float | None:
     return None
 
 
+def figure(row: Row, system: Mapping[str, Any]) -> str:
+    """A system's figure for a row, as the tables show it ("> N (timed out)" for a capped wait)."""
+    return _fmt(row.get(system), _timed_out(row, system), whole=row.whole)
+
+
 def _has_at_least_once(results: Mapping[str, Any]) -> bool:
     """Whether the run had mm2 with exactly-once disabled as a third system."""
     return any(
@@ -237,7 +244,7 @@ def _has_at_least_once(results: Mapping[str, Any]) -> bool:
     )
 
 
-def _ratio_text(value: float | None) -> str:
+def ratio_text(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
@@ -272,21 +279,20 @@ def markdown(results: Mapping[str, Any]) -> str:
         r = ratio(ours, theirs)
         met = "" if row.check is None else row.check(ours, theirs, results)
         verdict = {True: "yes", False: "**no**", None: "n/a", "": ""}[met]
-        ours_text = _fmt(ours, _timed_out(row, ours_sys), whole=row.whole)
-        theirs_text = _fmt(theirs, _timed_out(row, theirs_sys), whole=row.whole)
+        ours_text, theirs_text = figure(row, ours_sys), figure(row, theirs_sys)
         if third:
             off_sys = block.get(AT_LEAST_ONCE, {})
             off = row.get(off_sys)
-            off_text = _fmt(off, _timed_out(row, off_sys), whole=row.whole)
+            off_text = figure(row, off_sys)
             lines.append(
                 f"| {row.workload} | {row.label} ({row.unit}) | {ours_text} | {off_text} | "
-                f"{theirs_text} | {_ratio_text(r)} | {_ratio_text(ratio(off, theirs))} | "
-                f"{_ratio_text(ratio(ours, off))} | {row.target} | {verdict} |"
+                f"{theirs_text} | {ratio_text(r)} | {ratio_text(ratio(off, theirs))} | "
+                f"{ratio_text(ratio(ours, off))} | {row.target} | {verdict} |"
             )
         else:
             lines.append(
                 f"| {row.workload} | {row.label} ({row.unit}) | {ours_text} | {theirs_text} | "
-                f"{_ratio_text(r)} | {row.target} | {verdict} |"
+                f"{ratio_text(r)} | {row.target} | {verdict} |"
             )
     lines.append("")
     if isinstance(results.get("w2"), Mapping):
@@ -364,7 +370,7 @@ def schema_markdown(results: Mapping[str, Any]) -> list[str]:
         plain, translated = row.get(block.get("mm2", {})), row.get(block[SCHEMAS])
         lines.append(
             f"| {row.workload} | {row.label} ({row.unit}) | {_fmt(plain, whole=row.whole)} | "
-            f"{_fmt(translated, whole=row.whole)} | {_ratio_text(ratio(translated, plain))} |"
+            f"{_fmt(translated, whole=row.whole)} | {ratio_text(ratio(translated, plain))} |"
         )
     return [*lines, ""]
 
