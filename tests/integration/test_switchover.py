@@ -30,10 +30,9 @@ from confluent_kafka import (
     KafkaException,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._listoffsets import OffsetSpec
 
-from tests.support.kafka import Cluster, create_topic, read_topic
+from tests.support.kafka import Cluster, admin_client, create_topic, read_topic
 from tests.support.mirror import ContinuousProducer, MirrorProcess, free_port, write_properties
 from tests.support.waiting import eventually
 
@@ -122,7 +121,7 @@ def first_numbers(bootstrap: str, group: str, topic: str) -> dict[int, int]:
 def where_it_stands(cluster: Cluster, group: str, topic: str) -> dict[int, tuple[Any, ...]] | str:
     """Per partition: the group's committed offset, the log end, and the last stable offset
     (what a read_committed reader may read up to), for a failure message; or what went wrong."""
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    admin = admin_client(cluster.client_config())
     tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]
     try:
         answer = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)])
