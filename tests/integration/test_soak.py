@@ -175,7 +175,16 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
         return max(copied(), sum(sequence(p, v) + 1 for p, v in tails.items()))
 
     def progress_beyond(mark: int, what: str, current: MirrorProcess) -> None:
-        eventually(lambda: copied() > mark, timeout=300, what=what, log=current.log)
+        # A target that stopped and came back can leave a transaction hanging for good (a
+        # Kafka 4.4 one-broker fault, LocalCluster.halt): the mirror says so and waits, and the
+        # test aborts it as docs/operations.md tells an operator to. Seen once in a fresh-clone
+        # run, right after the target's outage.
+        eventually(
+            unstuck(lambda: copied() > mark, target, current.log),
+            timeout=300,
+            what=what,
+            log=current.log,
+        )
 
     def remote_exists() -> bool:
         topics = admin_client(target.client_config()).list_topics(timeout=10).topics
