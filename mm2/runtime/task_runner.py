@@ -76,6 +76,15 @@ def _why(waiting: str | None, retrying: str | None) -> str | None:
     return f"{waiting}\n{retrying}"
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """What a task's status shows, replaced as a whole."""
+
+    state: State
+    trace: str | None
+    restarts: int
+
+
 def copy_state(own: State, waiting: str | None) -> State:
     """A copy task's state in the Connect view: its planner's, unless the planner runs; then
     RUNNING once the copy task copies and UNASSIGNED until then (or between two epochs)."""
@@ -120,9 +129,9 @@ class TaskRunner:
         )  # fmt: skip
         self._worker_id = worker_id
         self._backoff = backoff or Backoff()
-        self._state: State = "UNASSIGNED"
-        self._trace: str | None = None
-        self._restarts = 0
+        # State, trace and restarts change together, by the runner's thread alone, and are read
+        # as one: a status never shows RESTARTING without its trace, or FAILED without why.
+        self._shown = _Shown("UNASSIGNED", None, 0)
         self._want_paused = paused
         self._stopping = threading.Event()
         self._wake = threading.Event()
@@ -141,17 +150,18 @@ class TaskRunner:
     @property
     def restarts(self) -> int:
         """How often the runner started the task again after a failure."""
-        return self._restarts
+        return self._shown.restarts
 
     def status(self) -> TaskStatus:
-        trace = self._trace
-        if trace is None and self._state == "RUNNING":
+        shown = self._shown
+        trace = shown.trace
+        if trace is None and shown.state == "RUNNING":
             try:
                 trace = self._task.status_note()
             except Exception:  # a view never fails the status call
                 log.debug("%s: status note not readable", self._thread.name, exc_info=True)
         return TaskStatus(
-            self._context.task_id, self._state, self._worker_id, trace, self._restarts
+            self._context.task_id, shown.state, self._worker_id, trace, shown.restarts
         )
 
     def statuses(self) -> tuple[TaskStatus, ...]:
@@ -212,15 +222,13 @@ class TaskRunner:
         self.join(timeout)
 
     def _fail(self, exc: BaseException) -> None:
-        # Trace first: whoever sees FAILED must also see why.
-        self._trace = "".join(traceback.format_exception(exc))
-        self._state = "FAILED"
+        self._show("FAILED", "".join(traceback.format_exception(exc)))
         log.error("%s failed for good (an operator must act): %s", self._thread.name, exc)
 
     def _run(self) -> None:
         for earlier in self._after:
             while earlier.alive and not self._stopping.is_set():
-                self._state, self._trace = "UNASSIGNED", "waiting for the previous instance to stop"
+                self._show("UNASSIGNED", "waiting for the previous instance to stop")
                 earlier._thread.join(0.5)
         self._after = []
         delay = self._backoff.restart_initial_s
@@ -234,8 +242,7 @@ class TaskRunner:
                 return
             if time.monotonic() - began >= self._backoff.restart_maximum_s:
                 delay = self._backoff.restart_initial_s  # it ran well for a while: start over
-            self._trace = _waiting_trace(failure, "restarting", delay)
-            self._state = "RESTARTING"
+            self._show("RESTARTING", _waiting_trace(failure, "restarting", delay))
             log.warning(
                 "%s failed (%s); restarting it in %.3g s", self._thread.name, failure, delay
             )
@@ -243,7 +250,7 @@ class TaskRunner:
             if self._stopping.is_set():
                 return
             delay = min(delay * 2, self._backoff.restart_maximum_s)
-            self._restarts += 1
+            self._shown = dataclasses.replace(self._shown, restarts=self._shown.restarts + 1)
             self._task = type(self._task)()
 
     def _run_once(self) -> BaseException | None:
@@ -260,8 +267,7 @@ class TaskRunner:
     def _loop(self) -> BaseException | None:
         delay = self._backoff.initial_s
         paused = False
-        self._state = "RUNNING"
-        self._trace = None
+        self._show("RUNNING", None)
         while not self._stopping.is_set():
             if self._want_paused != paused:
                 paused = self._want_paused
@@ -269,24 +275,28 @@ class TaskRunner:
                     (self._task.pause if paused else self._task.resume)()
                 except Exception as exc:  # noqa: BLE001 - restarted like any other failure
                     return exc
-                self._state = "PAUSED" if paused else "RUNNING"
+                self._show("PAUSED" if paused else "RUNNING", self._shown.trace)
             if paused:
                 self._sleep(None)
                 continue
             try:
                 wait = self._task.poll()
                 delay = self._backoff.initial_s
-                self._trace = None
+                if self._shown.trace is not None:
+                    self._show(self._shown.state, None)
             except MM2Error as exc:
                 if not exc.retriable:
                     return exc
-                self._trace = _waiting_trace(exc, "polling again", delay)
+                self._show(self._shown.state, _waiting_trace(exc, "polling again", delay))
                 log.warning("%s: %s; retrying in %.3g s", self._thread.name, exc, delay)
                 wait, delay = delay, min(delay * 2, self._backoff.maximum_s)
             except Exception as exc:  # noqa: BLE001 - restarted, or FAILED with its trace
                 return exc
             self._sleep(wait)
         return None
+
+    def _show(self, state: State, trace: str | None) -> None:
+        self._shown = _Shown(state, trace, self._shown.restarts)
 
     def _sleep(self, seconds: float | None, *, until_stop: bool = False) -> None:
         """Wait `seconds` (None: until woken); pause/resume wakes it early unless `until_stop`."""
