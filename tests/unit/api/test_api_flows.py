@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from fastapi.testclient import TestClient
 
@@ -15,10 +16,16 @@ def test_flow_lifecycle_and_persistence_across_restart(tmp_path: Path) -> None:
     mirror = make_mirror(tmp_path)
     mirror.start()
     client = TestClient(create_app(mirror))
-    try:
+
+    def backup_running() -> Any:
         flows = {(f["source"], f["target"]): f for f in client.get("/flows").json()}
-        assert flows[("primary", "backup")]["state"] == "RUNNING"
-        assert flows[("primary", "backup")]["enabled"] is True
+        flow = flows[("primary", "backup")]
+        return flow if flow["state"] == "RUNNING" else None
+
+    try:
+        # RUNNING once its tasks, on threads of their own, run too.
+        flow = eventually(backup_running, timeout=30, what="primary->backup RUNNING")
+        assert flow["enabled"] is True
         body = {
             "source": "primary",
             "target": "dr",
@@ -51,7 +58,11 @@ def test_flow_lifecycle_and_persistence_across_restart(tmp_path: Path) -> None:
         assert flows[("primary", "backup")]["state"] == "PAUSED"
         assert flows[("primary", "dr")]["state"] == "STOPPED"
         assert client.put("/flows/primary/dr/resume").status_code == 202
-        assert client.get("/flows/primary/dr").json()["state"] == "RUNNING"
+        eventually(
+            lambda: client.get("/flows/primary/dr").json()["state"] == "RUNNING",
+            timeout=30,
+            what="primary->dr RUNNING, its tasks started",
+        )
     finally:
         again.stop()
 

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from mm2.api.app import create_app
 from mm2.cli.status import render_status
 from mm2.runtime.mirror_maker import MirrorMaker
+from tests.support.waiting import eventually
 
 USERS = {"alice": "wonderland"}
 
@@ -54,7 +55,8 @@ def test_the_page_its_assets_and_the_docs_need_credentials(mirror: MirrorMaker) 
 
 def test_flows_health_says_which_flow_is_not_copying_and_why(mirror: MirrorMaker) -> None:
     client = TestClient(create_app(mirror))
-    assert client.get("/health/flows").status_code == 200
+    # Copying once the flow's tasks, on threads of their own, run (they then run on).
+    eventually(lambda: client.get("/health/flows").status_code == 200, timeout=30, what="copying")
     assert 'mm2_flow_state{cause="",source="primary",state="RUNNING",target="backup"} 1.0' in (
         client.get("/metrics").text
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -317,6 +316,17 @@ def test_each_election_writes_a_leader_epoch_that_a_deposed_leader_no_longer_hol
     assert a.coordinator.leader_epoch("backup") not in (None, first, second)
 
 
+def probe_of(outcomes: dict[str, str], seen: list[str]) -> LeaderProbe:
+    """A probe that finds each host's port as `outcomes` says, noting each outcome in `seen`."""
+
+    def attempt(host: str, _port: int, _timeout: float) -> str:
+        outcome = outcomes[host]
+        seen.append(outcome)
+        return outcome
+
+    return LeaderProbe(attempt=attempt)
+
+
 def test_a_standby_takes_over_when_the_leaders_port_refuses_and_the_old_leader_steps_down(
     tmp_path: Path,
 ) -> None:
@@ -324,14 +334,18 @@ def test_a_standby_takes_over_when_the_leaders_port_refuses_and_the_old_leader_s
     once. A port that accepted and then refuses twice: the standby leads under a new epoch, and
     the old leader, should it still run, sees that newer epoch and gives its seat up."""
     outcomes = {"a": "accepted"}
-    probe = LeaderProbe(attempt=lambda host, _port, _timeout: outcomes[host])
+    seen: list[str] = []  # what b's probe found, in order
+    probe = probe_of(outcomes, seen)
     topics: dict[str, Topic] = {}
     a = Node("http://a:8083", topics, tmp_path / "a", "k")
     b = Node("http://b:8083", topics, tmp_path / "b", "k", probe=probe)
     try:
         a.lead("backup")
         eventually(lambda: state(a) == "RUNNING", timeout=10, what="a RUNNING")
-        time.sleep(2.5)  # b's probe sees a's port accept
+        # Refusals prove a gone only after b's probe saw its port accept; twice, and no takeover.
+        eventually(
+            lambda: seen.count("accepted") >= 2, timeout=30, what="b's probe seeing a's port"
+        )
         assert not b.coordinator.leads("backup")
         outcomes["a"] = "refused"
         eventually(lambda: b.coordinator.leads("backup"), timeout=10, what="b taking over")
@@ -363,7 +377,8 @@ def test_a_gone_leader_of_several_clusters_is_taken_over_on_each(tmp_path: Path)
     """One process often leads every target cluster of the file: when its port refuses, the
     standby takes each of them over, not only the first it probed."""
     outcomes = {"a": "accepted"}
-    probe = LeaderProbe(attempt=lambda host, _port, _timeout: outcomes[host])
+    seen: list[str] = []  # what b's probe found, in order
+    probe = probe_of(outcomes, seen)
     both = "backup->primary.enabled = true\n"
     topics: dict[str, Topic] = {}
     a = Node("http://a:8083", topics, tmp_path / "a", "k", extra=both)
@@ -373,7 +388,8 @@ def test_a_gone_leader_of_several_clusters_is_taken_over_on_each(tmp_path: Path)
         a.lead("backup", "primary")
         eventually(lambda: state(a) == state(a, reverse) == "RUNNING", timeout=10,
                    what="a RUNNING both flows")  # fmt: skip
-        time.sleep(2.5)  # b's probe sees a's port accept
+        # Refusals prove a gone only after b's probe saw its port accept.
+        eventually(lambda: "accepted" in seen, timeout=30, what="b's probe seeing a's port")
         outcomes["a"] = "refused"
         eventually(
             lambda: b.coordinator.leads("backup") and b.coordinator.leads("primary"),
@@ -399,7 +415,12 @@ def test_any_nodes_flow_list_shows_the_leaders_view(tmp_path: Path) -> None:
     serving = threading.Thread(target=server.run, daemon=True)
     try:
         a.lead("backup")
-        eventually(lambda: state(a) == "RUNNING", timeout=10, what="a RUNNING")
+        # The flow, tasks included (they start on threads of their own), as a's /flows shows it.
+        eventually(
+            lambda: a.mirror.flow("primary", "backup").state == "RUNNING",
+            timeout=30,
+            what="a's flow RUNNING",
+        )
         serving.start()
         eventually(lambda: server.started, timeout=10, what="a's REST listener")
         client = TestClient(create_app(b.mirror))

@@ -99,12 +99,12 @@ def test_unexpected_failure_restarts_the_task_and_traces_the_wait(mode: str) -> 
     r.start()
     try:
         # 0.01 s doubling: the 9th wait is over 2 s long, so the state is seen while waiting.
-        eventually(
-            lambda: r.restarts >= 8 and r.status().state == "RESTARTING",
-            timeout=10,
+        # One snapshot: just after a restart the task is RUNNING with no trace.
+        status = eventually(
+            lambda: s if (s := r.status()).restarts >= 8 and s.state == "RESTARTING" else None,
+            timeout=30,
             what="eight restarts, RESTARTING",
         )
-        status = r.status()
         assert status.trace is not None
         assert re.match(r"restarting in [0-9.]+ s \(at \d{4}-\d\d-\d\dT", status.trace)
         assert ("ValueError: bad record" if mode == "crash" else "INVALID_REPLICATION") in (
