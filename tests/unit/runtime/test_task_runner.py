@@ -115,6 +115,27 @@ def test_unexpected_failure_restarts_the_task_and_traces_the_wait(mode: str) -> 
     assert not r._thread.is_alive()  # stopped while it waited for the restart
 
 
+def test_every_status_of_a_failing_task_that_is_not_running_says_why() -> None:
+    """State and trace change together: sampled as fast as it goes while the task fails and
+    restarts every few ms, no status is RESTARTING or FAILED without its trace."""
+    fast = Backoff(
+        initial_s=0.001, maximum_s=0.001, restart_initial_s=0.001, restart_maximum_s=0.001
+    )
+    r = runner("snapshots", fast, poll="crash")
+    r.start()
+    seen: dict[str, int] = {}
+    try:
+        deadline = time.monotonic() + 60
+        while r.restarts < 100 and time.monotonic() < deadline:
+            status = r.status()
+            if status.state in ("RESTARTING", "FAILED"):
+                assert status.trace, status
+            seen[status.state] = seen.get(status.state, 0) + 1
+    finally:
+        r.stop()
+    assert r.restarts >= 100 and seen.get("RESTARTING"), seen
+
+
 def test_task_that_recovers_runs_again_with_a_clean_trace() -> None:
     r = runner("recover", poll="crash", crashes="2")
     r.start()
