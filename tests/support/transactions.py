@@ -42,10 +42,11 @@ def stuck_partitions(cluster: Cluster, *, watch_s: float = 10.0) -> dict[TP, int
     return {(o.topic, o.partition): o.start for o in check.check(partitions, now=HANGING_S)}
 
 
-def abort_hanging(cluster: Cluster) -> dict[TP, int]:
+def abort_hanging(cluster: Cluster, *, watch_s: float = 10.0) -> dict[TP, int]:
     """Abort the transaction that holds each stuck partition back (`kafka-transactions.sh
-    abort --topic T --partition P --start-offset N`); the partitions aborted."""
-    stuck = stuck_partitions(cluster)
+    abort --topic T --partition P --start-offset N`), stuck for `watch_s` seconds; the
+    partitions aborted."""
+    stuck = stuck_partitions(cluster, watch_s=watch_s)
     if not stuck:
         return {}
     classpath = ":".join(str(jar) for jar in resolve_classpath())
@@ -65,18 +66,27 @@ def abort_hanging(cluster: Cluster) -> dict[TP, int]:
 
 
 def unstuck(
-    check: Callable[[], bool], target: Cluster, mirror_log: Callable[[], str]
+    check: Callable[[], bool],
+    target: Cluster,
+    mirror_log: Callable[[], str],
+    *,
+    watch_s: float = 10.0,
 ) -> Callable[[], bool]:
-    """`check`, for `eventually`: while it is not true yet and the mirror says a transaction
-    that never ends holds partitions back, that transaction is aborted as docs/operations.md
-    tells an operator to. A one-broker Kafka 4.4 target that stopped and came back can skip a
-    transaction's markers, seen even after a clean stop (LocalCluster.halt)."""
+    """`check`, for `eventually`: while it is not true yet and the mirror has said, since this
+    call, that a transaction that never ends holds partitions back, each partition whose last
+    stable offset then stays put for `watch_s` seconds has its transaction aborted as
+    docs/operations.md tells an operator to. A one-broker Kafka 4.4 target that stopped and
+    came back can skip a transaction's markers, seen even after a clean stop
+    (LocalCluster.halt). Right after a target's outage, give a `watch_s` beyond the copy
+    tasks' transaction timeout (60 s): a transaction the coordinator still knows of is ended by
+    it within that time, so only one nobody will end is aborted."""
+    since = len(mirror_log())
 
     def run() -> bool:
         if check():
             return True
-        if "a transaction that never ends" in mirror_log()[-50_000:]:
-            aborted = abort_hanging(target)
+        if "a transaction that never ends" in mirror_log()[since:]:
+            aborted = abort_hanging(target, watch_s=watch_s)
             if aborted:
                 log.warning("the mirror waited on a transaction that never ends; aborted at %s",
                             aborted)  # fmt: skip
