@@ -72,20 +72,24 @@ def unstuck(
     *,
     watch_s: float = 10.0,
 ) -> Callable[[], bool]:
-    """`check`, for `eventually`: while it is not true yet and the mirror has said, since this
-    call, that a transaction that never ends holds partitions back, each partition whose last
-    stable offset then stays put for `watch_s` seconds has its transaction aborted as
-    docs/operations.md tells an operator to. A one-broker Kafka 4.4 target that stopped and
-    came back can skip a transaction's markers, seen even after a clean stop
-    (LocalCluster.halt). Right after a target's outage, give a `watch_s` beyond the copy
-    tasks' transaction timeout (60 s): a transaction the coordinator still knows of is ended by
-    it within that time, so only one nobody will end is aborted."""
+    """`check`, for `eventually`: while it is not true yet and the mirror has said, since the
+    last look, that a transaction that never ends holds partitions back, each partition whose
+    last stable offset then stays put for `watch_s` seconds has its transaction aborted as
+    docs/operations.md tells an operator to. A one-broker Kafka 4.4 target that stops, even
+    cleanly (LocalCluster.halt), while a copy task's transaction is open can come back with
+    that transaction ended on some of its partitions and open for good on others. Right after
+    a target's outage, give a `watch_s` beyond the copy tasks' transaction timeout (60 s): the
+    coordinator ends every transaction it knows of within that time, so only one nobody will
+    end is aborted."""
     since = len(mirror_log())
 
     def run() -> bool:
+        nonlocal since
         if check():
             return True
-        if "a transaction that never ends" in mirror_log()[since:]:
+        said = mirror_log()
+        if "a transaction that never ends" in said[since:]:
+            since = len(said)  # watch again only once the mirror says it again
             aborted = abort_hanging(target, watch_s=watch_s)
             if aborted:
                 log.warning("the mirror waited on a transaction that never ends; aborted at %s",
