@@ -15,7 +15,6 @@ from mm2.errors import ConflictError, KafkaClientError, NotFoundError
 from mm2.runtime.changes import ChangeStore
 from mm2.runtime.herder import ConnectorNotFoundError, Herder
 from mm2.runtime.naming import find_connector
-from mm2.runtime.status import TaskStatus
 from mm2.runtime.task_runner import Backoff
 from mm2.runtime.worker import Worker
 from tests.support.waiting import eventually
@@ -104,15 +103,16 @@ def test_unexpected_error_restarts_task_with_trace() -> None:
     try:
         # Between a restart and its next failed poll the task is RUNNING with no trace, so
         # one snapshot, taken while it waits to restart, must carry both.
-        def waiting_after_two_restarts() -> bool:
-            task = h.status("C").tasks[0]
-            seen.append(task)
-            return task.restarts >= 2 and task.state == "RESTARTING"
-
-        seen: list[TaskStatus] = []
-        eventually(waiting_after_two_restarts, timeout=10, what="RESTARTING after two restarts")
-        trace = seen[-1].trace
-        assert trace is not None and "ValueError: bad record" in trace
+        task = eventually(
+            lambda: (
+                t
+                if (t := h.status("C").tasks[0]).restarts >= 2 and t.state == "RESTARTING"
+                else None
+            ),
+            timeout=10,
+            what="RESTARTING after two restarts",
+        )
+        assert task.trace is not None and "ValueError: bad record" in task.trace
     finally:
         h.stop()
 
