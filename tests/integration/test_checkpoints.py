@@ -47,6 +47,7 @@ def produce_with_transactions(bootstrap: str, topic: str) -> None:
                     value = f"{'aborted' if abort else 'kept'}-{n + i}".encode()
                     producer.produce(topic, value, partition=p, timestamp=now)
             if abort:
+                assert producer.flush(30) == 0  # on the log before the abort (else purged unsent)
                 producer.abort_transaction(30)
             else:
                 producer.commit_transaction(30)

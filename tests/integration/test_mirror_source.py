@@ -57,6 +57,8 @@ def produce_shapes(bootstrap: str, topic: str) -> int:
         tx.begin_transaction()
         for i in range(20):
             tx.produce(topic, f"tx-{commit}-{i}".encode(), partition=i % 3)
+        if not commit:
+            assert tx.flush(30) == 0  # on the log before the abort (else purged unsent)
         (tx.commit_transaction if commit else tx.abort_transaction)(30)
         n += 20 if commit else 0
     return n

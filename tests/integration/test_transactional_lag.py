@@ -36,10 +36,12 @@ def _transactions(cluster: Cluster, topic: str) -> None:
         if commit:
             producer.commit_transaction(30)
         else:
+            assert producer.flush(30) == 0  # on the log before the abort (else purged unsent)
             producer.abort_transaction(30)
     producer.begin_transaction()  # the last one: aborted, on partition 1 only
     for i in range(26):
         producer.produce(topic, b"tail-%d" % i, partition=1)
+    assert producer.flush(30) == 0
     producer.abort_transaction(30)
 
 
