@@ -137,6 +137,16 @@ class MirrorCollector(Collector):
             if (source, target) not in elsewhere:
                 recreated.add_metric([source, target, topic], times)
         yield recreated
+        ended = CounterMetricFamily(
+            "mm2_offsets_transactions_ended",
+            "partitions of the offsets topic freed of a transaction an earlier copy task left "
+            "open (a broker stopped while it ended); copied again from the last commit",
+            labels=["source", "target"],
+        )  # fmt: skip
+        for (source, target), times in sorted(self._metrics.ended_transactions().items()):
+            if (source, target) not in elsewhere:
+                ended.add_metric([source, target], times)
+        yield ended
         held = GaugeMetricFamily(
             "mm2_target_open_transaction_seconds",
             "seconds a transaction nobody ends has held a target partition back (remote "

@@ -77,6 +77,8 @@ class Metrics(Protocol):
 
     def topic_recreated(self, source: str, target: str, topic: str) -> None: ...
 
+    def transactions_ended(self, source: str, target: str, topic: str, ended: int) -> None: ...
+
 
 # (the routes) -> (partitions with an offset sync, positions proven from them and the target)
 Prove = Callable[[Mapping[str, Route]], tuple[int, dict[TP, int]]]
@@ -93,7 +95,7 @@ class EpochPlanner:
         feed: PositionsFeed,
         schedule: TopicSchedule,
         make_runner: Callable[[], CopyRunner],
-        fence: Callable[[list[str], float], None],
+        fence: Callable[[list[str], float], Mapping[int, int]],
         make_publisher: Callable[[], Publisher],
         syncs_target: Callable[[], tuple[str, dict[str, str] | None]],
         metrics: Metrics,
@@ -390,7 +392,10 @@ class EpochPlanner:
         if lead is not None:
             self._check_leader(lead)
         ids = [self._transactional_id(i) for i in range(self._fence_ids())]
-        self._fence_ids_with(ids, timeout)
+        ended = self._fence_ids_with(ids, timeout)  # and what they left open on the offsets topic
+        if ended:
+            s = self.settings
+            self._metrics.transactions_ended(s.source, s.target, self._positions.topic, len(ended))
 
     def _settle(self, timeout: float, *, rewrite: bool = True) -> None:
         """Fence every earlier copy task, read the committed positions, and write them again.

@@ -24,9 +24,9 @@ from mm2.connectors.progress_group import ProgressGroup
 from mm2.connectors.topic_schedule import TopicSchedule, step
 from mm2.connectors.topic_sync import TopicSync
 from mm2.copy.assignment import AssignmentPublisher
+from mm2.copy.fencing import fence_transactional_ids
 from mm2.copy.positions import PositionsTopic
 from mm2.copy.runner import CopyRunner
-from mm2.copy.transaction import fence_transactional_ids
 from mm2.errors import ConfigError
 from mm2.kafka.config_topic import check_leader_epoch
 from mm2.kafka.offsets import OffsetLister
@@ -134,8 +134,11 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
     def make_runner() -> CopyRunner:
         return CopyJob(spark_context(spark_conf(config)), flow.name)
 
-    def fence(ids: list[str], timeout: float) -> None:
-        fence_transactional_ids(flow.target_producer_config(), ids, timeout=timeout)
+    def fence(ids: list[str], timeout: float) -> Mapping[int, int]:
+        return fence_transactional_ids(
+            flow.target_producer_config(), ids, timeout=timeout, offsets_topic=positions.topic,
+            admin_config=positions.admin_config, flow=flow.name,
+        )  # fmt: skip
 
     planner = EpochPlanner(
         settings,

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
@@ -24,7 +23,6 @@ from mm2.errors import AbortableTransactionError, KafkaClientError, ProducerFenc
 from mm2.kafka.failure import (
     AuthAlarm,
     ClientLog,
-    client_error,
     cluster_label,
     transaction_outcome,
 )
@@ -33,7 +31,6 @@ __all__ = [
     "AbortableTransactionError",
     "ProducerFencedError",
     "TransactionSink",
-    "fence_transactional_ids",
 ]
 
 log = logging.getLogger(__name__)
@@ -180,36 +177,3 @@ class TransactionSink:
         except (KafkaException, SystemError) as exc:
             log.info("%s task %d: closing the producer: %s", self.spec.flow, self.spec.task,
                      self.failure(exc, "flushing"))  # fmt: skip
-
-
-def fence_transactional_ids(
-    producer_config: Mapping[str, str], ids: list[str], *, timeout: float = 30.0
-) -> None:
-    """Fence every earlier holder of each id (Connect's fenceZombies): a zombie copy task of
-    an old assignment can then never commit again. The ids are fenced side by side: each
-    InitProducerId waits while the coordinator aborts the holder's open transaction, and one
-    after the other those waits added up to seconds at every new copy epoch."""
-    if not ids:
-        return
-    with ThreadPoolExecutor(max_workers=len(ids), thread_name_prefix="fence") as pool:
-        list(pool.map(lambda tid: _fence(producer_config, tid, timeout), ids))  # first failure
-
-
-def _fence(producer_config: Mapping[str, str], tid: str, timeout: float) -> None:
-    producer = Producer(
-        {
-            **producer_config,
-            "logger": ClientLog(cluster_label(producer_config)),
-            "transactional.id": tid,
-            "enable.idempotence": True,
-            "acks": "all",
-        }
-    )
-    try:
-        producer.init_transactions(timeout)
-    except KafkaException as exc:
-        raise client_error(
-            f"fencing earlier copy tasks ({tid})", exc, cluster=cluster_label(producer_config)
-        ) from exc
-    finally:
-        producer.flush(0)

@@ -108,7 +108,7 @@ class FlowEvent:
     re-created, records deleted before they were copied, a source log found truncated."""
 
     time_ms: int
-    kind: str  # "topic-recreated", "records-gone", "log-truncated"
+    kind: str  # "topic-recreated", "records-gone", "log-truncated", "transactions-ended"
     message: str
 
 
@@ -130,6 +130,7 @@ class MetricsRegistry:
         self._stats: dict[tuple[str, str, str, int], _Stats] = {}
         self._checkpoints: dict[tuple[str, str, str, str, int], _CheckpointStats] = {}
         self._recreated: dict[tuple[str, str, str], int] = {}
+        self._ended: dict[tuple[str, str], int] = {}
         # (source, target) -> {(target topic, partition): seconds held back by a transaction}
         self._open: dict[tuple[str, str], dict[tuple[str, int], float]] = {}
         self._events: dict[tuple[str, str], deque[FlowEvent]] = {}
@@ -241,6 +242,23 @@ class MetricsRegistry:
             for (src, tgt, name, _), stats in self._stats.items():
                 if (src, tgt, name) == key:
                     stats.position = -1
+
+    def transactions_ended(self, source: str, target: str, topic: str, ended: int) -> None:
+        """Partitions of the offsets topic that the flow's fenced copy tasks freed of a
+        transaction an earlier epoch of theirs left open (mm2.copy.fencing)."""
+        said = (
+            f"ended the transactions earlier copy tasks left open on {ended} partition(s) of "
+            f"{topic}; their records are copied again from the last committed positions"
+        )
+        self.event(source, target, "transactions-ended", said)
+        with self._lock:
+            key = (source, target)
+            self._ended[key] = self._ended.get(key, 0) + ended
+
+    def ended_transactions(self) -> dict[tuple[str, str], int]:
+        """(source, target) -> partitions freed of a left-open transaction so far."""
+        with self._lock:
+            return dict(self._ended)
 
     def set_open_transactions(
         self, source: str, target: str, held: Mapping[tuple[str, int], float]

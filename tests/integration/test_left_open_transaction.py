@@ -1,0 +1,117 @@
+"""A transaction a copy task left open on the offsets topic is ended by the mirror itself.
+
+The state a target broker's stop can leave (docs/architecture.md, "A broker restart and open
+transactions"): records of one of the copy tasks' producers appended to a partition of the
+offsets topic that the transaction coordinator does not know belongs to the transaction, so no
+marker ever reaches it. Made here on demand: with the broker's partition verification off for a
+moment, an aiokafka transactional producer holding copy task 0's transactional id appends a
+record to partition 0 without AddPartitionsToTxn and ends its transaction. Every read_committed
+reader of the positions then stops at that record for good; the mirror must start, end that
+transaction itself, copy, and count it, with no kafka-transactions.sh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from aiokafka import AIOKafkaProducer
+from aiokafka.structs import TopicPartition
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
+from confluent_kafka.cimpl import NewTopic
+
+from mm2.copy.fencing import held_back
+from mm2.kafka.offsets import OffsetLister
+from tests.support.kafka import (
+    KafkaCluster,
+    admin_client,
+    create_topic,
+    produce,
+    read_topic,
+    unique_name,
+)
+from tests.support.mirror import MirrorProcess, free_port, write_properties
+from tests.support.waiting import eventually
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+
+_VERIFY = "transaction.partition.verification.enable"
+
+
+def _verification(admin: AdminClient, on: bool) -> None:
+    entry = ConfigEntry(_VERIFY, str(on).lower(),
+                        incremental_operation=AlterConfigOpType.SET)  # fmt: skip
+    for broker in admin.list_topics(timeout=30).brokers:
+        resource = ConfigResource(ConfigResource.Type.BROKER, str(broker),
+                                  incremental_configs=[entry])  # fmt: skip
+        for future in admin.incremental_alter_configs([resource]).values():
+            future.result(timeout=60)
+
+
+async def _append_unannounced(bootstrap: str, tid: str, topic: str, partition: int) -> None:
+    """A record of `tid`'s producer on topic-partition that its coordinator never hears of."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id=tid)
+    await producer.start()
+    try:
+        await producer.begin_transaction()
+        # aiokafka sends AddPartitionsToTxn only for partitions it has not added yet.
+        producer._txn_manager._txn_partitions.add(TopicPartition(topic, partition))
+        await producer.send_and_wait(topic, b"left open", key=b"not-a-position",
+                                     partition=partition)  # fmt: skip
+        # Not ended: the coordinator holds no transaction of it to end (InvalidTxnState).
+    finally:
+        await producer.stop()
+
+
+def test_a_transaction_left_open_on_the_offsets_topic_is_ended_by_the_mirror(
+    primary: KafkaCluster, backup: KafkaCluster, tmp_path: Path
+) -> None:
+    offsets = f"mm2-offsets.{uuid.uuid4().hex[:8]}.internal"
+    admin = admin_client(backup.client_config())
+    topic_spec = NewTopic(offsets, num_partitions=5, replication_factor=1,
+                          config={"cleanup.policy": "compact"})  # fmt: skip
+    admin.create_topics([topic_spec])[offsets].result(timeout=60)
+    _verification(admin, on=False)
+    task_0 = "primary-mm2-MirrorSourceConnector-0"  # Connect's `<source>-mm2-<connector>-<task>`
+    try:
+        asyncio.run(_append_unannounced(backup.bootstrap_servers, task_0, offsets, 0))
+    finally:
+        _verification(admin, on=True)
+    lister = OffsetLister(backup.client_config(), timeout=30)
+    assert held_back(lister, offsets, 5) == {0: 0}  # open, and nothing will end it by itself
+
+    topic = create_topic(primary, unique_name("left-open"), partitions=2)
+    produce(primary.bootstrap_servers, topic, [(i % 2, None, b"%d" % i) for i in range(200)])
+    port = free_port()
+    props = write_properties(
+        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic,
+        f"listeners = http://127.0.0.1:{port}\noffset.storage.topic = {offsets}\n"
+        "offset.storage.partitions = 5\n",
+    )  # fmt: skip
+    api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+
+    def copied() -> int:
+        remote = read_topic(backup.bootstrap_servers, f"primary.{topic}",
+                            **{"isolation.level": "read_committed"})  # fmt: skip
+        return sum(len(records) for records in remote.values())
+
+    with MirrorProcess(props) as mirror, api:
+        eventually(lambda: copied() == 200, timeout=240, what="every record copied",
+                   log=mirror.log)  # fmt: skip
+        assert held_back(lister, offsets, 5) == {}
+        metric = 'mm2_offsets_transactions_ended_total{source="primary",target="backup"}'
+
+        def counted() -> Any:
+            lines = [line for line in api.get("/metrics").text.splitlines()
+                     if line.startswith(metric)]  # fmt: skip
+            assert lines and float(lines[0].split()[-1]) >= 1, lines
+            return lines
+
+        eventually(counted, timeout=60, what="the ended transaction counted", log=mirror.log)
+        assert "ended the transactions earlier copy tasks left open" in mirror.log()
+    assert copied() == 200  # nothing twice
