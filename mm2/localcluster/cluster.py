@@ -180,18 +180,10 @@ class LocalCluster:
         """Stop the JVM (SIGTERM, SIGKILL after `grace` s; 0 for a crash) but keep its directory,
         data and ports, so that resume() brings the same cluster back: an outage, for tests.
 
-        A crash while a transaction commits can leave it hanging (seen with Kafka 4.4, one
-        node): at restart the transaction coordinator finishes the PREPARE_COMMIT before the
-        broker is unfenced, finds no leader for the transaction's partitions, skips their
-        markers as if the partitions were deleted ("Couldn't find leader endpoint ... likely
-        deleted already"), and read_committed readers stop at that transaction for good. Tests
-        that stop a target while copy tasks commit therefore use a clean stop (grace > 0), with a
-        grace long enough for a loaded machine (after a halt with 15 s of grace, a soak run in
-        CI found two of the mirror's transactions hanging). A clean stop does not rule it out:
-        under load, a transaction whose last records were appended as the broker stopped was
-        later aborted on some of its partitions and left open on others (docs/operations.md).
-        Those tests abort what still hangs as an operator would
-        (tests.support.transactions.unstuck)."""
+        A stop (clean or not) while copy tasks end their transactions can leave records open
+        on the offsets topic with no marker to come; the mirror ends them itself when it next
+        fences its copy tasks (mm2.copy.fencing). With `grace` 0 a commit can also be cut
+        between the coordinator's decision and its markers (docs/architecture.md)."""
         if self._process is not None:
             if process.terminate([self._process], grace=grace) and grace > 0:
                 log.warning("%s: the broker did not stop within %.0f s and was killed (a "

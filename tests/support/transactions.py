@@ -1,11 +1,10 @@
 """A transaction that never ends, found and aborted as docs/operations.md tells an operator to.
 
-A one-broker Kafka 4.4 target that stops (halt) and comes back while a copy task's transaction
-is being ended can skip that transaction's markers (LocalCluster.halt says when): its partitions'
-last stable offset then stays behind their end for good, and the flow says so ("a transaction
-that never ends may hold those partitions back"). mm2 cannot abort it (librdkafka has no
-AbortTransaction call); the operator runs kafka-transactions.sh, and so do the tests that halt a
-target under load, with the same tool (org.apache.kafka.tools.TransactionsCommand).
+For a transaction mm2 did not start (another producer's on a remote topic): its partitions'
+last stable offset stays behind their end, the flow says so, and the operator runs
+kafka-transactions.sh (org.apache.kafka.tools.TransactionsCommand), as
+tests/integration/test_hanging_transaction.py does, the one test that aborts by hand. What a
+broker's stop leaves open of mm2's own copy tasks, mm2 ends itself (mm2.copy.fencing).
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ from __future__ import annotations
 import logging
 import subprocess
 import time
-from collections.abc import Callable
 
 from mm2.client.open_transactions import HANGING_S, OpenTransactions
 from mm2.kafka.topics import TopicAdmin
@@ -21,7 +19,7 @@ from mm2.localcluster.jars import resolve_classpath
 from mm2.localcluster.java import find_java
 from tests.support.kafka import Cluster
 
-__all__ = ["abort_hanging", "stuck_partitions", "unstuck"]
+__all__ = ["abort_hanging", "stuck_partitions"]
 
 log = logging.getLogger(__name__)
 
@@ -63,37 +61,3 @@ def abort_hanging(cluster: Cluster, *, watch_s: float = 10.0) -> dict[TP, int]:
             raise AssertionError(f"kafka-transactions.sh abort {topic}-{partition} failed: {said}")
         log.warning("aborted the transaction at %s-%d from offset %d", topic, partition, start)
     return stuck
-
-
-def unstuck(
-    check: Callable[[], bool],
-    target: Cluster,
-    mirror_log: Callable[[], str],
-    *,
-    watch_s: float = 10.0,
-) -> Callable[[], bool]:
-    """`check`, for `eventually`: while it is not true yet and the mirror has said, since the
-    last look, that a transaction that never ends holds partitions back, each partition whose
-    last stable offset then stays put for `watch_s` seconds has its transaction aborted as
-    docs/operations.md tells an operator to. A one-broker Kafka 4.4 target that stops, even
-    cleanly (LocalCluster.halt), while a copy task's transaction is open can come back with
-    that transaction ended on some of its partitions and open for good on others. Right after
-    a target's outage, give a `watch_s` beyond the copy tasks' transaction timeout (60 s): the
-    coordinator ends every transaction it knows of within that time, so only one nobody will
-    end is aborted."""
-    since = len(mirror_log())
-
-    def run() -> bool:
-        nonlocal since
-        if check():
-            return True
-        said = mirror_log()
-        if "a transaction that never ends" in said[since:]:
-            since = len(said)  # watch again only once the mirror says it again
-            aborted = abort_hanging(target, watch_s=watch_s)
-            if aborted:
-                log.warning("the mirror waited on a transaction that never ends; aborted at %s",
-                            aborted)  # fmt: skip
-        return False
-
-    return run

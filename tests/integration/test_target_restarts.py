@@ -1,0 +1,97 @@
+"""The target broker restarted ten times in a row under load: copying resumes after each restart
+by itself, and at the end a read_committed reader of the target sees every record once and in
+order. No REST call, no kafka-transactions.sh: a transaction a stop left open on the offsets
+topic is the mirror's to end (mm2.copy.fencing), and the test fails if it is not ended.
+
+Clean stops (SIGTERM, as a rolling upgrade restarts a broker), each at another point of the copy
+tasks' transactions, with outages of a few seconds. The clusters are this module's own.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from mm2.copy.fencing import held_back
+from mm2.kafka.offsets import OffsetLister
+from mm2.localcluster import LocalClusters
+from tests.support.clusters import ClusterPair
+from tests.support.kafka import count
+from tests.support.mirror import (
+    PARTITIONS,
+    ContinuousProducer,
+    MirrorProcess,
+    caught_up,
+    make_topic,
+    write_properties,
+)
+from tests.support.sequenced import Follower, answers, exactness, sequenced
+from tests.support.waiting import eventually
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
+log = logging.getLogger(__name__)
+
+RESTARTS = 10
+RATE = 300  # records/s over all partitions
+
+
+def beyond(follower: Follower, mark: int) -> Callable[[], bool]:
+    return lambda: follower.copied() >= mark
+
+
+@pytest.fixture(scope="module")
+def clusters(cluster_pair: ClusterPair) -> LocalClusters:
+    return cluster_pair("restarts-source", "restarts-target")
+
+
+def test_ten_target_restarts_under_load_lose_double_and_reorder_nothing(
+    clusters: LocalClusters, tmp_path: Path
+) -> None:
+    source, target = clusters["restarts-source"], clusters["restarts-target"]
+    topic = make_topic(source, "restarts")
+    remote = f"primary.{topic}"
+    props = write_properties(tmp_path, source.bootstrap_servers, target.bootstrap_servers, topic)
+    producer = ContinuousProducer(source, topic, rate=RATE, limit=10**9, seconds=3600,
+                                  value=sequenced, config={"enable.idempotence": True})  # fmt: skip
+    follower: Follower | None = None
+    with MirrorProcess(props) as mirror:
+        try:
+            producer.start()
+            eventually(answers(lambda: count(target.bootstrap_servers, remote) > 500),
+                       timeout=300, what="the first records on the target",
+                       log=mirror.log)  # fmt: skip
+            follower = Follower(target, remote)
+            gauge = follower
+            for restart in range(1, RESTARTS + 1):
+                target.halt()  # clean: SIGTERM, and the broker's own controlled shutdown
+                time.sleep(2 + restart % 4)  # outages of 2 to 5 s
+                target.resume()
+                began = time.monotonic()
+                eventually(beyond(gauge, producer.sent), timeout=300,
+                           what=f"copying again after restart {restart}",
+                           log=mirror.log)  # fmt: skip
+                log.info("restart %d: everything produced until the target came back copied "
+                         "%.1f s after it did", restart, time.monotonic() - began)  # fmt: skip
+                time.sleep(restart % 3)  # the next stop at another point of a transaction
+            producer.stop()
+            producer.join(0)  # every record sent was delivered, no delivery error
+            eventually(answers(lambda: caught_up(source, target, topic)), timeout=300,
+                       what="the final catch-up", log=mirror.log)  # fmt: skip
+            time.sleep(3)  # time enough to copy anything twice, if it would
+            lister = OffsetLister(target.client_config(), timeout=30)
+            assert held_back(lister, "mm2-offsets.primary.internal", 25) == {}
+            assert held_back(lister, remote, PARTITIONS) == {}
+            assert mirror.stop() == 0, mirror.log()[-3000:]
+        finally:
+            producer.stop()
+            if follower is not None:
+                follower.close()
+            target.resume()
+    found = exactness(source, target, topic)
+    log.info("%d restarts: %s", RESTARTS, found)
+    assert (found.lost, found.duplicates, found.reordered, found.foreign) == (0, 0, 0, 0), found
+    assert found.records == producer.delivered
