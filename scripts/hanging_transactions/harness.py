@@ -1,0 +1,203 @@
+"""Hanging-transaction experiment: transactional load on a one-node KRaft cluster, stop the
+broker (SIGTERM, or kill -9 with --grace 0), keep it down, resume, keep producing, then list the
+partitions whose last stable offset (read_committed) stays behind the log end.
+
+  /work/main/.venv/bin/python scripts/hanging_transactions/harness.py \
+      --producer rdkafka --tv 2 --restarts 3 --outage 60 --after 90 --name rd-tv2
+
+Everything (cluster dir, producer log, report.json, report.md) goes to /tmp/hang-runs/<name>/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from confluent_kafka import IsolationLevel, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+
+from mm2.localcluster import LocalCluster, find_java, resolve_classpath
+
+HERE = Path(__file__).resolve().parent
+DATA, COMPACT = "data", "compacted"
+
+
+def log(msg: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {msg}", flush=True)
+
+
+def classpath() -> str:
+    return ":".join(str(j) for j in resolve_classpath("4.4.0"))
+
+
+def offsets(admin: AdminClient, parts: list[TopicPartition]) -> tuple[dict, dict]:
+    """(LSO by (topic, p), end by (topic, p))."""
+    req = {tp: OffsetSpec.latest() for tp in parts}
+    out = []
+    for iso in (IsolationLevel.READ_COMMITTED, IsolationLevel.READ_UNCOMMITTED):
+        futs = admin.list_offsets(req, isolation_level=iso, request_timeout=30)
+        out.append({(tp.topic, tp.partition): f.result(timeout=60).offset for tp, f in futs.items()})
+    return out[0], out[1]
+
+
+def stuck_now(admin: AdminClient, parts, wait: float = 10.0) -> dict:
+    """Partitions whose LSO is behind the end and did not move in `wait` s (producer running)."""
+    lso1, _ = offsets(admin, parts)
+    time.sleep(wait)
+    lso2, end2 = offsets(admin, parts)
+    return {k: {"lso": lso2[k], "end": end2[k]} for k in lso2 if lso2[k] < end2[k] and lso2[k] == lso1[k]}
+
+
+def dump_batches(java: str, cp: str, part_dir: Path, lso: int, context: int = 4) -> list[str]:
+    """Batch header lines of the partition's segments around `lso` (DumpLogSegments)."""
+    lines: list[str] = []
+    for seg in sorted(part_dir.glob("*.log")):
+        r = subprocess.run([java, "-Xmx256m", "-cp", cp, "org.apache.kafka.tools.DumpLogSegments",
+                            "--files", str(seg)], capture_output=True, text=True, timeout=300)
+        lines += [l for l in r.stdout.splitlines() if l.startswith("baseOffset")]
+    pat = re.compile(r"baseOffset: (\d+) lastOffset: (\d+)")
+    idx = [i for i, l in enumerate(lines) if (m := pat.search(l)) and int(m[2]) >= lso]
+    first = idx[0] if idx else max(0, len(lines) - context)
+    sel = lines[max(0, first - context): first + context + 1]
+    keep = ("baseOffset", "lastOffset", "count", "producerId", "producerEpoch", "isTransactional",
+            "isControl", "CreateTime")
+    short = []
+    for l in sel:
+        fields = dict(re.findall(r"(\w+): (\S+)", l))
+        short.append(" ".join(f"{k}={fields[k]}" for k in keep if k in fields))
+    # also the control-marker types (need the record-level dump for those: endTxnMarker)
+    return short
+
+
+def dump_markers(java: str, cp: str, part_dir: Path, lo: int, hi: int) -> list[str]:
+    out = []
+    for seg in sorted(part_dir.glob("*.log")):
+        r = subprocess.run([java, "-Xmx256m", "-cp", cp, "org.apache.kafka.tools.DumpLogSegments",
+                            "--files", str(seg), "--print-data-log"], capture_output=True, text=True,
+                           timeout=300)
+        for l in r.stdout.splitlines():
+            m = re.search(r"(?:baseOffset|offset): (\d+)", l)
+            if m and lo <= int(m[1]) <= hi and ("endTxnMarker" in l or "isControl: true" in l):
+                out.append(re.sub(r"\s+", " ", l)[:300])
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--producer", choices=["rdkafka", "java"], default="rdkafka")
+    ap.add_argument("--tv", type=int, choices=[1, 2], default=2, help="transaction.version at format")
+    ap.add_argument("--restarts", type=int, default=3)
+    ap.add_argument("--outage", type=float, default=60)
+    ap.add_argument("--after", type=float, default=90, help="producing after each resume")
+    ap.add_argument("--warmup", type=float, default=20)
+    ap.add_argument("--grace", type=float, default=60, help="SIGTERM grace; 0 = kill -9")
+    ap.add_argument("--rate", type=float, default=20)
+    ap.add_argument("--recreate-on-error", action="store_true", help="rdkafka: new producer on any error")
+    ap.add_argument("--name", required=True)
+    a = ap.parse_args()
+
+    out = Path("/tmp/hang-runs") / a.name
+    out.mkdir(parents=True, exist_ok=True)
+    cp = classpath()
+    java = str(find_java().executable)
+    report: dict = {"args": vars(a), "restarts": [], "final": {}}
+
+    cluster = LocalCluster("hang", workdir=out / "cluster")
+    if a.tv == 1:
+        cluster._format_arguments = ("--feature", "transaction.version=1")
+    cluster.start()
+    bs = cluster.bootstrap_servers
+    log(f"cluster up at {bs}, workdir {cluster.workdir}")
+    prod = None
+    try:
+        feat = subprocess.run([java, "-cp", cp, "org.apache.kafka.tools.FeatureCommand",
+                               "--bootstrap-server", bs, "describe"], capture_output=True, text=True)
+        tvline = [l for l in feat.stdout.splitlines() if "transaction.version" in l]
+        report["feature"] = tvline
+        log(f"feature: {tvline}")
+
+        admin = AdminClient({"bootstrap.servers": bs, "log_level": 0})
+        fs = admin.create_topics([NewTopic(DATA, 6, 1),
+                                  NewTopic(COMPACT, 25, 1, config={"cleanup.policy": "compact"})])
+        for f in fs.values():
+            f.result(60)
+        parts = [TopicPartition(DATA, p) for p in range(6)] + [TopicPartition(COMPACT, p) for p in range(25)]
+
+        plog = (out / "producer.log").open("ab")
+        if a.producer == "rdkafka":
+            cmd = [sys.executable, str(HERE / "producer_rdkafka.py"), bs, DATA, COMPACT, "--rate", str(a.rate)]
+            if a.recreate_on_error:
+                cmd.append("--recreate-on-error")
+        else:
+            cmd = [java, "-Xmx256m", "-XX:+UseSerialGC", "-cp", cp, str(HERE / "Producer.java"), bs, DATA, COMPACT, str(a.rate)]
+        prod = subprocess.Popen(cmd, stdout=plog, stderr=subprocess.STDOUT, start_new_session=True)
+        log(f"producer pid {prod.pid}: {' '.join(cmd[:3])} ...")
+        time.sleep(a.warmup + (10 if a.producer == "java" else 0))
+
+        seen: dict = {}
+        for r in range(1, a.restarts + 1):
+            before_stop = offsets(admin, parts)[1]
+            mark = cluster.log_path.stat().st_size
+            t0 = time.time()
+            log(f"restart {r}: halt(grace={a.grace})")
+            cluster.halt(grace=a.grace)
+            stop_s = time.time() - t0
+            # end offsets at shutdown, read from disk is costly; take them after resume instead
+            time.sleep(a.outage)
+            log(f"restart {r}: resume (stop took {stop_s:.1f}s)")
+            cluster.resume()
+            admin = AdminClient({"bootstrap.servers": bs, "log_level": 0})
+            time.sleep(a.after)
+            stuck = stuck_now(admin, parts)
+            new = {f"{k[0]}-{k[1]}": v for k, v in stuck.items() if k not in seen}
+            seen.update(stuck)
+            with cluster.log_path.open("rb") as fh:
+                fh.seek(mark)
+                seg = fh.read().decode("utf-8", "replace")
+            leader = [l for l in seg.splitlines() if "Couldn't find leader" in l]
+            report["restarts"].append({"restart": r, "stop_seconds": round(stop_s, 1),
+                                       "end_before_stop": {f"{k[0]}-{k[1]}": v for k, v in before_stop.items()},
+                                       "new_stuck": new, "couldnt_find_leader_lines": len(leader),
+                                       "couldnt_find_leader_sample": leader[:5]})
+            log(f"restart {r}: new stuck partitions {new}; Couldn't-find-leader lines {len(leader)}")
+            (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+
+        # final, definitive: stop the producer, then LSO < end means open for good
+        prod.send_signal(signal.SIGTERM)
+        try:
+            prod.wait(40)
+        except subprocess.TimeoutExpired:
+            prod.kill(); prod.wait()
+        time.sleep(5)
+        lso, end = offsets(admin, parts)
+        final = {f"{k[0]}-{k[1]}": {"lso": lso[k], "end": end[k]} for k in lso if lso[k] < end[k]}
+        report["final"] = final
+        log(f"final open partitions (producer stopped): {final}")
+    finally:
+        if prod is not None and prod.poll() is None:
+            prod.kill(); prod.wait()
+        cluster.stop()   # keeps workdir (we gave it)
+    # evidence from the stopped cluster's files
+    ev = {}
+    for key, v in report["final"].items():
+        pdir = out / "cluster" / "data" / key
+        ev[key] = {"batches": dump_batches(java, cp, pdir, v["lso"])}
+        ev[key]["markers_near"] = dump_markers(java, cp, pdir, v["lso"] - 40, v["end"] + 1)[-8:]
+    report["evidence"] = ev
+    text = (out / "cluster" / "server.log").read_text(errors="replace")
+    report["broker_log_couldnt_find_leader"] = [l for l in text.splitlines() if "Couldn't find leader" in l][:20]
+    report["broker_log_txn_lines"] = [l for l in text.splitlines()
+                                      if re.search(r"hanging|TransactionMarker|abort(?:ing|ed) .*transaction|timed out.*transaction|Completed rollback of ongoing transaction", l, re.I)][:40]
+    (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+    log(f"report: {out / 'report.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
