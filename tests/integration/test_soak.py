@@ -26,13 +26,12 @@ from mm2.localcluster import LocalClusters
 from tests.support.clusters import ClusterPair
 from tests.support.kafka import admin_client, last_values
 from tests.support.mirror import (
-    ContinuousProducer,
     MirrorProcess,
     caught_up,
     make_topic,
     write_properties,
 )
-from tests.support.sequenced import Follower, answers, exactness, sequence, sequenced
+from tests.support.sequenced import Follower, answers, exactness, sequence, sequenced_producer
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1500)]
@@ -55,15 +54,7 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
     remote = f"primary.{topic}"
     props = write_properties(tmp_path, source.bootstrap_servers, target.bootstrap_servers, topic)
     state = tmp_path / "state"
-    producer = ContinuousProducer(
-        source,
-        topic,
-        rate=RATE,
-        limit=10**9,
-        seconds=3600,
-        value=sequenced,
-        config={"enable.idempotence": True},
-    )
+    producer = sequenced_producer(source, topic, RATE)
     mirrors: list[MirrorProcess] = []
     follower: Follower | None = None
     started = time.monotonic()

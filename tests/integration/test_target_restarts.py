@@ -26,13 +26,12 @@ from tests.support.clusters import ClusterPair
 from tests.support.kafka import count
 from tests.support.mirror import (
     PARTITIONS,
-    ContinuousProducer,
     MirrorProcess,
     caught_up,
     make_topic,
     write_properties,
 )
-from tests.support.sequenced import Follower, answers, exactness, sequenced
+from tests.support.sequenced import Follower, answers, exactness, sequenced_producer
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
@@ -60,8 +59,7 @@ def test_ten_target_restarts_under_load_lose_double_and_reorder_nothing(
     topic = make_topic(source, "restarts")
     remote = f"primary.{topic}"
     props = write_properties(tmp_path, source.bootstrap_servers, target.bootstrap_servers, topic)
-    producer = ContinuousProducer(source, topic, rate=RATE, limit=10**9, seconds=3600,
-                                  value=sequenced, config={"enable.idempotence": True})  # fmt: skip
+    producer = sequenced_producer(source, topic, RATE)
     follower: Follower | None = None
     with MirrorProcess(props) as mirror:
         try:

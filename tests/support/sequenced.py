@@ -20,9 +20,17 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPar
 
 from mm2.localcluster import LocalCluster
 from tests.support.kafka import Record, read_topic
-from tests.support.mirror import PARTITIONS
+from tests.support.mirror import PARTITIONS, ContinuousProducer
 
-__all__ = ["Exactness", "Follower", "answers", "exactness", "sequence", "sequenced"]
+__all__ = [
+    "Exactness",
+    "Follower",
+    "answers",
+    "exactness",
+    "sequence",
+    "sequenced",
+    "sequenced_producer",
+]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +41,12 @@ _PAD = b"." * 100
 def sequenced(i: int) -> bytes:
     """Record i of the producer (partition i % PARTITIONS): its partition and sequence number."""
     return b"p%d-s%d-" % (i % PARTITIONS, i // PARTITIONS) + _PAD
+
+
+def sequenced_producer(source: LocalCluster, topic: str, rate: int) -> ContinuousProducer:
+    """An idempotent producer of sequenced records at `rate` records/s until stopped."""
+    return ContinuousProducer(source, topic, rate=rate, limit=10**9, seconds=3600,
+                              value=sequenced, config={"enable.idempotence": True})  # fmt: skip
 
 
 def sequence(partition: int, value: bytes | None) -> int:
