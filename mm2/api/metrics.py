@@ -139,8 +139,9 @@ class MirrorCollector(Collector):
         yield recreated
         ended = CounterMetricFamily(
             "mm2_offsets_transactions_ended",
-            "partitions of the offsets topic freed of a transaction an earlier copy task left "
-            "open (a broker stopped while it ended); copied again from the last commit",
+            "target partitions (of the offsets topic or a remote topic) freed of a transaction "
+            "an earlier copy task left open (a broker stopped while it ended); copied again "
+            "from the last commit",
             labels=["source", "target"],
         )  # fmt: skip
         for (source, target), times in sorted(self._metrics.ended_transactions().items()):

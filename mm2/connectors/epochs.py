@@ -77,8 +77,12 @@ class Metrics(Protocol):
 
     def topic_recreated(self, source: str, target: str, topic: str) -> None: ...
 
-    def transactions_ended(self, source: str, target: str, topic: str, ended: int) -> None: ...
+    def transactions_ended(self, source: str, target: str, partitions: Sequence[str]) -> None: ...
 
+
+# (transactional ids, topics, timeout) -> the partitions freed of a transaction left open,
+# with the offset each was held at (mm2.copy.fencing.end_left_open)
+EndLeftOpen = Callable[[list[str], list[str], float], Mapping[TP, int]]
 
 # (the routes) -> (partitions with an offset sync, positions proven from them and the target)
 Prove = Callable[[Mapping[str, Route]], tuple[int, dict[TP, int]]]
@@ -95,7 +99,7 @@ class EpochPlanner:
         feed: PositionsFeed,
         schedule: TopicSchedule,
         make_runner: Callable[[], CopyRunner],
-        fence: Callable[[list[str], float], Mapping[int, int]],
+        fence: Callable[[list[str], float], None],
         make_publisher: Callable[[], Publisher],
         syncs_target: Callable[[], tuple[str, dict[str, str] | None]],
         metrics: Metrics,
@@ -103,6 +107,7 @@ class EpochPlanner:
         prove: Prove | None = None,
         leader: Callable[[], LeaderEpoch | None] = lambda: None,
         check_leader: Callable[[LeaderEpoch], None] = lambda _lead: None,
+        end_left_open: EndLeftOpen | None = None,
     ) -> None:
         self.settings = settings
         self._positions = positions
@@ -110,6 +115,7 @@ class EpochPlanner:
         self._schedule = schedule
         self._make_runner = make_runner
         self._fence_ids_with = fence
+        self._end_left_open_with = end_left_open
         self._make_publisher = make_publisher
         self._syncs_target = syncs_target
         self._metrics = metrics
@@ -392,10 +398,20 @@ class EpochPlanner:
         if lead is not None:
             self._check_leader(lead)
         ids = [self._transactional_id(i) for i in range(self._fence_ids())]
-        ended = self._fence_ids_with(ids, timeout)  # and what they left open on the offsets topic
+        self._fence_ids_with(ids, timeout)
+
+    def _end_left_open(self, timeout: float) -> None:
+        """After the fencing: end what the fenced copy tasks left open on the offsets topic
+        and the remote topics (mm2.copy.fencing), before anything reads or writes there."""
+        if self._end_left_open_with is None:
+            return
+        ids = [self._transactional_id(i) for i in range(self._fence_ids())]
+        topics = [self._positions.topic, *(r.target_topic for r in self._schedule.routes.values())]
+        ended = self._end_left_open_with(ids, topics, timeout)
         if ended:
             s = self.settings
-            self._metrics.transactions_ended(s.source, s.target, self._positions.topic, len(ended))
+            names = [f"{t}-{p}" for t, p in sorted(ended)]
+            self._metrics.transactions_ended(s.source, s.target, names)
 
     def _settle(self, timeout: float, *, rewrite: bool = True) -> None:
         """Fence every earlier copy task, read the committed positions, and write them again.
@@ -411,6 +427,8 @@ class EpochPlanner:
             fencing.result()  # bounded: each id's fencing times out by itself
         elif eos:
             self._fence(timeout)
+        if eos:
+            self._end_left_open(timeout)
         fenced = time.monotonic()
         self.feed.read_to_end(self._schedule.routes, timeout)
         read = time.monotonic()

@@ -24,7 +24,7 @@ from mm2.connectors.progress_group import ProgressGroup
 from mm2.connectors.topic_schedule import TopicSchedule, step
 from mm2.connectors.topic_sync import TopicSync
 from mm2.copy.assignment import AssignmentPublisher
-from mm2.copy.fencing import fence_transactional_ids
+from mm2.copy.fencing import end_left_open, fence_transactional_ids
 from mm2.copy.positions import PositionsTopic
 from mm2.copy.runner import CopyRunner
 from mm2.errors import ConfigError
@@ -33,6 +33,8 @@ from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
 from mm2.pipeline.copy_job import CopyJob
 from mm2.pipeline.session import spark_context
+
+TP = tuple[str, int]
 
 __all__ = [
     "MirrorSourceConnector",
@@ -134,11 +136,15 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
     def make_runner() -> CopyRunner:
         return CopyJob(spark_context(spark_conf(config)), flow.name)
 
-    def fence(ids: list[str], timeout: float) -> Mapping[int, int]:
-        return fence_transactional_ids(
-            flow.target_producer_config(), ids, timeout=timeout, offsets_topic=positions.topic,
-            admin_config=positions.admin_config, flow=flow.name,
-        )  # fmt: skip
+    def fence(ids: list[str], timeout: float) -> None:
+        fence_transactional_ids(flow.target_producer_config(), ids, timeout=timeout)
+
+    def end_open(
+        ids: list[str], topics: list[str], timeout: float
+    ) -> Mapping[tuple[str, int], int]:
+        configs = (flow.target_producer_config(), positions.consumer_config,
+                   positions.admin_config)  # fmt: skip
+        return end_left_open(configs, ids, topics, flow=flow.name, timeout=timeout)
 
     planner = EpochPlanner(
         settings,
@@ -158,6 +164,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         check_leader=lambda lead: check_leader_epoch(
             positions.consumer_config, lead.topic, lead.epoch
         ),
+        end_left_open=end_open,
     )
     return SourceParts(planner, schedule, feed, progress)
 

@@ -1,109 +1,106 @@
-"""Fencing earlier copy tasks, and ending what their transactions left open on the offsets topic.
+"""Fencing earlier copy tasks, and ending the transactions a broker's stop left open.
 
 Before each copy epoch the planner fences every earlier holder of the copy tasks' transactional
 ids (Connect's fenceZombies): InitProducerId bumps each id's producer epoch, and the coordinator
 aborts the holder's open transaction. A zombie of an old assignment can then never commit again.
 
-A broker that stops while a copy task's transaction ends can leave that transaction open for
-good on some partitions of the offsets topic: their records were appended, but the coordinator
-never writes their markers (docs/architecture.md, "A broker restart and open transactions").
-Their last stable offset then stays behind the end, and every read_committed reader of the
-positions (the planner, a copy task resuming) waits on it for ever. A marker ends whatever
-transaction its producer id has open on a partition, whatever the epoch that opened it, so the
-fenced producers end it themselves: each one opens a transaction on every partition of the
-offsets topic still held back after the fencing, with one tombstone of a key nothing reads
-(`["mm2-fence",{"flow":…}]`), and aborts it. The records left open are aborted with it, as the
-rest of their transaction was, and are copied again from the last committed positions. A
-partition held back by someone else's producer (not one of these ids) is not touched: the flow
-stays DEGRADED naming it, as the operator's runbook says.
+A target broker that stops while a copy task's transaction ends can leave that transaction open
+for good on some of its partitions: their records were appended, but no marker will ever come
+(docs/architecture.md, "A broker restart and open transactions"). Their last stable offset
+stays behind the end, and every read_committed reader waits there for ever: on the offsets topic
+the planner itself, on a remote topic the applications. Once the ids are fenced, nothing of the
+flow's copy tasks can be open any more, so `end_left_open` ends what still holds a partition of
+the offsets topic or of a remote topic back. A marker ends whatever transaction its producer id
+has open on a partition, whatever the (older) epoch that opened it; so each of the ids, fenced
+once more, opens a transaction over the held partitions, writes to each an aborted copy of the
+first record the open transaction holds there, and aborts. The left-open records end aborted,
+as the rest of their transaction did, and are copied again from the last committed positions.
+A read_uncommitted reader sees one more aborted copy of a record, as after any abort. A
+partition held by a producer that is none of these ids stays held: the flow stays DEGRADED
+naming it, and the operator's runbook applies.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from mm2.errors import KafkaClientError
 from mm2.kafka.failure import ClientLog, client_error, cluster_label
 from mm2.kafka.offsets import OffsetLister
 
-__all__ = ["FENCE_CONNECTOR", "fence_transactional_ids", "held_back"]
+__all__ = ["end_left_open", "fence_transactional_ids", "held_back"]
 
 log = logging.getLogger(__name__)
-
-FENCE_CONNECTOR = "mm2-fence"
 
 TP = tuple[str, int]
 
 
-def fence_key(flow: str) -> bytes:
-    """The key of the tombstones that end left-open transactions: Connect's key shape, of a
-    connector no mirror runs, so Connect's offsets reader and mm2's decoders pass it by."""
-    return json.dumps([FENCE_CONNECTOR, {"flow": flow}], separators=(",", ":")).encode()
-
-
-def held_back(lister: OffsetLister, topic: str, partitions: int) -> dict[int, int]:
-    """The partitions of `topic` whose last stable offset is behind their end, with that
-    offset (where the transaction that holds them starts)."""
-    wanted = [(topic, p) for p in range(partitions)]
-    stable = lister.offsets(wanted, latest=True, read_committed=True)
-    ends = lister.offsets(wanted, latest=True, read_committed=False)
-    return {p: stable[(t, p)] for t, p in wanted if stable[(t, p)] < ends[(t, p)]}
-
-
 def fence_transactional_ids(
-    producer_config: Mapping[str, str],
-    ids: list[str],
-    *,
-    timeout: float = 30.0,
-    offsets_topic: str | None = None,
-    admin_config: Mapping[str, str] | None = None,
-    flow: str = "",
-) -> dict[int, int]:
-    """Fence every earlier holder of each id; with `offsets_topic` (and the target's
-    `admin_config`), end the transactions they left open there. Returns the partitions of the
-    offsets topic found held back after the fencing and ended, with the offset each was held at.
-
-    The ids are fenced side by side: each InitProducerId waits while the coordinator aborts the
-    holder's open transaction, and one after the other those waits added up to seconds at every
-    new copy epoch."""
+    producer_config: Mapping[str, str], ids: list[str], *, timeout: float = 30.0
+) -> None:
+    """Fence every earlier holder of each id. The ids are fenced side by side: each
+    InitProducerId waits while the coordinator aborts the holder's open transaction, and one
+    after the other those waits added up to seconds at every new copy epoch."""
     if not ids:
-        return {}
-    label = cluster_label(producer_config)
+        return
     with ThreadPoolExecutor(max_workers=len(ids), thread_name_prefix="fence") as pool:
-        producers = list(pool.map(lambda tid: _fence(producer_config, tid, timeout), ids))
-        try:
-            if offsets_topic is None or admin_config is None:
-                return {}
-            lister = OffsetLister(admin_config, timeout=timeout)
-            count = _partition_count(producers[0], offsets_topic, timeout, label)
-            held = held_back(lister, offsets_topic, count)
-            if not held:
-                return {}
-            key = fence_key(flow)
-            list(pool.map(lambda p: _end_open(p, offsets_topic, held, key, timeout, label),
-                          producers))  # fmt: skip
-            still = held_back(lister, offsets_topic, count)
-            ended = {p: at for p, at in held.items() if still.get(p) != at}
-            if ended:
-                log.warning(
-                    "%s: ended the transactions earlier copy tasks left open on %s (%s): a "
-                    "broker stopped while they ended; their records are aborted and copied "
-                    "again from the last committed positions",
-                    flow, offsets_topic,
-                    ", ".join(f"partition {p} at offset {at}" for p, at in sorted(ended.items())),
-                )  # fmt: skip
-            return ended
-        finally:
-            for producer in producers:
-                producer.flush(0)
+        for producer in pool.map(lambda tid: _fenced(producer_config, tid, timeout), ids):
+            producer.flush(0)
 
 
-def _fence(producer_config: Mapping[str, str], tid: str, timeout: float) -> Producer:
+def held_back(lister: OffsetLister, partitions: Sequence[TP]) -> dict[TP, int]:
+    """The partitions whose last stable offset is behind their end, with that offset (where
+    the transaction that holds them starts)."""
+    stable = lister.offsets(partitions, latest=True, read_committed=True)
+    ends = lister.offsets(partitions, latest=True, read_committed=False)
+    return {
+        tp: stable[tp] for tp in partitions if tp in ends and stable.get(tp, ends[tp]) < ends[tp]
+    }
+
+
+def end_left_open(
+    configs: tuple[Mapping[str, str], Mapping[str, str], Mapping[str, str]],
+    ids: list[str],
+    topics: Sequence[str],
+    *,
+    flow: str,
+    timeout: float = 30.0,
+) -> dict[TP, int]:
+    """After fence_transactional_ids(ids): end the transactions left open on the partitions of
+    `topics` (the offsets topic and the remote topics). `configs` are the target's producer,
+    consumer and admin settings. Returns the partitions ended, with the offset each was held
+    at; costs two ListOffsets when nothing is held."""
+    producer_config, consumer_config, admin_config = configs
+    if not ids or not topics:
+        return {}
+    label = cluster_label(admin_config)
+    lister = OffsetLister(admin_config, timeout=timeout)
+    held = held_back(lister, _partitions(consumer_config, topics, timeout, label))
+    if not held:
+        return {}
+    firsts = _first_records(consumer_config, held, timeout, label)
+    if not firsts:
+        return {}
+    with ThreadPoolExecutor(max_workers=len(ids), thread_name_prefix="end-open") as pool:
+        list(pool.map(lambda tid: _abort_over(producer_config, tid, firsts, timeout), ids))
+    still = held_back(lister, sorted(firsts))
+    ended = {tp: held[tp] for tp in firsts if still.get(tp) != held[tp]}
+    if ended:
+        log.warning(
+            "%s: ended the transactions earlier copy tasks left open on %s: a broker stopped "
+            "while they ended; their records are aborted and copied again from the last "
+            "committed positions", flow,
+            ", ".join(f"{t}-{p} at offset {at}" for (t, p), at in sorted(ended.items())),
+        )  # fmt: skip
+    return ended
+
+
+def _fenced(producer_config: Mapping[str, str], tid: str, timeout: float) -> Producer:
+    """A producer of `tid` whose InitProducerId fenced every earlier holder."""
     producer = Producer(
         {
             **producer_config,
@@ -124,38 +121,88 @@ def _fence(producer_config: Mapping[str, str], tid: str, timeout: float) -> Prod
     return producer
 
 
-def _partition_count(producer: Producer, topic: str, timeout: float, label: str) -> int:
+def _partitions(
+    consumer_config: Mapping[str, str], topics: Sequence[str], timeout: float, label: str
+) -> list[TP]:
+    consumer = Consumer({**consumer_config, "group.id": "mm2-end-left-open",
+                         "logger": ClientLog(label)})  # fmt: skip
     try:
-        meta = producer.list_topics(topic, timeout=timeout)
+        meta = consumer.list_topics(timeout=timeout)
     except KafkaException as exc:
-        raise client_error(f"reading the partitions of {topic}", exc, cluster=label) from exc
-    info = meta.topics.get(topic)
-    return 0 if info is None or info.error is not None else len(info.partitions)
+        raise client_error("reading the target's topics", exc, cluster=label) from exc
+    finally:
+        consumer.close()
+    wanted = set(topics)
+    return sorted(
+        (name, p)
+        for name, info in meta.topics.items()
+        if name in wanted and info.error is None
+        for p in info.partitions
+    )
 
 
-def _end_open(
-    producer: Producer,
-    topic: str,
-    held: Mapping[int, int],
-    key: bytes,
-    timeout: float,
-    label: str,
+def _first_records(
+    consumer_config: Mapping[str, str], held: Mapping[TP, int], timeout: float, label: str
+) -> dict[TP, Message]:
+    """The record at each held partition's last stable offset: the first of the transaction
+    that holds it (read uncommitted). A partition whose record does not come is left out."""
+    consumer = Consumer(
+        {
+            **consumer_config,
+            "group.id": "mm2-end-left-open",
+            "isolation.level": "read_uncommitted",
+            "enable.auto.commit": False,
+            "logger": ClientLog(label),
+        }
+    )
+    found: dict[TP, Message] = {}
+    try:
+        consumer.assign([TopicPartition(t, p, at) for (t, p), at in held.items()])
+        for _ in range(int(timeout / 0.5) + 1):
+            for msg in consumer.consume(len(held), 0.5):
+                tp = (msg.topic() or "", msg.partition() or 0)
+                if msg.error() is None and tp in held and tp not in found:
+                    found[tp] = msg
+            if len(found) == len(held):
+                break
+    except KafkaException as exc:
+        raise client_error("reading the records left open", exc, cluster=label) from exc
+    finally:
+        consumer.close()
+    for (t, p), at in sorted(held.items()):
+        if (t, p) not in found:
+            log.info("%s-%d held back at %d: its first open record did not come; left as it is",
+                     t, p, at)  # fmt: skip
+    return found
+
+
+def _abort_over(
+    producer_config: Mapping[str, str], tid: str, firsts: Mapping[TP, Message], timeout: float
 ) -> None:
-    """One transaction of this (freshly fenced) producer over every held partition, aborted:
-    its markers end whatever transaction an earlier epoch of its producer id left open there.
+    """One transaction of `tid`, fenced once more, over every held partition, aborted: its
+    markers end whatever transaction an earlier epoch of its producer id left open there.
     Flushed before the abort, so its records are on the log when they are aborted (librdkafka
     fails an abort of unsent records, librdkafka #4849)."""
+    label = cluster_label(producer_config)
+    producer = _fenced(producer_config, tid, timeout)
+    failed: list[KafkaError] = []
+
+    def delivered(err: KafkaError | None, _msg: Message) -> None:
+        if err is not None:
+            failed.append(err)
+
     try:
         producer.begin_transaction()
-        for partition in sorted(held):
-            producer.produce(topic, None, key, partition)
-        if producer.flush(timeout):
-            raise KafkaClientError(
-                f"ending the transactions left open on {topic} on {label}: not acknowledged "
-                f"in {timeout:.0f} s", retriable=True,
-            )  # fmt: skip
+        for (topic, partition), msg in sorted(firsts.items()):
+            kind, stamp = msg.timestamp()
+            producer.produce(topic, msg.value(), msg.key(), partition, delivered,
+                             timestamp=stamp if kind else 0, headers=msg.headers())  # fmt: skip
+        if producer.flush(timeout) or failed:
+            why = failed[0].str() if failed else f"not acknowledged in {timeout:.0f} s"
+            raise KafkaClientError(f"ending the transactions left open on {label}: {why}",
+                                   retriable=True)  # fmt: skip
         producer.abort_transaction(timeout)
     except KafkaException as exc:
-        raise client_error(
-            f"ending the transactions left open on {topic}", exc, cluster=label
-        ) from exc
+        raise client_error("ending the transactions left open", exc, cluster=label) from exc
+    finally:
+        producer.flush(0)

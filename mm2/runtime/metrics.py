@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mm2.copy.routes import Route
@@ -243,17 +243,17 @@ class MetricsRegistry:
                 if (src, tgt, name) == key:
                     stats.position = -1
 
-    def transactions_ended(self, source: str, target: str, topic: str, ended: int) -> None:
-        """Partitions of the offsets topic that the flow's fenced copy tasks freed of a
+    def transactions_ended(self, source: str, target: str, partitions: Sequence[str]) -> None:
+        """Target partitions (`topic-partition`) that the flow's fenced copy tasks freed of a
         transaction an earlier epoch of theirs left open (mm2.copy.fencing)."""
         said = (
-            f"ended the transactions earlier copy tasks left open on {ended} partition(s) of "
-            f"{topic}; their records are copied again from the last committed positions"
+            f"ended the transactions earlier copy tasks left open on {', '.join(partitions)}; "
+            "their records are copied again from the last committed positions"
         )
         self.event(source, target, "transactions-ended", said)
         with self._lock:
             key = (source, target)
-            self._ended[key] = self._ended.get(key, 0) + ended
+            self._ended[key] = self._ended.get(key, 0) + len(partitions)
 
     def ended_transactions(self) -> dict[tuple[str, str], int]:
         """(source, target) -> partitions freed of a left-open transaction so far."""

@@ -87,8 +87,8 @@ def test_ten_target_restarts_under_load_lose_double_and_reorder_nothing(
                        what="the final catch-up", log=mirror.log)  # fmt: skip
             time.sleep(3)  # time enough to copy anything twice, if it would
             lister = OffsetLister(target.client_config(), timeout=30)
-            assert held_back(lister, "mm2-offsets.primary.internal", 25) == {}
-            assert held_back(lister, remote, PARTITIONS) == {}
+            assert held_back(lister, [("mm2-offsets.primary.internal", p) for p in range(25)]) == {}
+            assert held_back(lister, [(remote, p) for p in range(PARTITIONS)]) == {}
             assert mirror.stop() == 0, mirror.log()[-3000:]
             ended = mirror.log().count("ended the transactions earlier copy tasks left open")
             log.info("the mirror ended transactions left open %d time(s)", ended)

@@ -118,7 +118,7 @@ class NoMetrics:
     def set_owners(self, source: str, target: str, owners: Mapping[tuple[str, int], int]) -> None:
         pass
 
-    def transactions_ended(self, source: str, target: str, topic: str, ended: int) -> None:
+    def transactions_ended(self, source: str, target: str, partitions: Sequence[str]) -> None:
         pass
 
     def topic_recreated(self, source: str, target: str, topic: str) -> None:
@@ -138,13 +138,12 @@ def _planner(
 ) -> tuple[EpochPlanner, FakePositions]:
     fencing = threading.Event()
 
-    def fence_ids(ids: list[str], timeout: float) -> dict[int, int]:
+    def fence_ids(ids: list[str], timeout: float) -> None:
         try:
             if fence is None:
                 calls.append(f"fence {len(ids)}")
             else:
                 fence(ids, timeout)
-            return {}
         finally:
             fencing.set()
 
