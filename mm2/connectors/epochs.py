@@ -389,8 +389,10 @@ class EpochPlanner:
         return f"{self.settings.source}-mm2-{self._positions.connector}-{task}"
 
     def _fence_ids(self) -> int:
-        # Every id a planner of this flow may have used, this one's or another process's.
-        return max(self._fence_count, self.settings.tasks_max)
+        # Every id a planner of this flow may have used, this one's or another process's: one
+        # that ran with a larger tasks.max left its copy tasks' notices in the offsets topic.
+        used = max(self.feed.ready, default=-1) + 1
+        return max(self._fence_count, self.settings.tasks_max, used)
 
     def _fence(self, timeout: float) -> None:
         # A deposed or paused leader's planner must not fence the new leader's copy tasks.
@@ -430,7 +432,14 @@ class EpochPlanner:
         if eos:
             self._end_left_open(timeout)
         fenced = time.monotonic()
+        before = self._fence_ids()
         self.feed.read_to_end(self._schedule.routes, timeout)
+        if eos and self._fence_ids() > before:  # ids of a run with a larger tasks.max
+            log.info("%s: copy task ids %d to %d ran before (a larger tasks.max): fenced too",
+                     self.settings.flow, before, self._fence_ids() - 1)  # fmt: skip
+            self._fence(timeout)
+            self._end_left_open(timeout)
+            self.feed.read_to_end(self._schedule.routes, timeout)  # what they committed
         read = time.monotonic()
         offsets = self.feed.stored.offsets
         if rewrite and eos and offsets:

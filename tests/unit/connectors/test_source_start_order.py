@@ -394,3 +394,24 @@ def test_a_deposed_leaders_planner_fences_nothing_and_its_copy_tasks_carry_the_e
     with pytest.raises(ProducerFencedError):
         stale.prepare()
     assert not any(c.startswith("fence") for c in calls)
+
+
+def test_copy_task_ids_of_a_run_with_a_larger_tasks_max_are_fenced_before_anything_starts() -> None:
+    calls: list[str] = []
+    planner, _ = _planner(calls)
+    feed: Any = planner.feed
+    read = feed.read_to_end
+
+    def read_notices(routes: object, timeout: float) -> None:
+        read(routes, timeout)
+        feed.ready.update({0: "e1", 1: "e1", 2: "e1", 3: "e1"})  # tasks.max was 4 then
+
+    feed.read_to_end = read_notices
+    planner.prepare()
+    # fenced as 2 ids first; the notices name 4: all 4 fenced, the positions read again
+    assert calls.count("fence 2") == 1 and calls.count("fence 4") == 1
+    assert calls.index("fence 2") < calls.index("settle") < calls.index("fence 4")
+    assert calls.count("settle") == 2 and calls.index("fence 4") < calls.index("spark")
+    calls.clear()
+    planner.run_epochs()
+    assert "fence 4" not in calls  # settled: the first epoch starts without fencing again
