@@ -5,9 +5,9 @@ partition's start offset (SPSO): every record below it is acknowledged or archiv
 the position mirrored here, with one correction: the broker persists the SPSO one write late
 (it writes the value it had before an acknowledgement, and nothing writes again until the next
 one), so a group that has acknowledged everything still shows an old SPSO. When its lag is 0
-the position is instead the source partition's last stable offset read just before the
-describe (every record below it was acknowledged). Records acknowledged above the SPSO are not
-carried: they need not be contiguous, and counting them would skip records.
+the position is instead the source partition's last stable offset, read before the offsets
+that show the lag of 0 (every record below it was acknowledged). Records acknowledged above
+the SPSO are not carried: they need not be contiguous, and counting them would skip records.
 
 The position is translated like a committed offset (the flow's offset syncs) and written with
 AlterShareGroupOffsets only into a target group without members (the broker refuses the write
@@ -95,9 +95,14 @@ class ShareGroupSync:
 
     def _desired(self, group: str) -> dict[TP, int]:
         """The target positions of the source group's partitions that the flow mirrors."""
-        offsets = self._source.offsets(group)
-        mine = {tp: o for tp, o in offsets.items() if self._replicates(tp[0])}
-        ends = self._stable_ends(mine) if any(o.lag == 0 for o in mine.values()) else {}
+        mine = self._mirrored(group)
+        ends: Mapping[TP, int] = {}
+        if any(o.lag == 0 for o in mine.values()):
+            # The ends first, then the offsets again: only a lag of 0 read after the ends says
+            # every record below them was acknowledged (one read before them says nothing of
+            # the records produced in between).
+            ends = self._stable_ends(mine)
+            mine = self._mirrored(group)
         out: dict[TP, int] = {}
         for (topic, partition), offset in sorted(mine.items()):
             position = share_position(offset, ends.get((topic, partition)))
@@ -109,6 +114,10 @@ class ShareGroupSync:
                 remote = self._rename(upstream)
                 out[(remote.topic, remote.partition)] = downstream
         return out
+
+    def _mirrored(self, group: str) -> dict[TP, ShareOffset]:
+        offsets = self._source.offsets(group)
+        return {tp: o for tp, o in offsets.items() if self._replicates(tp[0])}
 
     def _write(self, group: str, desired: dict[TP, int]) -> None:
         name = self._target_group(group)

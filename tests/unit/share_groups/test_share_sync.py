@@ -147,3 +147,25 @@ def test_an_untranslatable_position_is_left_out() -> None:
     sync.refresh()
     sync.sync()
     assert target.writes == []
+
+
+def test_records_produced_between_the_describe_and_the_ends_are_not_taken_as_acknowledged() -> None:
+    source, target = Groups(), Groups()
+    tp = ("orders", 0)
+    source.offsets_of["g"] = {tp: ShareOffset(40, 0)}  # everything acknowledged, as described
+    ends = {tp: 50}
+
+    def produced_meanwhile(tps: Iterable[TP]) -> dict[TP, int]:
+        # 10 records arrive right after the first describe: the group has not read them
+        source.offsets_of["g"] = {tp: ShareOffset(40, 10)}
+        return {t: ends[t] for t in tps}
+
+    sync = ShareGroupSync(
+        source, target, flow="a->b", translate=lambda tp, offset: offset,
+        rename=lambda tp: TopicPartition(tp.topic, tp.partition), target_group=lambda g: g,
+        mirrors=lambda g: True, replicates=lambda t: True, stable_ends=produced_meanwhile,
+    )  # fmt: skip
+    sync.refresh()
+    sync.sync()
+    # not 50: records 40-49 were never received; the group starts at its start offset
+    assert target.writes == [("g", {("orders", 0): 40})]
