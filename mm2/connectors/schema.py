@@ -73,7 +73,10 @@ class MirrorSchemaTask(Task):
         finally:
             feed.close()
         config = flow.target_producer_config(SCHEMA, "schema-ids-producer")
-        self._producer = RecordProducer({**config, **PARTITIONER})
+        # never creating a deleted offsets topic with the broker's defaults (PositionsTopic.ensure)
+        self._producer = RecordProducer(
+            {**config, **PARTITIONER, "allow.auto.create.topics": False}
+        )
         log.info(
             "%s: schemas from %s to %s; %d schema ID mapping(s) read back from %s",
             flow.name, self._source.url, self._target.url, len(self._confirmed),

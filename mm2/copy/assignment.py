@@ -105,6 +105,9 @@ class AssignmentPublisher:
                 "enable.idempotence": True,
                 "linger.ms": 0,
                 **producer_config,
+                # a deleted offsets topic is created again as it must be (PositionsTopic.ensure),
+                # never by a produce with the broker's defaults
+                "allow.auto.create.topics": False,
                 "logger": ClientLog(cluster_label(producer_config)),
             }
         )

@@ -262,3 +262,21 @@ def test_the_partitions_holding_a_flows_keys_are_where_javas_partitioner_puts_th
     held = topic.holding([("orders", 2)])
     assert held(25) == {0, java_partition(key, 25)}  # partition 0: notices and assignments
     assert held(1) == {0}
+
+
+def test_the_assignment_publisher_never_creates_the_offsets_topic_by_producing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A deleted offsets topic is created again compacted (PositionsTopic.ensure), never by a
+    produce with the broker's defaults (one partition, deleted by retention)."""
+    import mm2.copy.assignment
+
+    seen: list[dict[str, object]] = []
+
+    class Capture:
+        def __init__(self, config: dict[str, object]) -> None:
+            seen.append(config)
+
+    monkeypatch.setattr(mm2.copy.assignment, "Producer", Capture)
+    mm2.copy.assignment.AssignmentPublisher({"bootstrap.servers": "b:9092"}, "offsets", "a->b")
+    assert [c.get("allow.auto.create.topics") for c in seen] == [False]
