@@ -255,7 +255,11 @@ class CopyLoop:
                 self._end_transaction()
         elif not messages and now >= self._markers_due:  # idle: past markers, lag 0
             self._markers_due = now + 1.0
-            moved = move_past_markers(self._consumer, self._sink, self._next, self._assigned)
+            # A partition held at a record whose schema is not mirrored yet is unassigned, and
+            # its consumer position may be past that record: it must not move there.
+            held = self._schemas.held if self._schemas is not None else {}
+            idle = {tp: n for tp, n in self._next.items() if tp not in held}
+            moved = move_past_markers(self._consumer, self._sink, idle, self._assigned)
             self._next.update(moved)
             for tp in moved:  # the position follows a marker now, of no known epoch
                 self._epochs.pop(tp, None)

@@ -492,3 +492,29 @@ def test_a_truncation_found_by_the_leader_epoch_copies_the_log_again_from_its_st
     copier._end_transaction()
     assert copier.positions() == {("orders", 0): 3}
     assert "truncated below the position 10" in caplog.text
+
+
+class HoldingGate:
+    """A schema gate holding orders-0 at offset 10 (its schema not mirrored yet)."""
+
+    def __init__(self) -> None:
+        self.held: dict[tuple[str, int], tuple[int, object]] = {("orders", 0): (10, None)}
+
+    def poll(self) -> list[TopicPartition]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_held_partition_never_moves_past_its_held_record() -> None:
+    copier = _copier(transactional=True)
+    producer = copier._sink._producer
+    assert isinstance(producer, FakeProducer)
+    # unassigned at its held record 10 with the rest of its batch handed over: position 13
+    copier._consumer = cast(Any, IdleConsumer({("orders", 0): 13}))
+    copier._schemas = cast(Any, HoldingGate())
+    calls = len(producer.calls)
+    copier._round()
+    assert copier.positions() == {("orders", 0): 10}  # still the held record's
+    assert len(producer.calls) == calls  # no transaction of positions
