@@ -362,7 +362,10 @@ class CopyLoop:
             if pending is None:
                 stats = CopyStats(tp[0], tp[1], self._assigned[tp].target_topic, first=resume.at)
                 pending = txn.parts[tp] = _Pending(stats)
-            pending.stats.position = max(pending.stats.position, resume.at - 1)
+            if resume.truncated:  # copied again from the log start, whatever this one read
+                pending.stats.position = resume.at - 1
+            else:  # records deleted below the new start: never back behind the position
+                pending.stats.position = max(pending.stats.position, resume.at - 1)
             pending.epoch = None  # the position follows no record this task read
             pending.stats.gone += resume.gone
             pending.stats.truncated += resume.truncated

@@ -518,3 +518,17 @@ def test_a_held_partition_never_moves_past_its_held_record() -> None:
     copier._round()
     assert copier.positions() == {("orders", 0): 10}  # still the held record's
     assert len(producer.calls) == calls  # no transaction of positions
+
+
+def test_a_truncation_found_mid_transaction_moves_the_position_back_to_the_log_start() -> None:
+    copier = _copier(transactional=True)
+    _copy(copier, [10, 11])  # in the open transaction: position 11
+    copier._consumer = cast(Any, WatermarkConsumer(2, 4))  # the log now ends at 4
+    emitted: list[Any] = []
+    copier._syncs.emit = lambda results, *, wait=True: emitted.extend(results)  # type: ignore[method-assign]
+    copier._copy([cast(Any, OutOfRange("orders", 0, 12))])
+    copier._end_transaction()
+    (stats,) = emitted
+    # copied again from the log start (duplicates, never a skip), not resumed after 11
+    assert (stats.truncated, stats.position) == (1, 1)
+    assert copier.positions() == {("orders", 0): 2}
