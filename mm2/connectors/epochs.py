@@ -441,7 +441,14 @@ class EpochPlanner:
             self._end_left_open(timeout)
             self.feed.read_to_end(self._schedule.routes, timeout)  # what they committed
         read = time.monotonic()
-        offsets = self.feed.stored.offsets
+        # Only the routed partitions' positions: the read waited for the partitions of the
+        # offsets topic that hold them, and another's may not be read to its end (an older
+        # value written back as the newest would copy records again once it is routed).
+        routes = self._schedule.routes
+        offsets = {
+            tp: o for tp, o in self.feed.stored.offsets.items()
+            if tp[0] in routes and tp[1] < routes[tp[0]].partitions
+        }  # fmt: skip
         if rewrite and eos and offsets:
             stored = self.feed.stored
             self._positions.write(

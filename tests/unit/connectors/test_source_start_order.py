@@ -415,3 +415,11 @@ def test_copy_task_ids_of_a_run_with_a_larger_tasks_max_are_fenced_before_anythi
     calls.clear()
     planner.run_epochs()
     assert "fence 4" not in calls  # settled: the first epoch starts without fencing again
+
+
+def test_the_settle_writes_back_only_the_positions_of_routed_partitions() -> None:
+    calls: list[str] = []
+    # "retired" is not routed: its partition of the offsets topic need not be read to its end
+    planner, positions = _planner(calls, stored={("orders", 0): 41, ("retired", 0): 7})
+    planner.prepare()
+    assert positions.written == [{("orders", 0): 41}]
