@@ -27,8 +27,8 @@ __all__ = ["LagReader", "LagReport", "PartitionLag"]
 
 log = logging.getLogger(__name__)
 
-# The oldest uncopied record's timestamp is fetched for at most this many partitions per read
-# (the most lagging first); the others keep the age read last time.
+# The oldest uncopied record's timestamp is fetched for this many of the most lagging partitions
+# per read, and as many more that have none yet; the others keep the age read last time.
 _AGE_PARTITIONS = 256
 # How often the target's partitions are checked for a transaction nobody ends.
 _OPEN_EVERY_S = 15.0
@@ -228,20 +228,31 @@ class LagReader:
         rows: list[tuple[tuple[str, int], int | None, int]],
         starts: dict[tuple[str, int], int],
     ) -> dict[tuple[str, int], float]:
-        """Seconds since the oldest uncopied record of each lagging partition was written."""
+        """Seconds since the oldest uncopied record of each lagging partition was written.
+
+        At most _AGE_PARTITIONS partitions are asked a timestamp per read: the most lagging,
+        then as many more of those never asked yet. Every other lagging partition keeps the
+        age read last time (a record copied since then only makes it older than the truth,
+        never 0 while records wait)."""
         now_ms = int(time.time() * 1000)
         lagging = sorted((r for r in rows if r[2] > 0), key=lambda r: -r[2])
-        wanted = {
-            tp: (pos if pos is not None else starts.get(tp, 0))
-            for tp, pos, _ in lagging[:_AGE_PARTITIONS]
-        }
         known = self._state.ages
+        first = lagging[:_AGE_PARTITIONS]
+        turn = [r for r in lagging[_AGE_PARTITIONS:] if r[0] not in known][:_AGE_PARTITIONS]
+        wanted = {
+            tp: (pos if pos is not None else starts.get(tp, 0)) for tp, pos, _ in first + turn
+        }
         fresh = {tp: ts for tp, (offset, ts) in known.items() if wanted.get(tp) == offset}
         todo = {tp: o for tp, o in wanted.items() if tp not in fresh}
         if todo:
             fresh.update(self._first_timestamps(todo))
+        still = {tp for tp, _, _ in lagging} - set(wanted)
+        kept = {tp: known[tp] for tp in still if tp in known}
         self._state.ages = {tp: (wanted[tp], ts) for tp, ts in fresh.items() if tp in wanted}
-        return {tp: max(0.0, (now_ms - ts) / 1000) for tp, ts in fresh.items()}
+        self._state.ages.update(kept)
+        stamps = {tp: ts for tp, ts in fresh.items() if tp in wanted}
+        stamps.update({tp: ts for tp, (_, ts) in kept.items()})
+        return {tp: max(0.0, (now_ms - ts) / 1000) for tp, ts in stamps.items()}
 
     def _first_timestamps(self, offsets: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
         if self._stamps is None:

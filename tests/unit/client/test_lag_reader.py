@@ -4,6 +4,7 @@ fakes of the three reads: topics and their ids, end offsets, the offsets topic).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 
 import pytest
@@ -165,3 +166,35 @@ def test_a_positions_consumer_is_replaced_after_three_failed_reads_in_a_row(
     assert location.built[-1].closed
     read(1, down=False)
     assert len(location.built) == 4
+
+
+class StampProbe:
+    """Every record was written 60 s ago; records which partitions were asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[set[TP]] = []
+
+    def timestamps(self, offsets: Mapping[TP, int], timeout: float) -> dict[TP, int]:
+        self.asked.append(set(offsets))
+        return dict.fromkeys(offsets, int(time.time() * 1000) - 60_000)
+
+    def close(self) -> None: ...
+
+
+def test_every_lagging_partition_gets_an_age_not_only_the_most_lagging(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    read = reader(monkeypatch, {}, [])
+    probe = StampProbe()
+    monkeypatch.setattr(read, "_stamps", probe)
+    monkeypatch.setattr(lag, "_AGE_PARTITIONS", 2)
+    rows: list[tuple[TP, int | None, int]] = [
+        (("orders", p), 0, records) for p, records in enumerate([50, 40, 30, 20, 10])
+    ]
+    first = read._ages(rows, {})
+    assert probe.asked == [{("orders", 0), ("orders", 1), ("orders", 2), ("orders", 3)}]
+    assert set(first) == {("orders", p) for p in range(4)}  # orders-4 waits its turn
+    second = read._ages(rows, {})
+    assert probe.asked[1:] == [{("orders", 4)}]  # the others kept: nothing was copied since
+    assert set(second) == {("orders", p) for p in range(5)}
+    assert all(seconds >= 59 for seconds in second.values())
