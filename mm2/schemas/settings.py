@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from mm2.errors import ConfigError
 
@@ -24,12 +25,12 @@ __all__ = ["RegistrySettings"]
 class RegistrySettings:
     """A registry's address, credentials and manners, from Confluent-style keys."""
 
-    urls: tuple[str, ...]
-    user_info: str | None = None  # "user:password" for basic auth
+    urls: tuple[str, ...]  # never with credentials in them
+    user_info: str | None = field(default=None, repr=False)  # "user:password" for basic auth
     ca_location: str | None = None
     certificate_location: str | None = None
     key_location: str | None = None
-    key_password: str | None = None
+    key_password: str | None = field(default=None, repr=False)
     requests_per_second: float = 50.0
     timeout_s: float = 10.0
 
@@ -59,8 +60,8 @@ class RegistrySettings:
             )
         source = (get("basic.auth.credentials.source") or "USER_INFO").upper()
         user_info = get("basic.auth.user.info")
-        if source == "URL":
-            user_info = None  # httpx takes user:password@ from the URL itself
+        if source == "URL":  # user:password@ taken out of the URLs, which reach log lines
+            user_info = next((found for u in urls if (found := _user_info(u))), None)
         elif source != "USER_INFO":
             raise ConfigError(
                 f"{source!r} is not supported; use USER_INFO (basic.auth.user.info) or URL",
@@ -69,7 +70,7 @@ class RegistrySettings:
         if user_info is not None and ":" not in user_info:
             raise ConfigError("expected user:password", key="basic.auth.user.info")
         return cls(
-            urls=urls,
+            urls=tuple(_without_user_info(u) for u in urls),
             user_info=user_info,
             ca_location=get("ssl.ca.location"),
             certificate_location=get("ssl.certificate.location"),
@@ -105,3 +106,15 @@ def _number(get: Callable[[str], str | None], key: str, default: float) -> float
         return float(text)
     except ValueError:
         raise ConfigError(f"{text!r} is not a number", key=f"schema.registry.{key}") from None
+
+
+def _user_info(url: str) -> str | None:
+    parts = urlsplit(url)
+    if parts.username is None:
+        return None
+    return f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+
+
+def _without_user_info(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))

@@ -122,6 +122,10 @@ def test_basic_auth_from_user_info_and_a_url_without_its_credentials() -> None:
     in_url = client(handler, config={"schema.registry.url": "https://mirror:s3cret@r.example/api",
                                      "basic.auth.credentials.source": "URL"})  # fmt: skip
     assert in_url.url == "https://r.example/api"
+    in_url.subjects()  # the credentials go as a header, never in a URL a log line may show
+    assert headers[-1] == headers[0]
+    assert in_url.settings.urls == ("https://r.example/api",)
+    assert "s3cret" not in repr(in_url.settings)
 
 
 @pytest.mark.parametrize(
