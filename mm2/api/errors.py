@@ -14,7 +14,14 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from mm2.config.providers import redact
-from mm2.errors import BadRequestError, ConfigError, ConflictError, MM2Error, NotFoundError
+from mm2.errors import (
+    BadRequestError,
+    ConfigError,
+    ConflictError,
+    KafkaClientError,
+    MM2Error,
+    NotFoundError,
+)
 
 __all__ = ["install_error_handlers", "status_of"]
 
@@ -28,6 +35,8 @@ def status_of(exc: Exception) -> int:
         return 409
     if isinstance(exc, BadRequestError | ConfigError):
         return 400
+    if isinstance(exc, KafkaClientError):  # the cluster's condition, not a fault of the server
+        return 503 if exc.retriable else 502
     return 500
 
 
@@ -45,8 +54,10 @@ async def _mm2_error(request: Request, exc: Exception) -> JSONResponse:
     errors = exc.errors if isinstance(exc, BadRequestError) else None
     if isinstance(exc, ConfigError) and exc.key:
         errors = {exc.key: [exc.detail]}
-    if status >= 500:
+    if status == 500:
         log.error("%s %s failed: %s", request.method, request.url.path, exc)
+    elif status >= 500:
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
     return error_response(status, str(exc), errors)
 
 

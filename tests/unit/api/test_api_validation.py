@@ -92,3 +92,14 @@ def test_offsets_patch_takes_longs_and_deletes_anything(client: TestClient) -> N
     cleanup = {"offsets": [entry("orders", 2, None), entry("orders-gone", 7, None)]}
     assert client.patch(f"/connectors/{SOURCE}/offsets", json=cleanup).is_success
     assert client.get(f"/connectors/{SOURCE}/offsets").json() == {"offsets": []}
+
+
+def test_a_cluster_that_does_not_answer_is_a_503_naming_it_never_a_500() -> None:
+    from mm2.api.errors import status_of
+    from mm2.errors import AuthorizationError, KafkaClientError
+
+    assert (
+        status_of(KafkaClientError("mm2-offsets.b.internal is not readable", retriable=True)) == 503
+    )
+    assert status_of(AuthorizationError("describing groups on a: not authorized")) == 502
+    assert status_of(RuntimeError("a fault of the server")) == 500
