@@ -42,7 +42,9 @@ def offsets(admin: AdminClient, parts: list[TopicPartition]) -> tuple[dict, dict
     out = []
     for iso in (IsolationLevel.READ_COMMITTED, IsolationLevel.READ_UNCOMMITTED):
         futs = admin.list_offsets(req, isolation_level=iso, request_timeout=30)
-        out.append({(tp.topic, tp.partition): f.result(timeout=60).offset for tp, f in futs.items()})
+        out.append(
+            {(tp.topic, tp.partition): f.result(timeout=60).offset for tp, f in futs.items()}
+        )
     return out[0], out[1]
 
 
@@ -51,25 +53,49 @@ def stuck_now(admin: AdminClient, parts, wait: float = 10.0) -> dict:
     lso1, _ = offsets(admin, parts)
     time.sleep(wait)
     lso2, end2 = offsets(admin, parts)
-    return {k: {"lso": lso2[k], "end": end2[k]} for k in lso2 if lso2[k] < end2[k] and lso2[k] == lso1[k]}
+    return {
+        k: {"lso": lso2[k], "end": end2[k]}
+        for k in lso2
+        if lso2[k] < end2[k] and lso2[k] == lso1[k]
+    }
 
 
 def dump_batches(java: str, cp: str, part_dir: Path, lso: int, context: int = 4) -> list[str]:
     """Batch header lines of the partition's segments around `lso` (DumpLogSegments)."""
     lines: list[str] = []
     for seg in sorted(part_dir.glob("*.log")):
-        r = subprocess.run([java, "-Xmx256m", "-cp", cp, "org.apache.kafka.tools.DumpLogSegments",
-                            "--files", str(seg)], capture_output=True, text=True, timeout=300)
-        lines += [l for l in r.stdout.splitlines() if l.startswith("baseOffset")]
+        r = subprocess.run(
+            [
+                java,
+                "-Xmx256m",
+                "-cp",
+                cp,
+                "org.apache.kafka.tools.DumpLogSegments",
+                "--files",
+                str(seg),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        lines += [line for line in r.stdout.splitlines() if line.startswith("baseOffset")]
     pat = re.compile(r"baseOffset: (\d+) lastOffset: (\d+)")
-    idx = [i for i, l in enumerate(lines) if (m := pat.search(l)) and int(m[2]) >= lso]
+    idx = [i for i, line in enumerate(lines) if (m := pat.search(line)) and int(m[2]) >= lso]
     first = idx[0] if idx else max(0, len(lines) - context)
-    sel = lines[max(0, first - context): first + context + 1]
-    keep = ("baseOffset", "lastOffset", "count", "producerId", "producerEpoch", "isTransactional",
-            "isControl", "CreateTime")
+    sel = lines[max(0, first - context) : first + context + 1]
+    keep = (
+        "baseOffset",
+        "lastOffset",
+        "count",
+        "producerId",
+        "producerEpoch",
+        "isTransactional",
+        "isControl",
+        "CreateTime",
+    )
     short = []
-    for l in sel:
-        fields = dict(re.findall(r"(\w+): (\S+)", l))
+    for line in sel:
+        fields = dict(re.findall(r"(\w+): (\S+)", line))
         short.append(" ".join(f"{k}={fields[k]}" for k in keep if k in fields))
     # also the control-marker types (need the record-level dump for those: endTxnMarker)
     return short
@@ -78,27 +104,53 @@ def dump_batches(java: str, cp: str, part_dir: Path, lso: int, context: int = 4)
 def dump_markers(java: str, cp: str, part_dir: Path, lo: int, hi: int) -> list[str]:
     out = []
     for seg in sorted(part_dir.glob("*.log")):
-        r = subprocess.run([java, "-Xmx256m", "-cp", cp, "org.apache.kafka.tools.DumpLogSegments",
-                            "--files", str(seg), "--print-data-log"], capture_output=True, text=True,
-                           timeout=300)
-        for l in r.stdout.splitlines():
-            m = re.search(r"(?:baseOffset|offset): (\d+)", l)
-            if m and lo <= int(m[1]) <= hi and ("endTxnMarker" in l or "isControl: true" in l):
-                out.append(re.sub(r"\s+", " ", l)[:300])
+        r = subprocess.run(
+            [
+                java,
+                "-Xmx256m",
+                "-cp",
+                cp,
+                "org.apache.kafka.tools.DumpLogSegments",
+                "--files",
+                str(seg),
+                "--print-data-log",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        for line in r.stdout.splitlines():
+            m = re.search(r"(?:baseOffset|offset): (\d+)", line)
+            if (
+                m
+                and lo <= int(m[1]) <= hi
+                and ("endTxnMarker" in line or "isControl: true" in line)
+            ):
+                out.append(re.sub(r"\s+", " ", line)[:300])
     return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--producer", choices=["rdkafka", "java"], default="rdkafka")
-    ap.add_argument("--tv", type=int, choices=[1, 2], default=2, help="transaction.version at format")
+    ap.add_argument(
+        "--tv", type=int, choices=[1, 2], default=2, help="transaction.version at format"
+    )
     ap.add_argument("--restarts", type=int, default=3)
     ap.add_argument("--outage", type=float, default=60)
     ap.add_argument("--after", type=float, default=90, help="producing after each resume")
     ap.add_argument("--warmup", type=float, default=20)
     ap.add_argument("--grace", type=float, default=60, help="SIGTERM grace; 0 = kill -9")
     ap.add_argument("--rate", type=float, default=20)
-    ap.add_argument("--recreate-on-error", action="store_true", help="rdkafka: new producer on any error")
+    ap.add_argument(
+        "--recreate-on-error", action="store_true", help="rdkafka: new producer on any error"
+    )
+    ap.add_argument(
+        "--producers",
+        type=int,
+        default=1,
+        help="concurrent producers (own transactional ids), each at --rate",
+    )
     ap.add_argument("--name", required=True)
     a = ap.parse_args()
 
@@ -116,28 +168,70 @@ def main() -> int:
     log(f"cluster up at {bs}, workdir {cluster.workdir}")
     prod = None
     try:
-        feat = subprocess.run([java, "-cp", cp, "org.apache.kafka.tools.FeatureCommand",
-                               "--bootstrap-server", bs, "describe"], capture_output=True, text=True)
-        tvline = [l for l in feat.stdout.splitlines() if "transaction.version" in l]
+        feat = subprocess.run(
+            [
+                java,
+                "-cp",
+                cp,
+                "org.apache.kafka.tools.FeatureCommand",
+                "--bootstrap-server",
+                bs,
+                "describe",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        tvline = [line for line in feat.stdout.splitlines() if "transaction.version" in line]
         report["feature"] = tvline
         log(f"feature: {tvline}")
 
         admin = AdminClient({"bootstrap.servers": bs, "log_level": 0})
-        fs = admin.create_topics([NewTopic(DATA, 6, 1),
-                                  NewTopic(COMPACT, 25, 1, config={"cleanup.policy": "compact"})])
+        fs = admin.create_topics(
+            [NewTopic(DATA, 6, 1), NewTopic(COMPACT, 25, 1, config={"cleanup.policy": "compact"})]
+        )
         for f in fs.values():
             f.result(60)
-        parts = [TopicPartition(DATA, p) for p in range(6)] + [TopicPartition(COMPACT, p) for p in range(25)]
+        parts = [TopicPartition(DATA, p) for p in range(6)] + [
+            TopicPartition(COMPACT, p) for p in range(25)
+        ]
 
-        plog = (out / "producer.log").open("ab")
-        if a.producer == "rdkafka":
-            cmd = [sys.executable, str(HERE / "producer_rdkafka.py"), bs, DATA, COMPACT, "--rate", str(a.rate)]
-            if a.recreate_on_error:
-                cmd.append("--recreate-on-error")
-        else:
-            cmd = [java, "-Xmx256m", "-XX:+UseSerialGC", "-cp", cp, str(HERE / "Producer.java"), bs, DATA, COMPACT, str(a.rate)]
-        prod = subprocess.Popen(cmd, stdout=plog, stderr=subprocess.STDOUT, start_new_session=True)
-        log(f"producer pid {prod.pid}: {' '.join(cmd[:3])} ...")
+        prods = []
+        for i in range(a.producers):
+            plog = (out / ("producer.log" if i == 0 else f"producer{i}.log")).open("ab")
+            tid = f"hang-{a.producer}" + (f"-{i}" if i else "")
+            if a.producer == "rdkafka":
+                cmd = [
+                    sys.executable,
+                    str(HERE / "producer_rdkafka.py"),
+                    bs,
+                    DATA,
+                    COMPACT,
+                    "--rate",
+                    str(a.rate),
+                    "--txn-id",
+                    tid,
+                ]
+                if a.recreate_on_error:
+                    cmd.append("--recreate-on-error")
+            else:
+                cmd = [
+                    java,
+                    "-Xmx256m",
+                    "-XX:+UseSerialGC",
+                    "-cp",
+                    cp,
+                    str(HERE / "Producer.java"),
+                    bs,
+                    DATA,
+                    COMPACT,
+                    str(a.rate),
+                    tid,
+                ]
+            prods.append(
+                subprocess.Popen(cmd, stdout=plog, stderr=subprocess.STDOUT, start_new_session=True)
+            )
+            log(f"producer pid {prods[-1].pid} ({tid}): {' '.join(cmd[:3])} ...")
+        prod = prods[0]
         time.sleep(a.warmup + (10 if a.producer == "java" else 0))
 
         seen: dict = {}
@@ -160,29 +254,42 @@ def main() -> int:
             with cluster.log_path.open("rb") as fh:
                 fh.seek(mark)
                 seg = fh.read().decode("utf-8", "replace")
-            leader = [l for l in seg.splitlines() if "Couldn't find leader" in l]
-            report["restarts"].append({"restart": r, "stop_seconds": round(stop_s, 1),
-                                       "end_before_stop": {f"{k[0]}-{k[1]}": v for k, v in before_stop.items()},
-                                       "new_stuck": new, "couldnt_find_leader_lines": len(leader),
-                                       "couldnt_find_leader_sample": leader[:5]})
-            log(f"restart {r}: new stuck partitions {new}; Couldn't-find-leader lines {len(leader)}")
+            leader = [line for line in seg.splitlines() if "Couldn't find leader" in line]
+            report["restarts"].append(
+                {
+                    "restart": r,
+                    "stop_seconds": round(stop_s, 1),
+                    "end_before_stop": {f"{k[0]}-{k[1]}": v for k, v in before_stop.items()},
+                    "new_stuck": new,
+                    "couldnt_find_leader_lines": len(leader),
+                    "couldnt_find_leader_sample": leader[:5],
+                }
+            )
+            log(
+                f"restart {r}: new stuck partitions {new}; Couldn't-find-leader lines {len(leader)}"
+            )
             (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
 
         # final, definitive: stop the producer, then LSO < end means open for good
-        prod.send_signal(signal.SIGTERM)
-        try:
-            prod.wait(40)
-        except subprocess.TimeoutExpired:
-            prod.kill(); prod.wait()
+        for pr in prods:
+            pr.send_signal(signal.SIGTERM)
+        for pr in prods:
+            try:
+                pr.wait(40)
+            except subprocess.TimeoutExpired:
+                pr.kill()
+                pr.wait()
         time.sleep(5)
         lso, end = offsets(admin, parts)
         final = {f"{k[0]}-{k[1]}": {"lso": lso[k], "end": end[k]} for k in lso if lso[k] < end[k]}
         report["final"] = final
         log(f"final open partitions (producer stopped): {final}")
     finally:
-        if prod is not None and prod.poll() is None:
-            prod.kill(); prod.wait()
-        cluster.stop()   # keeps workdir (we gave it)
+        for pr in prods if prod is not None else []:
+            if pr.poll() is None:
+                pr.kill()
+                pr.wait()
+        cluster.stop()  # keeps workdir (we gave it)
     # evidence from the stopped cluster's files
     ev = {}
     for key, v in report["final"].items():
@@ -190,10 +297,46 @@ def main() -> int:
         ev[key] = {"batches": dump_batches(java, cp, pdir, v["lso"])}
         ev[key]["markers_near"] = dump_markers(java, cp, pdir, v["lso"] - 40, v["end"] + 1)[-8:]
     report["evidence"] = ev
+    if report["final"]:  # the coordinator's view: last records of the transaction log
+        tl = []
+        for tdir in sorted((out / "cluster" / "data").glob("__transaction_state-*")):
+            for seg in sorted(tdir.glob("*.log")):
+                r = subprocess.run(
+                    [
+                        java,
+                        "-Xmx256m",
+                        "-cp",
+                        cp,
+                        "org.apache.kafka.tools.DumpLogSegments",
+                        "--files",
+                        str(seg),
+                        "--transaction-log-decoder",
+                        "--print-data-log",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                )
+                tl += [
+                    f"{tdir.name}: " + re.sub(r"\s+", " ", line)[:400]
+                    for line in r.stdout.splitlines()
+                    if "payload" in line
+                ]
+        report["txn_log_tail"] = tl[-60:]
     text = (out / "cluster" / "server.log").read_text(errors="replace")
-    report["broker_log_couldnt_find_leader"] = [l for l in text.splitlines() if "Couldn't find leader" in l][:20]
-    report["broker_log_txn_lines"] = [l for l in text.splitlines()
-                                      if re.search(r"hanging|TransactionMarker|abort(?:ing|ed) .*transaction|timed out.*transaction|Completed rollback of ongoing transaction", l, re.I)][:40]
+    report["broker_log_couldnt_find_leader"] = [
+        line for line in text.splitlines() if "Couldn't find leader" in line
+    ][:20]
+    report["broker_log_txn_lines"] = [
+        line
+        for line in text.splitlines()
+        if re.search(
+            r"hanging|TransactionMarker|abort(?:ing|ed) .*transaction|timed out.*transaction"
+            r"|Completed rollback of ongoing transaction",
+            line,
+            re.I,
+        )
+    ][:40]
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
     log(f"report: {out / 'report.json'}")
     return 0

@@ -11,7 +11,6 @@ Prints one line per event to stdout; SIGTERM ends it after the current transacti
 import argparse
 import random
 import signal
-import sys
 import time
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -107,8 +106,14 @@ def main():
                 return
             except KafkaException as e:
                 err = e.args[0]
-                if not a.recreate_on_error and err.retriable() and not err.txn_requires_abort() and not err.fatal() \
-                        and time.monotonic() < deadline and not stop:
+                if (
+                    not a.recreate_on_error
+                    and err.retriable()
+                    and not err.txn_requires_abort()
+                    and not err.fatal()
+                    and time.monotonic() < deadline
+                    and not stop
+                ):
                     log(f"commit retriable error, retrying commit: {err}")
                     continue
                 raise
@@ -127,19 +132,30 @@ def main():
         try:
             producer.begin_transaction()
             for i in range(10):
-                producer.produce(a.data, value=f"txn{seq}-{i}".encode(),
-                                 partition=(seq * 10 + i) % a.data_partitions,
-                                 on_delivery=on_delivery)
+                producer.produce(
+                    a.data,
+                    value=f"txn{seq}-{i}".encode(),
+                    partition=(seq * 10 + i) % a.data_partitions,
+                    on_delivery=on_delivery,
+                )
             for p in random.sample(range(a.compact_partitions), 6):
-                producer.produce(a.compact, key=f"k{p}".encode(), value=f"txn{seq}".encode(),
-                                 partition=p, on_delivery=on_delivery)
+                producer.produce(
+                    a.compact,
+                    key=f"k{p}".encode(),
+                    value=f"txn{seq}".encode(),
+                    partition=p,
+                    on_delivery=on_delivery,
+                )
             commit(producer)
             counters["committed"] += 1
         except KafkaException as e:
             err = e.args[0]
             counters["errors"] += 1
-            log(f"txn {seq} error: {err} fatal={err.fatal()} abortable={err.txn_requires_abort()} "
-                f"retriable={err.retriable()} delivery_errors={[str(d) for d in delivery_errors[:3]]}")
+            log(
+                f"txn {seq} error: {err} fatal={err.fatal()} abortable={err.txn_requires_abort()} "
+                f"retriable={err.retriable()} "
+                f"delivery_errors={[str(d) for d in delivery_errors[:3]]}"
+            )
             delivery_errors.clear()
             if a.recreate_on_error or err.fatal():
                 log("dropping producer, new one")
