@@ -60,24 +60,19 @@ def stuck_now(admin: AdminClient, parts, wait: float = 10.0) -> dict:
     }
 
 
+def _dump(java: str, cp: str, seg: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """Kafka's DumpLogSegments over one segment file."""
+    command = [java, "-Xmx256m", "-cp", cp, "org.apache.kafka.tools.DumpLogSegments"]
+    return subprocess.run(
+        [*command, "--files", str(seg), *extra], capture_output=True, text=True, timeout=300
+    )
+
+
 def dump_batches(java: str, cp: str, part_dir: Path, lso: int, context: int = 4) -> list[str]:
     """Batch header lines of the partition's segments around `lso` (DumpLogSegments)."""
     lines: list[str] = []
     for seg in sorted(part_dir.glob("*.log")):
-        r = subprocess.run(
-            [
-                java,
-                "-Xmx256m",
-                "-cp",
-                cp,
-                "org.apache.kafka.tools.DumpLogSegments",
-                "--files",
-                str(seg),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        r = _dump(java, cp, seg)
         lines += [line for line in r.stdout.splitlines() if line.startswith("baseOffset")]
     pat = re.compile(r"baseOffset: (\d+) lastOffset: (\d+)")
     idx = [i for i, line in enumerate(lines) if (m := pat.search(line)) and int(m[2]) >= lso]
@@ -104,21 +99,7 @@ def dump_batches(java: str, cp: str, part_dir: Path, lso: int, context: int = 4)
 def dump_markers(java: str, cp: str, part_dir: Path, lo: int, hi: int) -> list[str]:
     out = []
     for seg in sorted(part_dir.glob("*.log")):
-        r = subprocess.run(
-            [
-                java,
-                "-Xmx256m",
-                "-cp",
-                cp,
-                "org.apache.kafka.tools.DumpLogSegments",
-                "--files",
-                str(seg),
-                "--print-data-log",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        r = _dump(java, cp, seg, "--print-data-log")
         for line in r.stdout.splitlines():
             m = re.search(r"(?:baseOffset|offset): (\d+)", line)
             if (
@@ -301,22 +282,7 @@ def main() -> int:
         tl = []
         for tdir in sorted((out / "cluster" / "data").glob("__transaction_state-*")):
             for seg in sorted(tdir.glob("*.log")):
-                r = subprocess.run(
-                    [
-                        java,
-                        "-Xmx256m",
-                        "-cp",
-                        cp,
-                        "org.apache.kafka.tools.DumpLogSegments",
-                        "--files",
-                        str(seg),
-                        "--transaction-log-decoder",
-                        "--print-data-log",
-                    ],
-                    capture_output=True,
-                    text=True,
-                    timeout=300,
-                )
+                r = _dump(java, cp, seg, "--transaction-log-decoder", "--print-data-log")
                 tl += [
                     f"{tdir.name}: " + re.sub(r"\s+", " ", line)[:400]
                     for line in r.stdout.splitlines()
