@@ -124,7 +124,7 @@ def _fenced(producer_config: Mapping[str, str], tid: str, timeout: float) -> Pro
 def _partitions(
     consumer_config: Mapping[str, str], topics: Sequence[str], timeout: float, label: str
 ) -> list[TP]:
-    consumer = Consumer({**consumer_config, "group.id": "mm2-end-left-open",
+    consumer = Consumer({**consumer_config, "group.id": "mm2-offsets-reader-left-open",
                          "logger": ClientLog(label)})  # fmt: skip
     try:
         meta = consumer.list_topics(timeout=timeout)
@@ -149,7 +149,7 @@ def _first_records(
     consumer = Consumer(
         {
             **consumer_config,
-            "group.id": "mm2-end-left-open",
+            "group.id": "mm2-offsets-reader-left-open",
             "isolation.level": "read_uncommitted",
             "enable.auto.commit": False,
             "logger": ClientLog(label),
