@@ -47,9 +47,12 @@ def fence_transactional_ids(
     after the other those waits added up to seconds at every new copy epoch."""
     if not ids:
         return
+
+    def fence(tid: str) -> None:
+        _fenced(producer_config, tid, timeout).flush(0)
+
     with ThreadPoolExecutor(max_workers=len(ids), thread_name_prefix="fence") as pool:
-        for producer in pool.map(lambda tid: _fenced(producer_config, tid, timeout), ids):
-            producer.flush(0)
+        list(pool.map(fence, ids))  # the first failure is raised
 
 
 def held_back(lister: OffsetLister, partitions: Sequence[TP]) -> dict[TP, int]:
