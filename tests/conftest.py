@@ -59,6 +59,7 @@ LONGEST_FIRST = (
     "test_spark_cluster",
     "test_apache_takeover",
     "test_soak",
+    "test_target_restarts",
     "test_mirror_source",
     "test_operator_truth",
     "test_log_rate",
