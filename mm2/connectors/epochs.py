@@ -399,17 +399,18 @@ class EpochPlanner:
         lead = self._leader()
         if lead is not None:
             self._check_leader(lead)
-        ids = [self._transactional_id(i) for i in range(self._fence_ids())]
-        self._fence_ids_with(ids, timeout)
+        self._fence_ids_with(self._ids(), timeout)
+
+    def _ids(self) -> list[str]:
+        return [self._transactional_id(i) for i in range(self._fence_ids())]
 
     def _end_left_open(self, timeout: float) -> None:
         """After the fencing: end what the fenced copy tasks left open on the offsets topic
         and the remote topics (mm2.copy.fencing), before anything reads or writes there."""
         if self._end_left_open_with is None:
             return
-        ids = [self._transactional_id(i) for i in range(self._fence_ids())]
         topics = [self._positions.topic, *(r.target_topic for r in self._schedule.routes.values())]
-        ended = self._end_left_open_with(ids, topics, timeout)
+        ended = self._end_left_open_with(self._ids(), topics, timeout)
         if ended:
             s = self.settings
             names = [f"{t}-{p}" for t, p in sorted(ended)]

@@ -139,9 +139,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
     def fence(ids: list[str], timeout: float) -> None:
         fence_transactional_ids(flow.target_producer_config(), ids, timeout=timeout)
 
-    def end_open(
-        ids: list[str], topics: list[str], timeout: float
-    ) -> Mapping[tuple[str, int], int]:
+    def end_open(ids: list[str], topics: list[str], timeout: float) -> Mapping[TP, int]:
         configs = (flow.target_producer_config(), positions.consumer_config,
                    positions.admin_config)  # fmt: skip
         return end_left_open(configs, ids, topics, flow=flow.name, timeout=timeout)
