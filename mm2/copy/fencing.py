@@ -31,6 +31,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from mm2.errors import KafkaClientError
 from mm2.kafka.failure import ClientLog, client_error, cluster_label
 from mm2.kafka.offsets import OffsetLister
+from mm2.kafka.topics import TopicAdmin
 
 __all__ = ["end_left_open", "fence_transactional_ids", "held_back"]
 
@@ -82,7 +83,9 @@ def end_left_open(
         return {}
     label = cluster_label(admin_config)
     lister = OffsetLister(admin_config, timeout=timeout)
-    held = held_back(lister, _partitions(consumer_config, topics, timeout, label))
+    counts = TopicAdmin(admin_config, timeout=timeout).list_topics()
+    partitions = [(t, p) for t in sorted(set(topics)) for p in range(counts.get(t, 0))]
+    held = held_back(lister, partitions)
     if not held:
         return {}
     firsts = _first_records(consumer_config, held, timeout, label)
@@ -122,26 +125,6 @@ def _fenced(producer_config: Mapping[str, str], tid: str, timeout: float) -> Pro
             f"fencing earlier copy tasks ({tid})", exc, cluster=cluster_label(producer_config)
         ) from exc
     return producer
-
-
-def _partitions(
-    consumer_config: Mapping[str, str], topics: Sequence[str], timeout: float, label: str
-) -> list[TP]:
-    consumer = Consumer({**consumer_config, "group.id": "mm2-offsets-reader-left-open",
-                         "logger": ClientLog(label)})  # fmt: skip
-    try:
-        meta = consumer.list_topics(timeout=timeout)
-    except KafkaException as exc:
-        raise client_error("reading the target's topics", exc, cluster=label) from exc
-    finally:
-        consumer.close()
-    wanted = set(topics)
-    return sorted(
-        (name, p)
-        for name, info in meta.topics.items()
-        if name in wanted and info.error is None
-        for p in info.partitions
-    )
 
 
 def _first_records(
