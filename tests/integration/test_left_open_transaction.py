@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import InvalidTxnState
 from aiokafka.structs import TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
@@ -47,13 +48,38 @@ _VERIFY = "transaction.partition.verification.enable"
 
 
 def _verification(admin: AdminClient, on: bool) -> None:
+    """Partition verification on or off on every broker, once each broker says it is."""
     entry = ConfigEntry(_VERIFY, str(on).lower(),
                         incremental_operation=AlterConfigOpType.SET)  # fmt: skip
-    for broker in admin.list_topics(timeout=30).brokers:
-        resource = ConfigResource(ConfigResource.Type.BROKER, str(broker),
+    brokers = [str(b) for b in admin.list_topics(timeout=30).brokers]
+    for broker in brokers:
+        resource = ConfigResource(ConfigResource.Type.BROKER, broker,
                                   incremental_configs=[entry])  # fmt: skip
         for future in admin.incremental_alter_configs([resource]).values():
             future.result(timeout=60)
+
+    def applied() -> bool:  # a dynamic broker config reaches the broker after the controller
+        wanted = [ConfigResource(ConfigResource.Type.BROKER, b) for b in brokers]
+        for future in admin.describe_configs(wanted).values():
+            if future.result(timeout=30)[_VERIFY].value != str(on).lower():
+                return False
+        return True
+
+    eventually(applied, timeout=60, what=f"{_VERIFY}={str(on).lower()} on every broker")
+
+
+def _left_open(bootstrap: str, tid: str, places: list[tuple[str, int]]) -> None:
+    """_append_unannounced, again while a broker still verifies partitions (INVALID_TXN_STATE:
+    it appended nothing), for at most a minute."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            asyncio.run(_append_unannounced(bootstrap, tid, places))
+            return
+        except InvalidTxnState:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
 
 
 async def _append_unannounced(bootstrap: str, tid: str, places: list[tuple[str, int]]) -> None:
@@ -91,8 +117,7 @@ def test_transactions_left_open_on_the_offsets_topic_and_a_remote_topic_are_ende
     _verification(admin, on=False)
     task_0 = "primary-mm2-MirrorSourceConnector-0"  # Connect's `<source>-mm2-<connector>-<task>`
     try:  # offsets partition 0 (every reader of positions waits on it) and remote partition 1
-        asyncio.run(_append_unannounced(backup.bootstrap_servers, task_0,
-                                        [(offsets, 0), (remote, 1)]))  # fmt: skip
+        _left_open(backup.bootstrap_servers, task_0, [(offsets, 0), (remote, 1)])
     finally:
         _verification(admin, on=True)
     lister = OffsetLister(backup.client_config(), timeout=30)

@@ -19,7 +19,7 @@ import pytest
 
 from mm2.copy.fencing import held_back
 from mm2.kafka.offsets import OffsetLister
-from mm2.localcluster import LocalClusters
+from mm2.localcluster import LocalCluster, LocalClusters
 from tests.support.clusters import ClusterPair
 from tests.support.kafka import count
 from tests.support.mirror import (
@@ -42,6 +42,19 @@ KILLED = {4, 8}  # restarts that kill -9 the broker
 
 def beyond(follower: Follower, mark: int) -> Callable[[], bool]:
     return lambda: follower.copied() >= mark
+
+
+def stuck(target: LocalCluster, remote: str, follower: Follower) -> str:
+    """What a failed wait leaves to read: where the follower is in each partition, and the
+    partitions of the offsets topic and the remote topic whose last stable offset is behind
+    their end (a transaction still open)."""
+    lister = OffsetLister(target.client_config(), timeout=30)
+    offsets = [("mm2-offsets.primary.internal", p) for p in range(25)]
+    try:
+        held = held_back(lister, offsets + [(remote, p) for p in range(PARTITIONS)])
+    except Exception as exc:  # the report of a failure must not hide it
+        held = {("?", -1): repr(exc)}  # type: ignore[dict-item]
+    return f"follower's last sequence per partition {follower.last()}; held back {held}"
 
 
 @pytest.fixture(scope="module")
@@ -72,9 +85,12 @@ def test_ten_target_restarts_under_load_lose_double_and_reorder_nothing(
                 time.sleep(2 + restart % 4)  # outages of 2 to 5 s
                 target.resume()
                 began = time.monotonic()
-                eventually(beyond(gauge, producer.sent), timeout=300,
-                           what=f"copying again after restart {restart}",
-                           log=mirror.log)  # fmt: skip
+                try:
+                    eventually(beyond(gauge, producer.sent), timeout=300,
+                               what=f"copying again after restart {restart}",
+                               log=mirror.log)  # fmt: skip
+                except AssertionError as exc:
+                    raise AssertionError(f"{exc}\n{stuck(target, remote, gauge)}") from None
                 log.info("restart %d: everything produced until the target came back copied "
                          "%.1f s after it did", restart, time.monotonic() - began)  # fmt: skip
                 time.sleep(restart % 3)  # the next stop at another point of a transaction

@@ -96,6 +96,10 @@ class Follower:
         finally:
             self._consumer.close()
 
+    def last(self) -> dict[int, int]:
+        """The last sequence number seen in each partition (a copy)."""
+        return dict(self._last)
+
     def copied(self) -> int:
         """Per partition, the last sequence number seen + 1, summed: how far the mirror got."""
         if self._error is not None:
