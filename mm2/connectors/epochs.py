@@ -19,6 +19,7 @@ from typing import Protocol
 
 from mm2.connect.spi import CopyTaskView, LeaderEpoch
 from mm2.connectors.deal import Placed, deal, extend_deal, task_count
+from mm2.connectors.left_open import LeftOpenWatch
 from mm2.connectors.positions_feed import PositionsFeed
 from mm2.connectors.topic_schedule import TopicSchedule, step
 from mm2.copy.positions import PositionsTopic
@@ -108,6 +109,7 @@ class EpochPlanner:
         leader: Callable[[], LeaderEpoch | None] = lambda: None,
         check_leader: Callable[[LeaderEpoch], None] = lambda _lead: None,
         end_left_open: EndLeftOpen | None = None,
+        left_open: LeftOpenWatch | None = None,
     ) -> None:
         self.settings = settings
         self._positions = positions
@@ -116,6 +118,7 @@ class EpochPlanner:
         self._make_runner = make_runner
         self._fence_ids_with = fence
         self._end_left_open_with = end_left_open
+        self._left_open = left_open
         self._make_publisher = make_publisher
         self._syncs_target = syncs_target
         self._metrics = metrics
@@ -197,8 +200,9 @@ class EpochPlanner:
             step(
                 self.settings.flow, "giving copy tasks new partitions", lambda: self._extend(change)
             )
-        elif change is None:
-            log.info("%s: assignment changed; new copy epoch", self.settings.flow)
+        elif change is None or (runner.running and self._held_open()):
+            if change is None:
+                log.info("%s: assignment changed; new copy epoch", self.settings.flow)
             began = time.monotonic()
             runner.cancel()
             log.debug(
@@ -404,13 +408,30 @@ class EpochPlanner:
     def _ids(self) -> list[str]:
         return [self._transactional_id(i) for i in range(self._fence_ids())]
 
+    def _written_topics(self) -> list[str]:
+        return [self._positions.topic, *(r.target_topic for r in self._schedule.routes.values())]
+
+    def _held_open(self) -> bool:
+        """Whether a partition the copy tasks write has been held back by a transaction for
+        longer than theirs can last (mm2.connectors.left_open): True starts a new epoch, whose
+        settle ends it."""
+        if self._left_open is None:
+            return False
+        held = self._left_open.due(self._written_topics())
+        if held:
+            log.warning(
+                "%s: %s held back by a transaction for longer than the copy tasks' can last; "
+                "new copy epoch, which ends what they left open", self.settings.flow,
+                ", ".join(f"{t}-{p} at offset {at}" for (t, p), at in sorted(held.items())),
+            )  # fmt: skip
+        return bool(held)
+
     def _end_left_open(self, timeout: float) -> None:
         """After the fencing: end what the fenced copy tasks left open on the offsets topic
         and the remote topics (mm2.copy.fencing), before anything reads or writes there."""
         if self._end_left_open_with is None:
             return
-        topics = [self._positions.topic, *(r.target_topic for r in self._schedule.routes.values())]
-        ended = self._end_left_open_with(self._ids(), topics, timeout)
+        ended = self._end_left_open_with(self._ids(), self._written_topics(), timeout)
         if ended:
             s = self.settings
             names = [f"{t}-{p}" for t, p in sorted(ended)]

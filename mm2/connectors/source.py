@@ -18,15 +18,17 @@ from pathlib import Path
 from mm2.config.model import SOURCE, Flow, syncs_schemas
 from mm2.connect.spi import Connector, CopyTaskView, Task, TaskContext
 from mm2.connectors.epochs import EpochPlanner, EpochSettings
+from mm2.connectors.left_open import LeftOpenWatch
 from mm2.connectors.offset_syncs import offset_syncs_target, positions_from_syncs
 from mm2.connectors.positions_feed import PositionsFeed
 from mm2.connectors.progress_group import ProgressGroup
 from mm2.connectors.topic_schedule import TopicSchedule, step
 from mm2.connectors.topic_sync import TopicSync
 from mm2.copy.assignment import AssignmentPublisher
-from mm2.copy.fencing import end_left_open, fence_transactional_ids
+from mm2.copy.fencing import end_left_open, fence_transactional_ids, held_in
 from mm2.copy.positions import PositionsTopic
 from mm2.copy.runner import CopyRunner
+from mm2.copy.spec import TRANSACTION_TIMEOUT_MS
 from mm2.errors import ConfigError
 from mm2.kafka.config_topic import check_leader_epoch
 from mm2.kafka.offsets import OffsetLister
@@ -163,6 +165,15 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
             positions.consumer_config, lead.topic, lead.epoch
         ),
         end_left_open=end_open,
+        # A copy task's transaction lasts at most its transaction.timeout.ms (then the
+        # coordinator aborts it); a partition held longer was left open.
+        left_open=LeftOpenWatch(
+            lambda topics: held_in(positions.admin_config, topics, 30.0),
+            patience_s=TRANSACTION_TIMEOUT_MS / 1000 + 30,
+            flow=flow.name,
+        )
+        if settings.exactly_once
+        else None,
     )
     return SourceParts(planner, schedule, feed, progress)
 

@@ -33,7 +33,7 @@ from mm2.kafka.failure import ClientLog, client_error, cluster_label
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
 
-__all__ = ["end_left_open", "fence_transactional_ids", "held_back"]
+__all__ = ["end_left_open", "fence_transactional_ids", "held_back", "held_in"]
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,15 @@ def held_back(lister: OffsetLister, partitions: Sequence[TP]) -> dict[TP, int]:
     }
 
 
+def held_in(
+    admin_config: Mapping[str, str], topics: Sequence[str], timeout: float
+) -> dict[TP, int]:
+    """held_back over every partition of `topics` (on the cluster of `admin_config`)."""
+    lister = OffsetLister(admin_config, timeout=timeout)
+    counts = TopicAdmin(admin_config, timeout=timeout).list_topics()
+    return held_back(lister, [(t, p) for t in sorted(set(topics)) for p in range(counts.get(t, 0))])
+
+
 def end_left_open(
     configs: tuple[Mapping[str, str], Mapping[str, str], Mapping[str, str]],
     ids: list[str],
@@ -82,10 +91,7 @@ def end_left_open(
     if not ids or not topics:
         return {}
     label = cluster_label(admin_config)
-    lister = OffsetLister(admin_config, timeout=timeout)
-    counts = TopicAdmin(admin_config, timeout=timeout).list_topics()
-    partitions = [(t, p) for t in sorted(set(topics)) for p in range(counts.get(t, 0))]
-    held = held_back(lister, partitions)
+    held = held_in(admin_config, topics, timeout)
     if not held:
         return {}
     firsts = _first_records(consumer_config, held, timeout, label)
@@ -93,7 +99,7 @@ def end_left_open(
         return {}
     with ThreadPoolExecutor(max_workers=len(ids), thread_name_prefix="end-open") as pool:
         list(pool.map(lambda tid: _abort_over(producer_config, tid, firsts, timeout), ids))
-    still = held_back(lister, sorted(firsts))
+    still = held_back(OffsetLister(admin_config, timeout=timeout), sorted(firsts))
     ended = {tp: held[tp] for tp in firsts if still.get(tp) != held[tp]}
     if ended:
         log.warning(

@@ -9,10 +9,12 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
-__all__ = ["BEGINNING", "TP", "Assignment", "CopyTaskSpec"]
+__all__ = ["BEGINNING", "TP", "TRANSACTION_TIMEOUT_MS", "Assignment", "CopyTaskSpec"]
 
 TP = tuple[str, int]
 LIBRDKAFKA_BATCH_SIZE = 1_000_000
+# A copy task's transaction.timeout.ms: the coordinator aborts a transaction open longer.
+TRANSACTION_TIMEOUT_MS = 60_000
 # A next offset: copy from the start of the log, whatever auto.offset.reset says (a topic
 # re-created since its position was stored).
 BEGINNING = -2
@@ -49,7 +51,7 @@ class CopyTaskSpec:
     partitions: list[Assignment]
     transactional_id: str | None = None
     boundary_ms: int = 100
-    transaction_timeout_ms: int = 60_000
+    transaction_timeout_ms: int = TRANSACTION_TIMEOUT_MS
     skip_oversized: bool = False
     syncs_topic: str = ""
     syncs_producer: dict[str, str] | None = None

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from mm2.connect.spi import LeaderEpoch
-from mm2.connectors.epochs import EpochPlanner, EpochSettings
+from mm2.connectors.epochs import EndLeftOpen, EpochPlanner, EpochSettings
+from mm2.connectors.left_open import LeftOpenWatch
 from mm2.copy.failure import CopyFailure
 from mm2.copy.positions import StoredPositions
 from mm2.copy.routes import Route
@@ -84,16 +85,17 @@ class FakeRunner:
     def __init__(self) -> None:
         self.started: list[Sequence[CopyTaskSpec]] = []
         self.failure: CopyFailure | None = None
+        self.cancelled = 0
 
     @property
     def running(self) -> bool:
-        return bool(self.started) and self.failure is None
+        return len(self.started) > self.cancelled and self.failure is None
 
     def start(self, specs: Sequence[CopyTaskSpec], positions: object) -> None:
         self.started.append(specs)
 
     def cancel(self, timeout: float = 5.0) -> None:
-        pass
+        self.cancelled = len(self.started)
 
     def take_failure(self) -> CopyFailure | None:
         failure, self.failure = self.failure, None
@@ -135,6 +137,8 @@ def _planner(
     created: bool = False,
     leader: LeaderEpoch | None = None,
     check_leader: Callable[[LeaderEpoch], None] = lambda _lead: None,
+    end_left_open: EndLeftOpen | None = None,
+    left_open: LeftOpenWatch | None = None,
 ) -> tuple[EpochPlanner, FakePositions]:
     fencing = threading.Event()
 
@@ -174,6 +178,8 @@ def _planner(
         prove=prove,
         leader=lambda: leader,
         check_leader=check_leader,
+        end_left_open=end_left_open,
+        left_open=left_open,
     )
     return planner, positions
 
@@ -423,3 +429,34 @@ def test_the_settle_writes_back_only_the_positions_of_routed_partitions() -> Non
     planner, positions = _planner(calls, stored={("orders", 0): 41, ("retired", 0): 7})
     planner.prepare()
     assert positions.written == [{("orders", 0): 41}]
+
+
+def test_a_partition_held_open_while_copy_tasks_run_gets_a_new_epoch_that_ends_it() -> None:
+    calls: list[str] = []
+    now = [0.0]
+    held = {("primary.orders", 1): 500}
+
+    def end_left_open(ids: list[str], topics: list[str], timeout: float) -> dict[Any, int]:
+        calls.append(f"end left open on {', '.join(topics)}")
+        if now[0] == 0:  # the first settle: left open later, while the epoch runs
+            return {}
+        ended, _ = dict(held), held.clear()
+        return ended
+
+    watch = LeftOpenWatch(lambda topics: dict(held), patience_s=90, every_s=30,
+                          clock=lambda: now[0])  # fmt: skip
+    planner, _ = _planner(calls, end_left_open=end_left_open, left_open=watch)
+    planner.run_epochs()
+    runner = planner.runner
+    assert isinstance(runner, FakeRunner) and len(runner.started) == 1
+    calls.clear()
+    for t in (30, 60, 90):  # held, but not longer than a copy task's transaction can be open
+        now[0] = t
+        planner.run_epochs()
+    assert calls == [] and len(runner.started) == 1
+    now[0] = 120  # held at offset 500 since t=30, 90 s ago
+    planner.run_epochs()
+    assert runner.cancelled == 1 and len(runner.started) == 2  # a new epoch, on a settle ...
+    assert calls[:3] == ["fence 2", "end left open on mm2-offsets.primary.internal, primary.orders",
+                         "settle"]  # fmt: skip
+    assert held == {}  # ... that ended it
