@@ -183,6 +183,8 @@ _SCHEMA_NAMES = {
     "schema.ids.keys",
     "schema.ids.values",
     "schema.ids.wait.ms",
+    "key.subject.name.strategy",
+    "value.subject.name.strategy",
 }
 # Ours: a cluster's Schema Registry (`<alias>.schema.registry.url`, ...), Confluent's client
 # keys under the `schema.registry.` prefix (mm2.schemas.settings); both registries of a flow set

@@ -18,6 +18,7 @@ from typing import Literal, cast
 
 from mm2.config.values import ValueProblem, parse_bool, parse_int
 from mm2.errors import ConfigError
+from mm2.records.schema_ids import SUBJECT_STRATEGIES
 
 __all__ = [
     "CheckpointSettings",
@@ -113,6 +114,11 @@ class SchemaSettings:
     ids_keys: bool = True
     ids_values: bool = True
     ids_wait_ms: int = 60_000
+    # Which source subjects describe a topic's keys and values (Confluent's serializer keys
+    # key.subject.name.strategy / value.subject.name.strategy, the class's simple name): only
+    # their IDs are rewritten; a topic no subject describes is copied byte for byte.
+    key_strategy: str = "TopicNameStrategy"
+    value_strategy: str = "TopicNameStrategy"
 
 
 @dataclass(frozen=True)
@@ -184,6 +190,13 @@ class _Reader:
 
     def choice(self, key: str, default: str) -> str:
         return self.stripped(key, default).lower()
+
+    def strategy(self, key: str) -> str:
+        """A subject name strategy, by its class's name (a package before it is ignored)."""
+        name = self.stripped(key, SUBJECT_STRATEGIES[0]).rsplit(".", 1)[-1]
+        if name not in SUBJECT_STRATEGIES:
+            raise ConfigError(f"{name!r} is none of {', '.join(SUBJECT_STRATEGIES)}", key=key)
+        return name
 
     def interval_seconds(self, name: str) -> int | None:
         if not self.boolean(f"{name}.enabled", name not in DEFAULT_OFF):
@@ -265,6 +278,8 @@ def flow_settings(
             ids_keys=s.boolean("schema.ids.keys", True),
             ids_values=s.boolean("schema.ids.values", True),
             ids_wait_ms=s.whole("schema.ids.wait.ms", 60_000),
+            key_strategy=s.strategy("key.subject.name.strategy"),
+            value_strategy=s.strategy("value.subject.name.strategy"),
         ),
     )
 

@@ -53,6 +53,8 @@ class EpochSettings:
     schema_ids: bool = False
     schema_id_keys: bool = True
     schema_id_values: bool = True
+    schema_key_strategy: str = "TopicNameStrategy"
+    schema_value_strategy: str = "TopicNameStrategy"
     schema_wait_ms: int = 60_000
     # The flow's replication policy's isHeartbeatsTopic: with schema_ids, those topics' records
     # are copied as they are (Assignment.as_is).
@@ -290,6 +292,8 @@ class EpochPlanner:
                 schema_ids=s.schema_ids,
                 schema_id_keys=s.schema_id_keys,
                 schema_id_values=s.schema_id_values,
+                schema_key_strategy=s.schema_key_strategy,
+                schema_value_strategy=s.schema_value_strategy,
                 schema_wait_ms=s.schema_wait_ms,
             )
             for i, part in enumerate(dealt)

@@ -2,12 +2,13 @@
 
 On for a flow whose two clusters both name a registry (`<alias>.schema.registry.url`). Its one
 task runs a pass of mm2.schemas.SchemaSync every `sync.schemas.interval.seconds` and writes
-each source schema ID's target ID to the flow's offsets topic on the target
-(mm2.records.schema_ids), placed by key as Connect places its offsets, where the copy tasks
-read them. At its start it reads back the mappings already there, so a restart or a standby
-carries on instead of writing them all again. Whether the flow keeps or translates IDs is in
-the log (once, when decided or switched), in the task's REST status and in the
-`mm2_schema_ids_translated` metric.
+each source schema ID's target ID, each subject's source IDs, and after each finished pass the
+number of passes, to the flow's offsets topic on the target (mm2.records.schema_ids), placed by
+key as Connect places its offsets, where the copy tasks read them. At its start it reads back
+what is there (the ID mode and the pass count carry on) and writes the whole map again in its
+first pass, so an offsets topic lost and created again gets it back. Whether the flow keeps or
+translates IDs is in the log (once, when decided or switched), in the task's REST status and in
+the `mm2_schema_ids_translated` metric.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from mm2.errors import ConfigError, MM2Error
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
 from mm2.policies.replication import PolicyConfigError
-from mm2.records.schema_ids import SchemaIdMapping
+from mm2.records.schema_ids import SchemaIdMapping, SchemaPasses, SchemaRecord
 from mm2.schemas import RegistryClient, SchemaSync, SubjectFilter, SubjectNaming
 
 __all__ = ["MirrorSchemaConnector", "MirrorSchemaTask"]
@@ -54,6 +55,7 @@ class MirrorSchemaTask(Task):
         self._sync: SchemaSync | None = None
         # What Kafka acknowledged (or held at the start): a new SchemaSync starts from it.
         self._confirmed: dict[int | str, int | str] = {}
+        self._passes = 0  # passes finished, as the offsets topic says
         self._topics: set[str] = set()
         self._topics_at = float("-inf")
 
@@ -70,6 +72,7 @@ class MirrorSchemaTask(Task):
             self._confirmed = {}
             self._confirmed.update(feed.rewriter.ids.items())
             self._confirmed.update(feed.rewriter.guids.items())
+            self._passes = feed.passes
         finally:
             feed.close()
         config = flow.target_producer_config(SCHEMA, "schema-ids-producer")
@@ -93,6 +96,7 @@ class MirrorSchemaTask(Task):
         return SchemaSync(
             self._source, self._target, source_alias=flow.source, naming=naming,
             subjects=self._subjects, sink=self._send, known=self._confirmed, flow=flow.name,
+            described=self._send,
         )  # fmt: skip
 
     def _is_source_topic(self, topic: str) -> bool:
@@ -114,6 +118,10 @@ class MirrorSchemaTask(Task):
             report = self._sync.run_pass()
         finally:
             self._deliver()
+        # Every subject and mapping of the pass acknowledged: the pass counts.
+        self._send(SchemaPasses(self._flow.source, self._passes + 1))
+        self._deliver()
+        self._passes += 1
         self._metrics.record_schema_pass(
             self._flow.source, self._flow.target, id_mode=self._sync.id_mode or "translated",
             registered=report.registered, mappings=report.mappings,
@@ -127,15 +135,17 @@ class MirrorSchemaTask(Task):
             )  # fmt: skip
         return self._interval
 
-    def _send(self, mapping: SchemaIdMapping) -> None:
-        """The sync's sink: one mapping to the offsets topic, confirmed once acknowledged."""
+    def _send(self, record: SchemaRecord) -> None:
+        """The sync's sink: one record to the offsets topic; a mapping is confirmed once
+        acknowledged."""
         assert self._producer is not None
 
         def acknowledged() -> None:
-            self._confirmed[mapping.source] = mapping.target
+            if isinstance(record, SchemaIdMapping):
+                self._confirmed[record.source] = record.target
 
         self._producer.send(
-            self._positions.topic, mapping.key(), mapping.value(),
+            self._positions.topic, record.key(), record.value(),
             partition=_UNASSIGNED, on_ack=acknowledged,
         )  # fmt: skip
 

@@ -131,6 +131,8 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         and schemas.sync_schemas_interval_seconds is not None,
         schema_id_keys=schemas.ids_keys,
         schema_id_values=schemas.ids_values,
+        schema_key_strategy=schemas.key_strategy,
+        schema_value_strategy=schemas.value_strategy,
         schema_wait_ms=schemas.ids_wait_ms,
         is_heartbeats=flow.replication_policy().is_heartbeats_topic,
     )

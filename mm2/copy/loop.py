@@ -282,7 +282,7 @@ class CopyLoop:
             if gate is not None and not assigned[tp].as_is:
                 if tp in gate.held:  # the rest of a held partition's batch
                     continue
-                out = gate.rewrite(key, value, headers)
+                out = gate.rewrite(topic, key, value, headers)
                 if out is not None:
                     if isinstance(out, Missing):
                         gate.hold(tp, offset, out)

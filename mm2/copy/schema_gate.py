@@ -1,14 +1,21 @@
 """Schema IDs at a copy task's door: rewritten through the flow's map, or the partition held.
 
-A flow whose two clusters have Schema Registries (issue 25) copies records whose keys and
-values name a schema by the source registry's ID. The schema connector registers each schema
-on the target and writes source ID -> target ID into the flow's offsets topic; the copy task
-reads that map (mm2.copy.schema_map) and rewrites each record's IDs (mm2.copy.schema_ids) as it
-produces it, inside the same transaction. A record whose ID has no target yet (its schema was
-registered on the source a moment ago) is never copied with the source's ID: its partition
-stops there (unassigned, like an out-of-range partition) and starts again at that record as
-soon as the map has news. One that waits longer than schema.ids.wait.ms ends the copy task
-with SchemaNotMirroredError naming the record, and its runner restarts it with backoff.
+A flow whose two clusters have Schema Registries copies records whose keys and values name a
+schema by the source registry's ID. The schema connector registers each source schema on the
+target and writes, into the flow's offsets topic, source ID -> target ID, each subject's
+source IDs, and how many passes over the source registry it finished; the copy task reads them
+(mm2.copy.schema_map) and rewrites each record's IDs (mm2.copy.schema_ids) as it produces it,
+inside the same transaction. Keys and values of a topic no subject describes are copied byte for
+byte.
+
+A record whose ID has no target yet, or whose prefix reads as an ID none of the topic's
+subjects holds, is never copied with the source's ID: its partition stops there (unassigned,
+like an out-of-range partition; the flow's other partitions go on) and starts again at that
+record as soon as the map has news. An ID no subject of the topic holds two passes of the
+schema connector after the hold began is none of theirs (a serializer registers its schema
+before it writes a record): those bytes are no prefix, and such records are copied as they
+are. A partition held longer than schema.ids.wait.ms is said at WARN, naming the partition,
+the offset and the ID, and stays held.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from confluent_kafka import TopicPartition
 from mm2.copy.schema_ids import Headers, Missing, Rewritten, SchemaIdRewriter
 from mm2.copy.schema_map import SchemaIdFeed
 from mm2.copy.spec import TP, CopyTaskSpec
-from mm2.errors import ConfigError, SchemaNotMirroredError
+from mm2.errors import ConfigError
 
 __all__ = ["SchemaGate"]
 
@@ -40,6 +47,8 @@ class SchemaGate:
         # When each partition began to wait at its held record: kept across releases that did
         # not bring its ID, so that the bound counts from the first wait.
         self._since: dict[TP, tuple[int, float]] = {}
+        self._passes_at: dict[TP, int] = {}  # the schema connector's passes when the hold began
+        self._said: set[tuple[TP, int]] = set()  # held past the bound, said at WARN
 
     @classmethod
     def open(cls, spec: CopyTaskSpec) -> SchemaGate | None:
@@ -53,8 +62,9 @@ class SchemaGate:
                 "reader of the offsets topic, where the ID map is"
             )
         rewriter = SchemaIdRewriter(
-            prefixed_keys=spec.schema_id_keys, prefixed_values=spec.schema_id_values
-        )
+            prefixed_keys=spec.schema_id_keys, prefixed_values=spec.schema_id_values,
+            strategies=(spec.schema_key_strategy, spec.schema_value_strategy),
+        )  # fmt: skip
         feed = SchemaIdFeed.open(
             spec.offsets_consumer, spec.offsets_topic, flow=spec.flow,
             cluster=spec.source_alias, rewriter=rewriter,
@@ -62,12 +72,12 @@ class SchemaGate:
         return cls(spec, feed)
 
     def rewrite(
-        self, key: bytes | None, value: bytes | None, headers: Headers | None
+        self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None
     ) -> Rewritten | Missing | None:
-        """The record with its IDs translated, Missing, or None to copy it as it is. The copy
-        loop never asks for the partitions the planner marked `as_is` (the heartbeats topics,
-        mm2's own records, which start with a 0x00 version byte like Confluent's format)."""
-        return self._rewrite(key, value, headers)
+        """The record of `topic` with its IDs translated, Missing, or None to copy it as it is.
+        The copy loop never asks for the partitions the planner marked `as_is` (the heartbeats
+        topics, mm2's own records, which start with a 0x00 version byte like Confluent's)."""
+        return self._rewrite(key, value, headers, topic)
 
     def catch_up(self, timeout: float = 30.0) -> int:
         """Read the whole map before the first record is copied; returns the mappings read."""
@@ -79,30 +89,43 @@ class SchemaGate:
         waiting = self._since.get(tp)
         if waiting is None or waiting[0] != offset:
             self._since[tp] = (offset, time.monotonic())
+            self._passes_at[tp] = self._feed.passes
             log.info("%s: %s-%d@%d waits: %s on the target (the schema connector registers "
                         "it, then copying goes on)", self.spec.flow, tp[0], tp[1], offset,
                         missing)  # fmt: skip
 
     def poll(self) -> list[TopicPartition]:
-        """The held partitions to assign again (at their held record) once the map has news;
-        raises SchemaNotMirroredError for one held longer than schema.ids.wait.ms."""
+        """The held partitions to assign again (at their held record) once the map has news or
+        the schema connector's passes decided a look-alike; says at WARN (once) a partition
+        held longer than schema.ids.wait.ms."""
         if not self.held:
             return []
-        if self._feed.poll():
+        news = self._feed.poll()
+        for (topic, partition), (offset, missing) in self.held.items():
+            passes = self._feed.passes - self._passes_at[(topic, partition)]
+            if not missing.described and passes >= 2 and isinstance(missing.schema, int):
+                self._feed.rewriter.unframed(topic, missing.field, missing.schema)
+                log.info("%s: %s-%d@%d: %s after %d passes over the source registry: those "
+                         "bytes are no schema ID, and records of %s whose %s reads as ID %d "
+                         "are copied as they are", self.spec.flow, topic, partition, offset,
+                         missing, passes, topic, missing.field, missing.schema)  # fmt: skip
+                news += 1
+        if news:
             released = [TopicPartition(t, p, at) for (t, p), (at, _) in self.held.items()]
             self.held.clear()
             return released
         now = time.monotonic()
         for (topic, partition), (offset, missing) in self.held.items():
             since = self._since[(topic, partition)][1]
-            if (now - since) * 1000 >= self.spec.schema_wait_ms:
-                raise SchemaNotMirroredError(
-                    f"{self.spec.flow}: {topic}-{partition}@{offset}: {missing} after "
-                    f"{now - since:.0f} s (schema.ids.wait.ms = {self.spec.schema_wait_ms}): "
-                    "the schema connector has not registered it on the target (see its status "
-                    "and log), or the record only looks like Confluent's wire format (keys "
-                    "written by another serializer: set schema.ids.keys = false)"
-                )
+            late = (now - since) * 1000 >= self.spec.schema_wait_ms
+            if late and ((topic, partition), offset) not in self._said:
+                self._said.add(((topic, partition), offset))
+                log.warning(
+                    "%s: %s-%d@%d has waited %.0f s (schema.ids.wait.ms = %d): %s; the "
+                    "partition stays held until the schema connector maps it (see its status "
+                    "and log); the flow's other partitions go on", self.spec.flow, topic,
+                    partition, offset, now - since, self.spec.schema_wait_ms, missing,
+                )  # fmt: skip
         return []
 
     def forget(self) -> None:

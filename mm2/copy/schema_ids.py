@@ -1,5 +1,4 @@
-"""Schema IDs rewritten in flight, for a target registry that numbers schemas its own way
-(issue 25).
+"""Schema IDs rewritten in flight, for a target registry that numbers schemas its own way.
 
 A record written with a Confluent serializer names its schema in one of two places, for its
 key and its value independently:
@@ -11,7 +10,19 @@ key and its value independently:
 
 Copying to a target whose registry gave the schema another ID replaces those 4 (or 16) bytes
 and nothing else: message indexes and data stay byte for byte, and so does every other header
-and their order. A record whose ID has no target ID yet is not rewritten: `rewrite` answers
+and their order.
+
+A payload prefix is only a guess: a LongSerializer key below 2**56, a raw Avro value starting
+with a zero, anything else whose first byte is 0x00 looks the same. So a prefix is read as one
+only where the source registry describes the topic's keys (values): a subject names them under
+the flow's subject name strategy (`<topic>-key`, `<topic>-value`; the record-name strategies
+when configured; mm2.records.schema_ids.SchemaSubject), and the ID is then rewritten only if it
+is one of those subjects' IDs. A key or value of a topic no subject names is copied byte for
+byte, whatever its first byte. One whose ID is none of its subjects' IDs (yet) is `Missing`
+with `described=False`: a schema registered a moment ago, or no prefix at all; the gate
+(mm2.copy.schema_gate) holds its partition until the schema connector's passes decide, and
+what they decide is remembered (`unframed`). A header names its schema for sure and is always
+rewritten. A record whose ID has no target ID yet is not rewritten: `rewrite` answers
 `Missing`, and the copy loop holds its partition rather than copy an ID that names another
 schema (or none) on the target.
 
@@ -23,16 +34,18 @@ byte included), so a lookup is a slice and a dict probe.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from mm2.errors import RecordFormatError
-from mm2.records.schema_ids import SchemaIdMapping
+from mm2.records.schema_ids import SUBJECT_STRATEGIES, SchemaIdMapping, SchemaSubject
 
 __all__ = [
     "KEY_SCHEMA_ID_HEADER",
+    "STRATEGIES",
     "VALUE_SCHEMA_ID_HEADER",
     "HeaderValue",
     "Headers",
@@ -50,6 +63,9 @@ HeaderValue = str | bytes | None
 Headers = list[tuple[str, HeaderValue]] | dict[str, HeaderValue]
 
 _ID_MAX = 2**32 - 1  # what 4 bytes carry; registries hand out positive Java ints
+Field = Literal["key", "value"]
+STRATEGIES = SUBJECT_STRATEGIES
+_RECORD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 # The record to produce, (key, value, headers), every schema ID translated: a plain tuple,
@@ -62,14 +78,23 @@ class Missing:
     """A schema ID (int) or GUID (str) of the source registry that has no target ID yet, in
     the record's key or value, found in its payload prefix or in its header."""
 
-    field: Literal["key", "value"]
+    field: Field
     schema: int | str
     where: Literal["prefix", "header"]
+    # False: an ID none of the subjects naming the topic's keys (values) holds, as far as the
+    # map says: a schema registered a moment ago, or data that only looks framed.
+    described: bool = True
 
     def __str__(self) -> str:
         what = "GUID" if isinstance(self.schema, str) else "ID"
         place = "payload prefix" if self.where == "prefix" else "header"
+        if not self.described:
+            return (f"the {self.field}'s {place} reads as schema ID {self.schema}, which no "
+                    "subject of the topic holds yet")  # fmt: skip
         return f"the {self.field}'s schema {what} {self.schema} ({place}) has no target {what} yet"
+
+
+_UNKNOWN = object()
 
 
 def _id_bytes(schema_id: int) -> bytes:
@@ -90,14 +115,16 @@ def _guid_bytes(guid: str) -> bytes:
 class SchemaIdRewriter:
     """Translates the schema IDs and GUIDs of records, source registry to target's.
 
-    `prefixed_keys` / `prefixed_values` say whether keys / values may carry the payload
-    prefix. Data that only looks like one is misread: a big-endian long key below 2**56 starts
-    with 0x00, and its bytes 1-4 would be taken for an ID and held as Missing. A flow whose
-    keys are not written by a Confluent serializer turns `prefixed_keys` off; the schema-ID
-    headers are always read (their names say what they are).
+    `strategies` (key's, value's): the subject name strategy that says which subjects describe
+    a topic's keys and values, read from the subjects handed to `describe`; a prefix is read as
+    one only in a described topic. None reads every 0x00-first key and value as framed (the
+    wire-format tests). `prefixed_keys` / `prefixed_values` turn the prefix off for keys /
+    values altogether; the schema-ID headers are always read (their names say what they are).
     """
 
-    __slots__ = ("_guids", "_ids", "_keys", "_values")
+    __slots__ = (
+        "_allowed", "_guids", "_ids", "_keys", "_strategies", "_subjects", "_unframed", "_values",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -106,6 +133,7 @@ class SchemaIdRewriter:
         *,
         prefixed_keys: bool = True,
         prefixed_values: bool = True,
+        strategies: tuple[str, str] | None = None,
     ) -> None:
         # source ID's 4 bytes -> 0x00 + the target ID's 4 bytes
         self._ids: dict[bytes, bytes] = {}
@@ -113,10 +141,49 @@ class SchemaIdRewriter:
         self._guids: dict[bytes, bytes] = {}
         self._keys = prefixed_keys
         self._values = prefixed_values
+        if strategies is not None and not set(strategies) <= set(STRATEGIES):
+            raise RecordFormatError(f"subject name strategies {strategies}: not of {STRATEGIES}")
+        self._strategies = strategies
+        self._subjects: dict[str, frozenset[bytes]] = {}  # subject -> its source IDs' 4 bytes
+        # (topic, field) -> the IDs of the subjects describing it; None: no subject does
+        self._allowed: dict[tuple[str, Field], frozenset[bytes] | None] = {}
+        # (topic, field) -> look-alike IDs the schema connector's passes said are no schema's
+        self._unframed: dict[tuple[str, Field], set[bytes]] = {}
         for source, target in (ids or {}).items():
             self.learn(SchemaIdMapping("", source, target))
         for source_guid, target_guid in (guids or {}).items():
             self.learn(SchemaIdMapping("", source_guid, target_guid))
+
+    def describe(self, subject: SchemaSubject) -> None:
+        """Take a subject's source IDs (a newer record of the subject replaces the older)."""
+        self._subjects[subject.subject] = frozenset(_id_bytes(i) for i in subject.ids)
+        self._allowed.clear()
+
+    def unframed(self, topic: str, field: Field, schema_id: int) -> None:
+        """Bytes 1-4 of a `topic` key (value) reading as `schema_id` are no schema ID: copy
+        such records as they are, while no subject of the topic holds that ID."""
+        self._unframed.setdefault((topic, field), set()).add(_id_bytes(schema_id))
+
+    def _allowed_ids(self, topic: str, field: Field) -> frozenset[bytes] | None:
+        """The source IDs of the subjects that describe `topic`'s keys (values); None when no
+        subject does. Cached until the next `describe`."""
+        found = self._allowed.get((topic, field), _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found  # type: ignore[return-value]
+        assert self._strategies is not None
+        strategy = self._strategies[0 if field == "key" else 1]
+        if strategy == "TopicNameStrategy":
+            names = [n for n in (f"{topic}-{field}",) if n in self._subjects]
+        elif strategy == "TopicRecordNameStrategy":
+            head = f"{topic}-"
+            names = [n for n in self._subjects if n.startswith(head) and
+                     n[len(head):] not in ("key", "value") and
+                     _RECORD_NAME.fullmatch(n[len(head):])]  # fmt: skip
+        else:  # RecordNameStrategy: the subject is the record's name, whatever the topic
+            names = [n for n in self._subjects if _RECORD_NAME.fullmatch(n)]
+        allowed = frozenset().union(*(self._subjects[n] for n in names)) if names else None
+        self._allowed[(topic, field)] = allowed
+        return allowed
 
     def learn(self, mapping: SchemaIdMapping) -> None:
         """Take one mapping (a newer one of the same source ID replaces the older); raises
@@ -144,40 +211,64 @@ class SchemaIdRewriter:
         }
 
     def rewrite(
-        self, key: bytes | None, value: bytes | None, headers: Headers | None
+        self, key: bytes | None, value: bytes | None, headers: Headers | None, topic: str = ""
     ) -> Rewritten | Missing | None:
-        """The record with its schema IDs translated; None when it names no schema (copy it
-        as it is); Missing when one it names has no target ID yet (the first found)."""
+        """The record of `topic` with its schema IDs translated; None when it names no schema
+        (copy it as it is); Missing when one it names has no target ID yet (the first found)."""
         if headers:
             if isinstance(headers, dict):  # a consumer gives a list; produce() takes both
                 headers = list(headers.items())
             for name, _ in headers:
                 if name in _SCHEMA_HEADERS:
-                    return self._with_headers(key, value, headers)
-        # The payload prefix, inline: most records that name a schema do it here.
+                    return self._with_headers(key, value, headers, topic)
         new_value = None
         if value and value[0] == 0 and len(value) > 4 and self._values:
-            prefix = self._ids.get(value[1:5])
-            if prefix is None:
-                return Missing("value", int.from_bytes(value[1:5], "big"), "prefix")
-            new_value = prefix + value[5:]
+            found = self._prefix(value, topic, "value", "prefix")
+            if isinstance(found, Missing):
+                return found
+            new_value = found
         if key and key[0] == 0 and len(key) > 4 and self._keys:
-            prefix = self._ids.get(key[1:5])
-            if prefix is None:
-                return Missing("key", int.from_bytes(key[1:5], "big"), "prefix")
-            return (prefix + key[5:], value if new_value is None else new_value, headers)
+            found = self._prefix(key, topic, "key", "prefix")
+            if isinstance(found, Missing):
+                return found
+            if found is not None:
+                return (found, value if new_value is None else new_value, headers)
         if new_value is None:
             return None
         return (key, new_value, headers)
 
+    def _prefix(
+        self, data: bytes, topic: str, field: Field, where: Literal["prefix", "header"]
+    ) -> bytes | Missing | None:
+        """0x00 + a 4-byte ID + the rest (at least 5 bytes), with the ID translated; None when
+        it is no prefix (its topic's keys or values described by no subject, or an ID the
+        passes said is none)."""
+        sid = data[1:5]
+        if self._strategies is not None and where == "prefix":
+            allowed = self._allowed_ids(topic, field)
+            if allowed is None:
+                return None
+            if sid not in allowed:
+                if sid in self._unframed.get((topic, field), ()):
+                    return None
+                return Missing(field, int.from_bytes(sid, "big"), where, described=False)
+        prefix = self._ids.get(sid)
+        if prefix is None:
+            return Missing(field, int.from_bytes(sid, "big"), where)
+        return prefix + data[5:]
+
     def _with_headers(
-        self, key: bytes | None, value: bytes | None, headers: list[tuple[str, HeaderValue]]
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, HeaderValue]],
+        topic: str,
     ) -> Rewritten | Missing | None:
         """A record with a schema-ID header: every such header rewritten in its place; the
         payload of that field is left alone, the other field may still carry a prefix."""
         out = list(headers)
         in_key = in_value = False
-        field: Literal["key", "value"]
+        field: Field
         for i, (name, raw) in enumerate(headers):
             if name == VALUE_SCHEMA_ID_HEADER:
                 in_value, field = True, "value"
@@ -193,14 +284,14 @@ class SchemaIdRewriter:
             if new is not None:
                 out[i] = (name, new)
         new_key, new_value = key, value
-        if not in_value and value and value[0] == 0 and self._values:
-            found = self._reframe_id(value, "value", "prefix")
+        if not in_value and value and value[0] == 0 and len(value) > 4 and self._values:
+            found = self._prefix(value, topic, "value", "prefix")
             if isinstance(found, Missing):
                 return found
             if found is not None:
                 new_value = found
-        if not in_key and key and key[0] == 0 and self._keys:
-            found = self._reframe_id(key, "key", "prefix")
+        if not in_key and key and key[0] == 0 and len(key) > 4 and self._keys:
+            found = self._prefix(key, topic, "key", "prefix")
             if isinstance(found, Missing):
                 return found
             if found is not None:
@@ -209,24 +300,13 @@ class SchemaIdRewriter:
             return None  # schema-ID headers that frame nothing (null, short, other magic)
         return (new_key, new_value, out)
 
-    def _reframe(self, raw: bytes, field: Literal["key", "value"]) -> bytes | Missing | None:
+    def _reframe(self, raw: bytes, field: Field) -> bytes | Missing | None:
         """A schema-ID header's value with its GUID (or ID) translated; None if unframed."""
         if raw and raw[0] == 1 and len(raw) > 16:
             guid = self._guids.get(raw[1:17])
             if guid is None:
                 return Missing(field, str(uuid.UUID(bytes=raw[1:17])), "header")
             return guid + raw[17:]
-        if raw and raw[0] == 0:
-            return self._reframe_id(raw, field, "header")
+        if raw and raw[0] == 0 and len(raw) > 4:
+            return self._prefix(raw, "", field, "header")
         return None
-
-    def _reframe_id(
-        self, data: bytes, field: Literal["key", "value"], where: Literal["prefix", "header"]
-    ) -> bytes | Missing | None:
-        """0x00 + a 4-byte ID + the rest, with the ID translated; None if shorter than that."""
-        if len(data) < 5:
-            return None
-        prefix = self._ids.get(data[1:5])
-        if prefix is None:
-            return Missing(field, int.from_bytes(data[1:5], "big"), where)
-        return prefix + data[5:]

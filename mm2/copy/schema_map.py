@@ -33,7 +33,7 @@ from confluent_kafka import (
 from mm2.copy.schema_ids import SchemaIdRewriter
 from mm2.errors import KafkaClientError, RecordFormatError
 from mm2.kafka.failure import ClientLog, client_error, cluster_label, ends_a_consumer
-from mm2.records.schema_ids import decode_schema_id_mapping
+from mm2.records.schema_ids import SchemaIdMapping, SchemaSubject, decode_schema_record
 
 __all__ = ["MapConsumer", "MapRecord", "SchemaIdFeed"]
 
@@ -78,6 +78,7 @@ class SchemaIdFeed:
         self._cluster = cluster
         self._consumer = consumer
         self._partitions: set[int] = set()
+        self.passes = 0  # the schema connector's finished passes over the source registry
         # Partitions read to their end, as the consumer last said; one record more takes a
         # partition out until its next end-of-partition.
         self._at_end: set[int] = set()
@@ -180,10 +181,15 @@ class SchemaIdFeed:
 
     def _take(self, msg: MapRecord) -> bool:
         try:
-            mapping = decode_schema_id_mapping(msg.key(), msg.value())
-            if mapping is None or mapping.cluster != self._cluster:
+            record = decode_schema_record(msg.key(), msg.value())
+            if record is None or record.cluster != self._cluster:
                 return False
-            self.rewriter.learn(mapping)
+            if isinstance(record, SchemaIdMapping):
+                self.rewriter.learn(record)
+            elif isinstance(record, SchemaSubject):
+                self.rewriter.describe(record)
+            else:
+                self.passes = max(self.passes, record.passes)
         except RecordFormatError as exc:
             # Skipped, never guessed at: an ID it was meant to map stays unmapped (or keeps
             # its older target) and its records wait rather than carry a wrong ID.

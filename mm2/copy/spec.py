@@ -74,6 +74,8 @@ class CopyTaskSpec:
     schema_ids: bool = False
     schema_id_keys: bool = True
     schema_id_values: bool = True
+    schema_key_strategy: str = "TopicNameStrategy"  # which subjects describe a topic's keys
+    schema_value_strategy: str = "TopicNameStrategy"
     schema_wait_ms: int = 60_000
 
     @property

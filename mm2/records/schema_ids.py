@@ -1,13 +1,20 @@
-"""The schema-ID map of a flow, as records of its offsets topic on the target (issue 25).
+"""The schema-ID map of a flow, as records of its offsets topic on the target.
 
-A flow whose target registry numbers schemas its own way keeps, beside its positions, one
-record per schema it registered: the source registry's ID (or GUID) and the target's. Apache
-MM2 reads only its own connectors' keys there, so these records are invisible to it; the
-topic is compacted, so the newest mapping of a key is the one that stays. The schema connector
-writes them; the copy tasks read them and rewrite the IDs in the records they copy.
+A flow that mirrors schemas keeps, beside its positions, three kinds of record of the schema
+connector, each keyed like Connect's offsets (`["MirrorSchemaConnector",{...}]`). Apache MM2
+reads only its own connectors' keys there, so they are invisible to it; the topic is
+compacted, so the newest record of a key is the one that stays. The schema connector writes
+them; the copy tasks read them.
 
-Key: `["MirrorSchemaConnector",{"cluster":<source alias>,"id":<source id>}]` (or `"guid"`
-instead of `"id"`); value: `{"target":<target id>}` (or the target GUID as a string).
+- A mapping, one per schema registered: the source registry's ID (or GUID) and the target's.
+  Key `{"cluster":<source alias>,"id":<source id>}` (or `"guid"`), value `{"target":<id>}`.
+- A subject: every source ID (and GUID) of one source subject's versions, all mapped. Key
+  `{"cluster":<alias>,"subject":<name>}`, value `{"ids":[...],"guids":[...]}`. A copy task
+  rewrites the ID of a key or value only where it is one of the IDs of a subject that names
+  that topic's keys or values.
+- A pass: how many passes over the source registry the connector has finished. Key
+  `{"cluster":<alias>,"passes":"finished"}`, value `{"passes":<n>}`. A record whose
+  look-alike ID is none of its subjects' IDs after two more passes is no framed record.
 """
 
 from __future__ import annotations
@@ -17,9 +24,21 @@ from dataclasses import dataclass
 
 from mm2.errors import RecordFormatError
 
-__all__ = ["SCHEMA_CONNECTOR", "SchemaIdMapping", "decode_schema_id_mapping"]
+__all__ = [
+    "SCHEMA_CONNECTOR",
+    "SUBJECT_STRATEGIES",
+    "SchemaIdMapping",
+    "SchemaPasses",
+    "SchemaRecord",
+    "SchemaSubject",
+    "decode_schema_id_mapping",
+    "decode_schema_record",
+]
 
 SCHEMA_CONNECTOR = "MirrorSchemaConnector"
+# Confluent's subject name strategies, as key.subject.name.strategy and
+# value.subject.name.strategy name them: which subjects describe a topic's keys and values
+SUBJECT_STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
 
 
 @dataclass(frozen=True)
@@ -37,22 +56,93 @@ class SchemaIdMapping:
 
     def key(self) -> bytes:
         field = "guid" if self.is_guid else "id"
-        partition = {"cluster": self.cluster, field: self.source}
-        return json.dumps([SCHEMA_CONNECTOR, partition], separators=(",", ":")).encode()
+        return _key({"cluster": self.cluster, field: self.source})
 
     def value(self) -> bytes:
         return json.dumps({"target": self.target}, separators=(",", ":")).encode()
 
 
-def decode_schema_id_mapping(key: bytes | None, value: bytes | None) -> SchemaIdMapping | None:
-    """The mapping a record of the offsets topic holds; None for every other record (positions,
-    other connectors' keys, tombstones). A record with the schema connector's key that does not
-    parse raises RecordFormatError naming what is wrong."""
+def _key(partition: dict[str, object]) -> bytes:
+    return json.dumps([SCHEMA_CONNECTOR, partition], separators=(",", ":")).encode()
+
+
+@dataclass(frozen=True)
+class SchemaSubject:
+    """The source IDs and GUIDs of one source subject's versions (soft-deleted ones too)."""
+
+    cluster: str
+    subject: str
+    ids: frozenset[int]
+    guids: frozenset[str] = frozenset()
+
+    def key(self) -> bytes:
+        return _key({"cluster": self.cluster, "subject": self.subject})
+
+    def value(self) -> bytes:
+        body = {"ids": sorted(self.ids), "guids": sorted(self.guids)}
+        return json.dumps(body, separators=(",", ":")).encode()
+
+
+@dataclass(frozen=True)
+class SchemaPasses:
+    """How many passes over the source registry the schema connector has finished."""
+
+    cluster: str
+    passes: int
+
+    def key(self) -> bytes:
+        return _key({"cluster": self.cluster, "passes": "finished"})
+
+    def value(self) -> bytes:
+        return json.dumps({"passes": self.passes}, separators=(",", ":")).encode()
+
+
+SchemaRecord = SchemaIdMapping | SchemaSubject | SchemaPasses
+
+
+def decode_schema_record(key: bytes | None, value: bytes | None) -> SchemaRecord | None:
+    """The schema connector's record of the offsets topic; None for every other record
+    (positions, other connectors' keys, tombstones). One with the schema connector's key that
+    does not parse raises RecordFormatError naming what is wrong."""
     if not key or not value or SCHEMA_CONNECTOR.encode() not in key:
         return None
     try:
         name, partition = json.loads(key)
         if name != SCHEMA_CONNECTOR:
+            return None
+        body = json.loads(value)
+        cluster = str(partition["cluster"])
+        if "subject" in partition:
+            ids = frozenset(body["ids"])
+            guids = frozenset(body.get("guids", ()))
+            if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids) or not all(
+                isinstance(g, str) for g in guids
+            ):
+                raise TypeError(f"ids {sorted(map(str, ids))} or guids are not IDs and GUIDs")
+            return SchemaSubject(cluster, str(partition["subject"]), ids, guids)
+        if "passes" in partition:
+            passes = body["passes"]
+            if not isinstance(passes, int) or isinstance(passes, bool):
+                raise TypeError(f"passes {passes!r} is no count")
+            return SchemaPasses(cluster, passes)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise RecordFormatError(
+            f"a {SCHEMA_CONNECTOR} record of the offsets topic does not parse: {exc!r} "
+            f"(key {key[:200]!r})"
+        ) from exc
+    return decode_schema_id_mapping(key, value)
+
+
+def decode_schema_id_mapping(key: bytes | None, value: bytes | None) -> SchemaIdMapping | None:
+    """The mapping a record of the offsets topic holds; None for every other record (positions,
+    other connectors' keys, tombstones, the schema connector's other records). A record with
+    the schema connector's key that does not parse raises RecordFormatError naming what is
+    wrong."""
+    if not key or not value or SCHEMA_CONNECTOR.encode() not in key:
+        return None
+    try:
+        name, partition = json.loads(key)
+        if name != SCHEMA_CONNECTOR or "subject" in partition or "passes" in partition:
             return None
         target = json.loads(value)["target"]
         cluster = partition["cluster"]

@@ -14,7 +14,13 @@ them: the flow *keeps* IDs, as long as each answer's ID is the source's. Any oth
 schemas its own way: the flow *translates* IDs, and copy tasks rewrite them in flight. Either
 way every source ID (and GUID, where both registries give them) is handed to the sink with its
 target ID once its schema is on the target: the copy side copies a record only once its ID is
-mapped. A mapping already known (read back from Kafka at a restart) is not handed again.
+mapped. Each SchemaSync hands every mapping once, known or not, so that a new one (a restart of
+its task) writes the whole map again, into an offsets topic that may have been lost.
+
+Subjects: once every version of a subject is placed, the subject's source IDs and GUIDs are
+handed to `described` (again whenever they change, and once per SchemaSync): the copy side
+rewrites a record's ID only where it is one of the IDs of a subject that names the record's
+topic, and copies every other record byte for byte.
 
 The sync remembers what it placed; a target changed behind its back is seen again only by a
 new SchemaSync (a restart of its task).
@@ -28,7 +34,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mm2.errors import MM2Error
-from mm2.records.schema_ids import SchemaIdMapping
+from mm2.records.schema_ids import SchemaIdMapping, SchemaSubject
 from mm2.schemas.client import (
     Registered,
     RegistryClient,
@@ -45,6 +51,7 @@ log = logging.getLogger(__name__)
 
 IdMode = Literal["kept", "translated"]
 MappingSink = Callable[[SchemaIdMapping], None]
+SubjectSink = Callable[[SchemaSubject], None]
 _UNKNOWN = object()
 
 
@@ -85,6 +92,8 @@ class _Placed:
     version: int
     id: int
     guid: str | None
+    source_id: int  # the version's ID and GUID in the source registry
+    source_guid: str | None
 
 
 class SchemaSync:
@@ -102,9 +111,12 @@ class SchemaSync:
         sink: MappingSink,
         known: Mapping[int | str, int | str] | None = None,
         flow: str = "",
+        described: SubjectSink | None = None,
     ) -> None:
         self._source, self._target = source, target
         self._alias, self._naming, self._filter, self._sink = source_alias, naming, subjects, sink
+        self._described = described
+        self._subject_ids: dict[str, SchemaSubject] = {}  # as last handed to `described`
         self._flow = flow or f"{source_alias}->?"
         self._ids: dict[int | str, int | str] = dict(known or {})
         self._translating = any(isinstance(k, int) and k != v for k, v in self._ids.items())
@@ -181,10 +193,9 @@ class SchemaSync:
         if isinstance(source, int) and source != target and not self._translating:
             self._translating = True
             self._set_mode("translated", f"source ID {source} is {target} on the target")
-        if self._ids.get(source) != target:
-            self._sink(SchemaIdMapping(self._alias, source, target))
-            self._ids[source] = target
-            self._report.mappings += 1
+        self._sink(SchemaIdMapping(self._alias, source, target))
+        self._ids[source] = target
+        self._report.mappings += 1
         self._decided.add(source)
 
     # -- subjects --
@@ -203,9 +214,23 @@ class SchemaSync:
             for version in every:
                 self._place(subject, version, live=version in alive)
             self._copy_deletes(subject, target, every, alive, live=live)
+            self._describe(subject, every)
             self._listings[subject] = listing
         if live:
             self._copy_level(self._source.compatibility(subject), target)
+
+    def _describe(self, subject: str, versions: list[int]) -> None:
+        """Hand the subject's source IDs and GUIDs on, if they changed (every version placed)."""
+        if self._described is None:
+            return
+        placed = [p for v in versions if (p := self._placed.get((subject, v))) is not None]
+        found = SchemaSubject(
+            self._alias, subject, frozenset(p.source_id for p in placed),
+            frozenset(p.source_guid for p in placed if p.source_guid is not None),
+        )  # fmt: skip
+        if found.ids and self._subject_ids.get(subject) != found:
+            self._described(found)
+            self._subject_ids[subject] = found
 
     def _copy_level(self, level: str | None, subject: str | None) -> None:
         """The compatibility level the source sets (globally: subject None), on the target."""
@@ -275,7 +300,8 @@ class SchemaSync:
                 self._target.url, f"POST /subjects/{target}",
                 f"registered as ID {registered.id} but not found under the subject after",
             )  # fmt: skip
-        placed = _Placed(target, registered.version, registered.id, registered.guid)
+        placed = _Placed(target, registered.version, registered.id, registered.guid,
+                         found.id, found.guid)  # fmt: skip
         self._emit(found.id, placed.id)
         if found.guid is not None and placed.guid is not None:
             self._emit(found.guid, placed.guid)

@@ -33,7 +33,7 @@ def _watch() -> tuple[LeftOpenWatch, Probe, list[float]]:
 def test_a_partition_held_at_one_offset_past_the_patience_is_due_once() -> None:
     watch, probe, now = _watch()
     probe.held = {("r", 0): 10}
-    found = {}
+    found: dict[int, dict[TP, int]] = {}
     for t in range(0, 300, 10):
         now[0] = t
         due = watch.due(["r"])

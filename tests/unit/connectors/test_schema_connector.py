@@ -15,7 +15,13 @@ from mm2.config.model import SCHEMA
 from mm2.connect.spi import LeaderEpoch
 from mm2.connectors.schema import MirrorSchemaConnector, MirrorSchemaTask
 from mm2.errors import KafkaClientError
-from mm2.records.schema_ids import SchemaIdMapping, decode_schema_id_mapping
+from mm2.records.schema_ids import (
+    SchemaIdMapping,
+    SchemaPasses,
+    SchemaSubject,
+    decode_schema_id_mapping,
+    decode_schema_record,
+)
 from mm2.runtime.liveness import Liveness
 from mm2.runtime.metrics import MetricsRegistry
 from mm2.schemas import RegistryClient, RegistrySettings
@@ -113,8 +119,17 @@ def test_mappings_go_to_the_offsets_topic_placed_by_key_and_the_mode_shows() -> 
     assert (snapshot.id_mode, snapshot.versions_registered, snapshot.mappings_written) == (
         "translated", 2, 2,
     )  # fmt: skip
+    records = [decode_schema_record(key, value) for _t, key, value, _p in producer.sent]
+    assert sorted(str(r) for r in records if isinstance(r, SchemaSubject)) == sorted(
+        str(SchemaSubject("a", s, frozenset({i}))) for s, i in (("orders-value", 7),
+                                                                ("com.acme.Money", 9))
+    )  # each subject's source IDs, after its mappings  # fmt: skip
+    assert records[-1] == SchemaPasses("a", 1)  # the pass, last
     task.poll()
-    assert len(producer.sent) == 2  # nothing new: nothing written
+    # nothing new: only the pass written
+    assert len(producer.sent) == 6 and decode_schema_record(*producer.sent[-1][1:3]) == (
+        SchemaPasses("a", 2)
+    )
     task.stop()
 
 

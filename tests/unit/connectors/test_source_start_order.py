@@ -440,7 +440,8 @@ def test_a_partition_held_open_while_copy_tasks_run_gets_a_new_epoch_that_ends_i
         calls.append(f"end left open on {', '.join(topics)}")
         if now[0] == 0:  # the first settle: left open later, while the epoch runs
             return {}
-        ended, _ = dict(held), held.clear()
+        ended = dict(held)
+        held.clear()
         return ended
 
     watch = LeftOpenWatch(lambda topics: dict(held), patience_s=90, every_s=30,

@@ -1,10 +1,12 @@
 """The copy loop with a flow's schema-ID map (mm2.copy.schema_gate): IDs rewritten inside the
 transaction, a partition held at its first record whose schema is not mirrored yet (never
-copied with the source's ID), released when the map has news, and a bound that ends the task
-naming the record."""
+copied with the source's ID), released when the map has news, said at WARN past a bound;
+only topics a subject describes read as framed, and a look-alike ID that two passes of the
+schema connector did not put under a subject copied as it is."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any, cast
 
 import pytest
@@ -14,10 +16,9 @@ from mm2.copy.schema_gate import SchemaGate
 from mm2.copy.schema_ids import SchemaIdRewriter
 from mm2.copy.spec import Assignment
 from mm2.copy.transaction import TransactionSink, producer_settings
-from mm2.errors import SchemaNotMirroredError
 from mm2.kafka.failure import AuthAlarm
 from mm2.offset_syncs.emitter import OffsetSyncEmitter
-from mm2.records.schema_ids import SchemaIdMapping
+from mm2.records.schema_ids import SchemaIdMapping, SchemaSubject
 from tests.support.specs import copy_spec
 from tests.unit.copy.test_copy_loop import FakeMessage, FakeProducer, WatermarkConsumer
 
@@ -34,24 +35,30 @@ class Framed(FakeMessage):
 class FakeFeed:
     """SchemaIdFeed's surface: a real rewriter, and mappings that arrive when told."""
 
-    def __init__(self) -> None:
-        self.rewriter = SchemaIdRewriter({7: 1042})
-        self.arriving: list[SchemaIdMapping] = []
+    def __init__(self, rewriter: SchemaIdRewriter | None = None) -> None:
+        self.rewriter = rewriter or SchemaIdRewriter({7: 1042})
+        self.arriving: list[SchemaIdMapping | SchemaSubject] = []
+        self.passes = 0
 
     def catch_up(self, timeout: float = 30.0) -> int:
         return 1
 
     def poll(self) -> int:
         taken, self.arriving = self.arriving, []
-        for mapping in taken:
-            self.rewriter.learn(mapping)
+        for record in taken:
+            if isinstance(record, SchemaSubject):
+                self.rewriter.describe(record)
+            else:
+                self.rewriter.learn(record)
         return len(taken)
 
     def close(self) -> None:
         pass
 
 
-def _copier(wait_ms: int = 60_000) -> tuple[CopyLoop, FakeProducer, FakeFeed, WatermarkConsumer]:
+def _copier(
+    wait_ms: int = 60_000, rewriter: SchemaIdRewriter | None = None
+) -> tuple[CopyLoop, FakeProducer, FakeFeed, WatermarkConsumer]:
     spec = copy_spec(
         transactional=False,
         partitions=[
@@ -62,7 +69,7 @@ def _copier(wait_ms: int = 60_000) -> tuple[CopyLoop, FakeProducer, FakeFeed, Wa
         schema_wait_ms=wait_ms,
     )
     producer = FakeProducer(producer_settings(spec))
-    feed = FakeFeed()
+    feed = FakeFeed(rewriter)
     consumer = WatermarkConsumer(0, 100)
     copier = CopyLoop(
         spec,
@@ -108,12 +115,76 @@ def test_an_unmapped_id_holds_its_partition_and_nothing_after_it_is_copied() -> 
     assert _values(producer)[-1] == framed(1043)
 
 
-def test_a_record_held_past_the_bound_ends_the_task_naming_it() -> None:
-    copier, _, _, _ = _copier(wait_ms=0)
-    copier._copy([cast(Any, Framed(1, 33, framed(99)))])
+def test_a_record_held_past_the_bound_is_said_once_and_its_partition_stays_held(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    copier, producer, _, _ = _copier(wait_ms=0)
+    copier._copy([cast(Any, Framed(1, 33, framed(99))), cast(Any, Framed(0, 10, framed(7)))])
     assert copier._schemas is not None
-    with pytest.raises(SchemaNotMirroredError, match=r"orders-1@33: the value's schema ID 99"):
-        copier._schemas.poll()
+    with caplog.at_level(logging.WARNING, logger="mm2.copy.schema_gate"):
+        assert copier._schemas.poll() == [] and copier._schemas.poll() == []
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert "orders-1@33 has waited" in said and "the value's schema ID 99" in said
+    assert ("orders", 1) in copier._schemas.held
+    assert _values(producer) == [framed(1042)]  # the other partition went on
+
+
+def _by_subject() -> SchemaIdRewriter:
+    """A rewriter that reads prefixes only in topics a subject describes: orders' values."""
+    rewriter = SchemaIdRewriter({1: 5, 7: 1042},
+                                strategies=("TopicNameStrategy", "TopicNameStrategy"))  # fmt: skip
+    rewriter.describe(SchemaSubject("primary", "orders-value", frozenset({7})))
+    return rewriter
+
+
+class Keyed(FakeMessage):
+    def __init__(self, topic: str, offset: int, key: bytes, value: bytes) -> None:
+        super().__init__(topic, 0, offset, value)
+        self._k = key
+
+    def key(self) -> bytes:
+        return self._k
+
+
+def test_keys_and_values_of_topics_no_subject_describes_are_copied_byte_for_byte() -> None:
+    """A LongSerializer key 20,000,000 reads as ID 1, which is mapped (to 5); a raw Avro value
+    starts with 0x00. Neither topic's keys nor `audit`'s values have a subject."""
+    copier, producer, _, _ = _copier(rewriter=_by_subject())
+    copier._take([Assignment("audit", 0, "primary.audit", 0)])
+    long_key = (20_000_000).to_bytes(8, "big")
+    raw_avro = bytes.fromhex("0000000001d20f")
+    copier._copy([cast(Any, Keyed("orders", 10, long_key, framed(7))),
+                  cast(Any, Keyed("audit", 0, long_key, raw_avro))])  # fmt: skip
+    sent = [(msg._key, msg._value) for _, msg in producer.unacked]
+    assert sent == [(long_key, framed(1042)), (long_key, raw_avro)]
+
+
+def test_an_id_no_subject_holds_is_held_and_copied_as_it_is_after_two_passes() -> None:
+    copier, producer, feed, _ = _copier(rewriter=_by_subject())
+    lookalike = framed(1, b"\x31\x2d\x00")  # ID 1 is mapped, but not one of orders-value's
+    copier._copy([cast(Any, Framed(0, 10, lookalike))])
+    gate = copier._schemas
+    assert gate is not None and gate.held[("orders", 0)][0] == 10
+    feed.passes = 1
+    assert gate.poll() == []  # one pass: it may have begun before the record's schema was
+    feed.passes = 2
+    (released,) = gate.poll()
+    assert (released.partition, released.offset) == (0, 10)
+    copier._copy([cast(Any, Framed(0, 10, lookalike)), cast(Any, Framed(0, 11, lookalike))])
+    assert _values(producer) == [lookalike, lookalike]  # as they are, no hold again
+
+
+def test_a_schema_registered_a_moment_ago_waits_for_its_subject_and_is_rewritten() -> None:
+    copier, producer, feed, _ = _copier(rewriter=_by_subject())
+    copier._copy([cast(Any, Framed(0, 10, framed(8)))])  # orders-value's new version: ID 8
+    gate = copier._schemas
+    assert gate is not None and ("orders", 0) in gate.held
+    feed.arriving += [SchemaIdMapping("primary", 8, 1043),
+                      SchemaSubject("primary", "orders-value", frozenset({7, 8}))]  # fmt: skip
+    feed.passes = 1
+    (released,) = gate.poll()
+    copier._copy([cast(Any, Framed(0, released.offset, framed(8)))])
+    assert _values(producer) == [framed(1043)]
 
 
 def test_a_flow_without_registries_has_no_gate() -> None:

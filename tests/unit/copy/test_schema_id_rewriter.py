@@ -18,7 +18,7 @@ from mm2.copy.schema_ids import (
     SchemaIdRewriter,
 )
 from mm2.errors import RecordFormatError
-from mm2.records.schema_ids import SchemaIdMapping
+from mm2.records.schema_ids import SchemaIdMapping, SchemaSubject
 
 SOURCE_GUID = uuid.UUID("0b2f5c1e-7a41-4c7e-9d8e-3f1a2b4c5d6e")
 TARGET_GUID = uuid.UUID("77c1d2e3-f405-4617-8829-3a4b5c6d7e8f")
@@ -29,8 +29,11 @@ def framed(schema_id: int, rest: bytes = b"") -> bytes:
     return b"\x00" + schema_id.to_bytes(4, "big") + rest
 
 
-def rewriter(**flags: bool) -> SchemaIdRewriter:
-    return SchemaIdRewriter(IDS, {str(SOURCE_GUID): str(TARGET_GUID)}, **flags)
+def rewriter(*, prefixed_keys: bool = True, prefixed_values: bool = True) -> SchemaIdRewriter:
+    guids = {str(SOURCE_GUID): str(TARGET_GUID)}
+    return SchemaIdRewriter(
+        IDS, guids, prefixed_keys=prefixed_keys, prefixed_values=prefixed_values
+    )
 
 
 @pytest.mark.parametrize(
@@ -218,3 +221,37 @@ def test_unframed_records_come_back_identical(
     headers: list[tuple[str, bytes]] | None,
 ) -> None:
     assert SchemaIdRewriter(mapping).rewrite(key, value, list(headers) if headers else None) is None
+
+
+def _strategies(key: str, value: str, *subjects: tuple[str, set[int]]) -> SchemaIdRewriter:
+    rewriter = SchemaIdRewriter({7: 1042, 9: 1044}, strategies=(key, value))
+    for name, ids in subjects:
+        rewriter.describe(SchemaSubject("primary", name, frozenset(ids)))
+    return rewriter
+
+
+def _frame(schema_id: int) -> bytes:
+    return b"\x00" + schema_id.to_bytes(4, "big") + b"data"
+
+
+def test_topic_record_name_subjects_describe_their_topic_only() -> None:
+    order, refund = ("orders-com.acme.Order", {7}), ("refunds-com.acme.Refund", {9})
+    rewriter = _strategies("TopicNameStrategy", "TopicRecordNameStrategy", order, refund)
+    assert rewriter.rewrite(None, _frame(7), None, "orders") == (None, _frame(1042), None)
+    refused = rewriter.rewrite(None, _frame(9), None, "orders")  # refunds' schema
+    assert isinstance(refused, Missing) and not refused.described
+    assert rewriter.rewrite(None, _frame(9), None, "payments") is None  # no subject: as it is
+    assert rewriter.rewrite(_frame(7), None, None, "orders") is None  # keys: no orders-key
+
+
+def test_record_name_subjects_describe_every_topic() -> None:
+    rewriter = _strategies("RecordNameStrategy", "RecordNameStrategy",
+                           ("com.acme.Order", {7}), ("orders-value", {9}))  # fmt: skip
+    assert rewriter.rewrite(_frame(7), _frame(7), None, "any") == (_frame(1042), _frame(1042), None)
+    refused = rewriter.rewrite(None, _frame(9), None, "any")  # orders-value names no record
+    assert isinstance(refused, Missing) and not refused.described
+
+
+def test_an_unknown_strategy_is_refused() -> None:
+    with pytest.raises(RecordFormatError, match="strategies"):
+        SchemaIdRewriter(strategies=("TopicNameStrategy", "Mine"))

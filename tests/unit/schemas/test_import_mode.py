@@ -102,11 +102,16 @@ def test_a_target_in_readwrite_mode_translates_from_the_start() -> None:
     assert len(mappings) == 3 and all(m.source != m.target for m in mappings)
 
 
-def test_mappings_known_already_are_not_handed_again() -> None:
+def test_a_new_sync_hands_every_mapping_once_known_or_not() -> None:
+    # its task restarted: the offsets topic the known ones were read from may be a new one
     source, target = source_registry(), FakeRegistry(mode="IMPORT")
     mappings: list[SchemaIdMapping] = []
-    sync_between(source, target, mappings.append, known={5: 5, 11: 11}).run_pass()
-    assert [(m.source, m.target) for m in mappings] == [(12, 12)]
+    sync = sync_between(source, target, mappings.append, known={5: 5, 11: 11})
+    sync.run_pass()
+    assert sorted((m.source, m.target) for m in mappings) == [(5, 5), (11, 11), (12, 12)]
+    mappings.clear()
+    sync.run_pass()
+    assert mappings == []
 
 
 def test_a_mapping_the_sink_refused_is_handed_again_on_the_next_pass() -> None:
