@@ -59,7 +59,7 @@ def test_lookalike_keys_and_values_stay_byte_for_byte_beside_framed_records(
         serialize = AvroSerializer(client, json.dumps(V1))
         framed = [serialize(r, SerializationContext(orders, MessageField.VALUE)) for r in rows]
     assert all(v is not None for v in framed)
-    source_id = int.from_bytes(framed[0][1:5], "big")  # type: ignore[index]
+    source_id = int.from_bytes(framed[0][1:5], "big")
     lookalike_key = _long(source_id << 24)  # 00 | S | 00 00 00
     unknown_id = b"\x00" + (2**31 - 7).to_bytes(4, "big") + b"raw"  # held, then as it is
     raw_values = [b"\x00" + source_id.to_bytes(4, "big") + bytes([i, 0x0F]) for i in range(50)]
