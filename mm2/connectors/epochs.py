@@ -430,16 +430,44 @@ class EpochPlanner:
             )  # fmt: skip
         return bool(held)
 
-    def _end_left_open(self, timeout: float) -> None:
+    def _end_left_open(self, timeout: float) -> bool:
         """After the fencing: end what the fenced copy tasks left open on the offsets topic
-        and the remote topics (mm2.copy.fencing), before anything reads or writes there."""
+        and the remote topics (mm2.copy.fencing), before anything reads or writes there.
+        True when something was ended."""
         if self._end_left_open_with is None:
-            return
+            return False
         ended = self._end_left_open_with(self._ids(), self._written_topics(), timeout)
         if ended:
             s = self.settings
             names = [f"{t}-{p}" for t, p in sorted(ended)]
             self._metrics.transactions_ended(s.source, s.target, names)
+        return bool(ended)
+
+    def _catch_up_committed(self, offsets: dict[TP, int]) -> None:
+        """After transactions left open were ended aborted: positions behind what the remote
+        topics hold committed are moved up to it (mm2.copy.rebuild's proof from the offset
+        syncs). A broker that stopped while a commit's markers were written can have committed
+        a transaction's records on some partitions and left its positions open on others;
+        aborted, those positions would copy the committed records again."""
+        if self._prove is None:
+            return
+        routes = self._schedule.routes
+        _synced, proven = self._prove(routes)
+        ahead = {tp: at for tp, at in proven.items() if tp in offsets and at > offsets[tp]}
+        if not ahead:
+            return
+        moves = ", ".join(
+            f"{t}-{p} {offsets[(t, p)]} -> {at}" for (t, p), at in sorted(ahead.items())
+        )
+        ids = {tp: routes[tp[0]].topic_id for tp in ahead if routes[tp[0]].topic_id}
+        self._positions.write(ahead, cluster_id=self._cluster_id, topic_ids=ids)
+        self.feed.read_to_end(routes, 30.0)
+        offsets.update({tp: o for tp, o in self.feed.stored.offsets.items() if tp in offsets})
+        log.warning(
+            "%s: positions moved up to what the remote topics hold committed: %s (a broker's "
+            "stop committed a transaction's records but left its positions open, ended "
+            "aborted): those records are not copied again", self.settings.flow, moves,
+        )  # fmt: skip
 
     def _settle(self, timeout: float, *, rewrite: bool = True) -> None:
         """Fence every earlier copy task, read the committed positions, and write them again.
@@ -455,8 +483,7 @@ class EpochPlanner:
             fencing.result()  # bounded: each id's fencing times out by itself
         elif eos:
             self._fence(timeout)
-        if eos:
-            self._end_left_open(timeout)
+        ended = eos and self._end_left_open(timeout)
         fenced = time.monotonic()
         before = self._fence_ids()
         self.feed.read_to_end(self._schedule.routes, timeout)
@@ -464,7 +491,7 @@ class EpochPlanner:
             log.info("%s: copy task ids %d to %d ran before (a larger tasks.max): fenced too",
                      self.settings.flow, before, self._fence_ids() - 1)  # fmt: skip
             self._fence(timeout)
-            self._end_left_open(timeout)
+            ended = self._end_left_open(timeout) or ended
             self.feed.read_to_end(self._schedule.routes, timeout)  # what they committed
         read = time.monotonic()
         # Only the routed partitions' positions: the read waited for the partitions of the
@@ -475,6 +502,8 @@ class EpochPlanner:
             tp: o for tp, o in self.feed.stored.offsets.items()
             if tp[0] in routes and tp[1] < routes[tp[0]].partitions
         }  # fmt: skip
+        if ended:
+            self._catch_up_committed(offsets)
         if rewrite and eos and offsets:
             stored = self.feed.stored
             self._positions.write(

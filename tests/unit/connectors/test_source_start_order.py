@@ -461,3 +461,35 @@ def test_a_partition_held_open_while_copy_tasks_run_gets_a_new_epoch_that_ends_i
     assert calls[:3] == ["fence 2", "end left open on mm2-offsets.primary.internal, primary.orders",
                          "settle"]  # fmt: skip
     assert held == {}  # ... that ended it
+
+
+def test_positions_aborted_with_a_transaction_left_open_move_up_to_what_is_committed() -> None:
+    """A broker's stop committed a transaction's records on orders-0 but left the positions
+    open; ended aborted, orders-0's stored position is older than what the remote topic holds:
+    the proof from the offset syncs moves it up, never down (orders-1)."""
+    calls: list[str] = []
+
+    def end_left_open(ids: list[str], topics: list[str], timeout: float) -> dict[Any, int]:
+        return {("mm2-offsets.primary.internal", 3): 70}
+
+    def prove(routes: object) -> tuple[int, dict[tuple[str, int], int]]:
+        calls.append("prove")
+        return 2, {("orders", 0): 58, ("orders", 1): 30}
+
+    planner, positions = _planner(calls, stored={("orders", 0): 50, ("orders", 1): 40},
+                                  prove=prove, end_left_open=end_left_open)  # fmt: skip
+    planner.prepare()
+    assert calls.count("prove") == 1
+    assert positions.written[0] == {("orders", 0): 58}  # moved up; orders-1 stays at 40
+
+
+def test_nothing_is_proven_when_nothing_was_left_open() -> None:
+    calls: list[str] = []
+
+    def prove(routes: object) -> tuple[int, dict[tuple[str, int], int]]:
+        calls.append("prove")
+        return 0, {}
+
+    planner, _ = _planner(calls, stored={("orders", 0): 50}, prove=prove)
+    planner.prepare()
+    assert "prove" not in calls
