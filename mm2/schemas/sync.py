@@ -233,9 +233,15 @@ class SchemaSync:
             self._subject_ids[subject] = found
 
     def _copy_level(self, level: str | None, subject: str | None) -> None:
-        """The compatibility level the source sets (globally: subject None), on the target."""
+        """The compatibility level the source sets (globally: subject None), on the target.
+        None set on the source: the target's stays, but for a subject's NONE, the one level
+        mm2 sets of its own (for one registration, _register_past_compatibility): a process
+        that died before it put the level back left it, and the subject follows the global
+        level again."""
         if level is None:
-            return  # none set on the source: the target's stays
+            if subject is not None:
+                self._drop_none(subject)
+            return
         known = self._levels.get(subject, _UNKNOWN)
         if known is _UNKNOWN:
             known = self._target.compatibility(subject)
@@ -243,6 +249,18 @@ class SchemaSync:
             self._target.set_compatibility(level, subject)
             self._report.configs += 1
         self._levels[subject] = level
+
+    def _drop_none(self, subject: str) -> None:
+        known = self._levels.get(subject, _UNKNOWN)
+        if known is _UNKNOWN:
+            known = self._target.compatibility(subject)
+        if known == "NONE":
+            self._target.delete_compatibility(subject)
+            self._report.configs += 1
+            log.info("%s: %s: compatibility NONE on %s, which the source does not set: "
+                     "removed (left by a registration past compatibility that did not end)",
+                     self._flow, subject, self._target.url)  # fmt: skip
+        self._levels[subject] = None
 
     def _copy_deletes(
         self, subject: str, target: str, every: list[int], alive: frozenset[int], *, live: bool

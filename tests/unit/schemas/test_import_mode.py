@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from mm2.policies.replication import DefaultReplicationPolicy
-from mm2.records.schema_ids import SchemaIdMapping
+from mm2.records.schema_ids import SchemaIdMapping, SchemaSubject
 from mm2.schemas import (
     MappingSink,
     RegistryClient,
@@ -140,3 +140,29 @@ def test_a_version_the_target_refuses_as_incompatible_is_registered_as_the_sourc
     sync_between(source, target, lambda _m: None).run_pass()
     assert sorted(target.subjects["primary.orders-value"]) == [1, 2]
     assert target.levels["primary.orders-value"] == "FULL"  # the source's, copied after
+
+
+def test_compatibility_none_left_by_a_crash_mid_registration_is_removed() -> None:
+    source, target = source_registry(), FakeRegistry(mode="IMPORT")
+    source.add("payments-value", 21, ORDER_V1)  # no level of its own on the source
+    target.levels["primary.payments-value"] = "NONE"  # set for one registration, never put back
+    target.levels["primary.orders-value"] = "NONE"
+    sync_between(source, target, lambda mapping: None).run_pass()
+    assert "primary.payments-value" not in target.levels  # the global level applies again
+    assert target.levels["primary.orders-value"] == "FULL"  # the source's own level
+
+
+def test_each_subjects_source_ids_are_described_once_all_its_versions_are_placed() -> None:
+    source, target = source_registry(), FakeRegistry(mode="IMPORT")
+    described: list[SchemaSubject] = []
+    sync = sync_between(source, target, lambda mapping: None, described=described.append)
+    sync.run_pass()
+    assert sorted((d.subject, sorted(d.ids)) for d in described) == [
+        ("com.acme.Money", [5]), ("orders-value", [11, 12]),
+    ]  # fmt: skip
+    described.clear()
+    sync.run_pass()
+    assert described == []  # nothing changed
+    source.add("orders-value", 13, ORDER_V1.replace("Order", "Order3"))
+    sync.run_pass()
+    assert [(d.subject, sorted(d.ids)) for d in described] == [("orders-value", [11, 12, 13])]
