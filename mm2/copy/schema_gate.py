@@ -11,11 +11,12 @@ byte.
 A record whose ID has no target yet, or whose prefix reads as an ID none of the topic's
 subjects holds, is never copied with the source's ID: its partition stops there (unassigned,
 like an out-of-range partition; the flow's other partitions go on) and starts again at that
-record as soon as the map has news. An ID no subject of the topic holds two passes of the
+record as soon as the map has news. An ID no subject of the topic holds three passes of the
 schema connector after the hold began is none of theirs (a serializer registers its schema
 before it writes a record): those bytes are no prefix, and such records are copied as they
-are. A partition held longer than schema.ids.wait.ms is said at WARN, naming the partition,
-the offset and the ID, and stays held.
+are. The map is read every 100 ms, held partition or not. A partition held longer than
+schema.ids.wait.ms is said at WARN, naming the partition, the offset and the ID, and stays
+held.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ from mm2.errors import ConfigError
 __all__ = ["SchemaGate"]
 
 log = logging.getLogger(__name__)
+
+# Passes of the schema connector, finished after a look-alike was held, before it is decided:
+# the first may have begun before the record's schema was registered, and the count read when
+# the hold began may be a pass behind (the map is read every 100 ms).
+_PASSES = 3
 
 
 class SchemaGate:
@@ -98,12 +104,12 @@ class SchemaGate:
         """The held partitions to assign again (at their held record) once the map has news or
         the schema connector's passes decided a look-alike; says at WARN (once) a partition
         held longer than schema.ids.wait.ms."""
+        news = self._feed.poll()  # every time: the map and the pass count stay current
         if not self.held:
             return []
-        news = self._feed.poll()
         for (topic, partition), (offset, missing) in self.held.items():
             passes = self._feed.passes - self._passes_at[(topic, partition)]
-            if not missing.described and passes >= 2 and isinstance(missing.schema, int):
+            if not missing.described and passes >= _PASSES and isinstance(missing.schema, int):
                 self._feed.rewriter.unframed(topic, missing.field, missing.schema)
                 log.info("%s: %s-%d@%d: %s after %d passes over the source registry: those "
                          "bytes are no schema ID, and records of %s whose %s reads as ID %d "

@@ -14,7 +14,7 @@ them; the copy tasks read them.
   that topic's keys or values.
 - A pass: how many passes over the source registry the connector has finished. Key
   `{"cluster":<alias>,"passes":"finished"}`, value `{"passes":<n>}`. A record whose
-  look-alike ID is none of its subjects' IDs after two more passes is no framed record.
+  look-alike ID is none of its subjects' IDs after three more passes is no framed record.
 """
 
 from __future__ import annotations

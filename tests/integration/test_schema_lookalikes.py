@@ -5,7 +5,7 @@ The source registry's ID S of `orders`' value schema is mapped to another ID on 
 target registry numbers its own schemas first). Then, in one flow:
 - `orders`: values written by the Avro serializer (rewritten: they decode on the target), keys
   written as LongSerializer does, a long whose bytes 1-4 read as S (no `orders-key` subject:
-  byte for byte), and one value `0x00` + an ID no subject holds (held for two passes of the
+  byte for byte), and one value `0x00` + an ID no subject holds (held for three passes of the
   schema connector, then copied as it is);
 - `raw`: no subject at all; the same look-alike keys, and raw Avro values that start with
   `0x00` and whose bytes 1-4 read as S: all byte for byte.
