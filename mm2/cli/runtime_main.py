@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import socket
@@ -97,7 +98,7 @@ def build_mirror(
         offsets={MirrorSourceConnector.__name__: MirrorSourceOffsets(_positions)},
         coordinator=coordinator,
         worker_id=worker_id,
-        lag=LagReader,
+        lag=functools.partial(LagReader, record_ends=True),
         metrics=MetricsRegistry(),
         liveness=Liveness(),
     )

@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mm2.client.open_transactions import OpenTransaction, OpenTransactions
 from mm2.config import Flow
 from mm2.copy.positions import PositionsTopic, StoredPositions
 from mm2.copy.positions_reader import PositionsReader
+from mm2.copy.source_ends import SourceEndsWriter
 from mm2.errors import KafkaClientError
 from mm2.kafka.log_reader import TimestampProbe
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
 from mm2.policies.filter import should_replicate_topic
 
-__all__ = ["LagReader", "LagReport", "PartitionLag"]
+__all__ = ["LagReader", "LagReport", "PartitionLag", "mirrored_topic"]
 
 log = logging.getLogger(__name__)
 
@@ -79,18 +81,34 @@ class _State:
     open_checked_at: float = float("-inf")
 
 
-class LagReader:
-    """Reads one flow's lag; keep it and call read() again: it follows the offsets topic."""
+def mirrored_topic(flow: Flow) -> Callable[[str], bool]:
+    """Whether a source topic is one the flow mirrors (its filter, policy and heartbeats)."""
+    policy, topic_filter = flow.replication_policy(), flow.topic_filter()
+    heartbeats = flow.settings.source.heartbeats_replication_enabled
 
-    def __init__(self, flow: Flow, *, timeout: float = 5.0) -> None:
+    def mirrored(topic: str) -> bool:
+        return should_replicate_topic(topic, policy=policy, topic_filter=topic_filter,
+                                      target_alias=flow.target,
+                                      heartbeats_replication=heartbeats)  # fmt: skip
+
+    return mirrored
+
+
+class LagReader:
+    """Reads one flow's lag; keep it and call read() again: it follows the offsets topic.
+
+    With `record_ends` (the running mirror's), each read also writes the source's ends it
+    asked for, with the time it asked, to the offsets topic on the target
+    (mm2.copy.source_ends), for the recovery point to read with the source gone."""
+
+    def __init__(self, flow: Flow, *, timeout: float = 5.0, record_ends: bool = False) -> None:
         self.flow = flow
         self._timeout = timeout
         consumer = {"isolation.level": "read_committed", **flow.source_consumer_config()}
         self._consumer_config = consumer
         self._read_committed = consumer["isolation.level"] == "read_committed"
         self._policy = flow.replication_policy()
-        self._filter = flow.topic_filter()
-        self._heartbeats = flow.settings.source.heartbeats_replication_enabled
+        self._mirrored = mirrored_topic(flow)
         self._admin = TopicAdmin(flow.source_admin_config(label="lag-admin"), timeout=timeout)
         self._lister = OffsetLister(flow.source_admin_config(label="lag-admin"), timeout=timeout)
         self._location = PositionsTopic.of(flow)
@@ -101,14 +119,10 @@ class LagReader:
         self._tail_failures = 0  # failed reads in a row of the positions consumer
         self._stamps: TimestampProbe | None = None
         self._state = _State()
-
-    def _mirrored(self, topic: str) -> bool:
-        return should_replicate_topic(
-            topic,
-            policy=self._policy,
-            topic_filter=self._filter,
-            target_alias=self.flow.target,
-            heartbeats_replication=self._heartbeats,
+        self._ends_writer = (
+            SourceEndsWriter(self._location.producer_config, self._location.topic, flow.name)
+            if record_ends
+            else None
         )
 
     def read(self) -> LagReport:
@@ -137,9 +151,11 @@ class LagReader:
         ends: dict[tuple[str, int], int] = {}
         starts: dict[tuple[str, int], int] = {}
         try:
+            asked_ms = int(time.time() * 1000)
             ends = self._lister.offsets(
                 partitions, latest=True, read_committed=self._read_committed
             )
+            self._record_ends(asked_ms, partitions, ends)
             never = [tp for tp in partitions if stored[tp] is None]
             if never:
                 starts = self._lister.offsets(never, latest=False, read_committed=False)
@@ -170,6 +186,23 @@ class LagReader:
         self._check_open_transactions(problems)
         return LagReport(self.flow.name, int(time.time() * 1000), out, tuple(problems),
                          state.positions_at_ms, state.open_transactions)  # fmt: skip
+
+    def _record_ends(
+        self, asked_ms: int, partitions: list[tuple[str, int]], ends: dict[tuple[str, int], int]
+    ) -> None:
+        """With `record_ends`: the source's high watermarks, with the time they were asked at,
+        to the offsets topic. A read_committed flow's ends are last stable offsets, below the
+        records of transactions still open: the high watermarks are asked for once more."""
+        if self._ends_writer is None or not ends:
+            return
+        if self._read_committed:
+            try:
+                asked_ms = int(time.time() * 1000)
+                ends = self._lister.offsets(partitions, latest=True, read_committed=False)
+            except KafkaClientError as exc:
+                log.debug("%s: the source's high watermarks not read: %s", self.flow.name, exc)
+                return
+        self._ends_writer.write(asked_ms, ends)
 
     def _tail_failed(self) -> None:
         """Counts a failed read of the positions; after `_REPLACE_TAIL_AFTER` in a row the next
@@ -260,6 +293,8 @@ class LagReader:
         return self._stamps.timestamps(offsets, timeout=min(2.0, self._timeout))
 
     def close(self) -> None:
+        if self._ends_writer is not None:
+            self._ends_writer.close()
         if self._tail is not None:
             self._tail.close()
         if self._stamps is not None:

@@ -25,6 +25,7 @@ from confluent_kafka import KafkaError, Producer
 
 from mm2.copy.positions_reader import KeyPartitions, PositionsReader
 from mm2.copy.ready import CopyReady, decode_ready
+from mm2.copy.source_ends import SourceEnds, decode_source_ends
 from mm2.copy.spec import BEGINNING, TP
 from mm2.copy.stats import CopyStats
 from mm2.errors import ConfigError, KafkaClientError, RecordFormatError
@@ -173,8 +174,9 @@ class StoredPositions:
         self.topic_ids: dict[TP, str] = {}  # where the position says which topic it is of
         # where it says the leader epoch of the record it follows
         self.leader_epochs: dict[TP, int] = {}
-        # The source's end offset as a copy task last saw it, and when (epoch ms): kept from
-        # the newest position that carried it (a rewritten position carries none).
+        # The source's end offset as last known, and when it was read (epoch ms): the newest
+        # of what copy tasks saw beside their positions (a rewritten position carries none)
+        # and what the mirror's lag reader read (mm2.copy.source_ends), by that time.
         self.source_ends: dict[TP, tuple[int, int]] = {}
 
     def apply(self, records: Iterable[PositionRecord]) -> None:
@@ -183,7 +185,7 @@ class StoredPositions:
             self.topic_ids.pop(tp, None)
             self.leader_epochs.pop(tp, None)
             if r.stats is not None and r.stats.source_end > 0:
-                self.source_ends[tp] = (r.stats.source_end, r.stats.source_end_ms)
+                self._end(tp, r.stats.source_end, r.stats.source_end_ms)
             if r.offset is None:
                 self.offsets.pop(tp, None)
                 self.cluster_ids.pop(tp, None)
@@ -195,6 +197,17 @@ class StoredPositions:
                     self.topic_ids[tp] = r.topic_id
                 if r.leader_epoch is not None:
                     self.leader_epochs[tp] = r.leader_epoch
+
+    def apply_ends(self, ends: SourceEnds) -> None:
+        """The source's ends the mirror read at `ends.read_at_ms`, where they are newer than
+        what is known (several processes may write them, in any order)."""
+        for tp, end in ends.ends.items():
+            self._end(tp, end, ends.read_at_ms)
+
+    def _end(self, tp: TP, end: int, read_at_ms: int) -> None:
+        known = self.source_ends.get(tp)
+        if known is None or read_at_ms >= known[1]:
+            self.source_ends[tp] = (end, read_at_ms)
 
     def of_topic(self, tp: TP, topic_id: str) -> int | None:
         """The stored position of `tp` if it was stored for the topic whose id is `topic_id`
@@ -313,9 +326,14 @@ class PositionsTopic:
         """The partition count of every topic on the source cluster."""
         return TopicAdmin(self.source_admin_config).list_topics()
 
-    def reader(self, on_ready: Callable[[CopyReady], None] | None = None) -> PositionsReader:
+    def reader(
+        self,
+        on_ready: Callable[[CopyReady], None] | None = None,
+        on_ends: Callable[[SourceEnds], None] | None = None,
+    ) -> PositionsReader:
         """A reader of the topic from its start (close it when done); `on_ready` is given the
-        notices of this flow's copy tasks that they copy (mm2.copy.ready)."""
+        notices of this flow's copy tasks that they copy (mm2.copy.ready), `on_ends` the
+        source's ends the mirror read for this flow (mm2.copy.source_ends)."""
 
         def decode(
             key: bytes | None, value: bytes | None, headers: object
@@ -325,6 +343,12 @@ class PositionsTopic:
                 if ready is not None:
                     if ready.flow == self.flow:
                         on_ready(ready)
+                    return None
+            if on_ends is not None:
+                ends = decode_source_ends(key, value)
+                if ends is not None:
+                    if ends.flow == self.flow:
+                        on_ends(ends)
                     return None
             return decode_position(
                 key, value, headers, connector=self.connector, cluster=self.source_alias
@@ -354,12 +378,15 @@ class PositionsTopic:
         """Every position the topic holds now, committed records only (with `ensure`, the
         topic is created first if it is missing); with `only`, those of these partitions,
         waiting only for the partitions of the topic that hold them; with `stable`, what is
-        committed now, not waiting for transactions still open (PositionsReader)."""
+        committed now, not waiting for transactions still open (PositionsReader). The
+        source's ends the mirror recorded come with them (`source_ends`)."""
         if ensure:
             self.ensure()
-        reader = self.reader()
+        positions = StoredPositions()
+        # The ends are applied as read, before the positions read with them: by time, so the
+        # order does not matter.
+        reader = self.reader(on_ends=positions.apply_ends)
         try:
-            positions = StoredPositions()
             holding = None if only is None else self.holding(only)
             positions.apply(reader.read_to_end(timeout, holding=holding, stable=stable))
             return positions

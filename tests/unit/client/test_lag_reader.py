@@ -198,3 +198,48 @@ def test_every_lagging_partition_gets_an_age_not_only_the_most_lagging(
     assert probe.asked[1:] == [{("orders", 4)}]  # the others kept: nothing was copied since
     assert set(second) == {("orders", p) for p in range(5)}
     assert all(seconds >= 59 for seconds in second.values())
+
+
+class TwoEnds(FakeLister):
+    """The source with a transaction open in orders-0: its last stable offset is below its
+    high watermark."""
+
+    def offsets(
+        self, partitions: Iterable[TP], *, latest: bool, read_committed: bool
+    ) -> dict[TP, int]:
+        out = super().offsets(partitions, latest=latest, read_committed=read_committed)
+        if latest and not read_committed:
+            out[("orders", 0)] += 5
+        return out
+
+
+class Writer:
+    def __init__(self) -> None:
+        self.written: list[tuple[int, dict[TP, int]]] = []
+
+    def write(self, read_at_ms: int, ends: Mapping[TP, int]) -> bool:
+        self.written.append((read_at_ms, dict(ends)))
+        return True
+
+    def close(self) -> None: ...
+
+
+def test_the_mirrors_reader_records_the_high_watermarks_with_the_time_it_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ends = {("orders", 0): 100, ("orders", 1): 10}
+    plain = reader(monkeypatch, ends, [])
+    assert plain._ends_writer is None  # `mm2 status` and the switchover's drain write nothing
+    monkeypatch.setattr(lag, "OffsetLister", TwoEnds)
+    flow = plain.flow
+    out = lag.LagReader(flow, record_ends=True)
+    monkeypatch.setattr(out, "_tail", FakeReader([]))
+    writer = Writer()
+    monkeypatch.setattr(out, "_ends_writer", writer)
+    before = int(time.time() * 1000)
+    report = out.read()
+    after = int(time.time() * 1000)
+    assert {p.partition: p.log_end for p in report.partitions} == {0: 100, 1: 10}  # lag: LSO
+    ((read_at, recorded),) = writer.written
+    assert recorded == {("orders", 0): 105, ("orders", 1): 10}
+    assert before <= read_at <= after

@@ -3,6 +3,8 @@ pure decisions (exactly-once keys, a copy task's error)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mm2.config import load_properties, parse_properties
@@ -17,7 +19,14 @@ from mm2.copy.positions import (
     PositionsTopic,
     StoredPositions,
     decode_position,
+    position_key,
     position_record,
+)
+from mm2.copy.source_ends import (
+    SourceEnds,
+    decode_source_ends,
+    encode_source_ends,
+    source_ends_key,
 )
 from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
@@ -280,3 +289,30 @@ def test_the_assignment_publisher_never_creates_the_offsets_topic_by_producing(
     monkeypatch.setattr(mm2.copy.assignment, "Producer", Capture)
     mm2.copy.assignment.AssignmentPublisher({"bootstrap.servers": "b:9092"}, "offsets", "a->b")
     assert [c.get("allow.auto.create.topics") for c in seen] == [False]
+
+
+def test_the_source_ends_the_mirror_read_travel_beside_the_positions_and_the_newest_wins() -> None:
+    ends = {("orders", 0): 180, ("orders", 2): 60, ("audit", 0): 7}
+    key = source_ends_key("primary->backup")
+    value = encode_source_ends(1_700_000_008_000, ends)
+    assert json.loads(key) == ["mm2-source-ends", {"flow": "primary->backup"}]
+    # partition 1 of orders was not read: it is not said, never said to be 0
+    assert json.loads(value)["ends"] == {"audit": [7], "orders": [180, -1, 60]}
+    back = decode_source_ends(key, value)
+    assert back == SourceEnds("primary->backup", 1_700_000_008_000, ends)
+    assert decode_source_ends(key, None) is None  # a tombstone
+    assert decode_source_ends(key, b"{") is None
+    assert decode_source_ends(position_key("MirrorSourceConnector", "primary", "orders", 0),
+                              b'{"offset":1}') is None  # fmt: skip
+    # Not a position, to a reader that does not look for them.
+    assert decode_position(key, value, [], connector="MirrorSourceConnector",
+                           cluster="primary") is None  # fmt: skip
+    positions = StoredPositions()
+    seen = _stats()
+    seen.source_end, seen.source_end_ms = 150, 1_700_000_009_000
+    positions.apply_ends(back)
+    positions.apply([PositionRecord("orders", 0, 41, "ours", seen)])  # newer: taken
+    positions.apply_ends(SourceEnds("primary->backup", 1_700_000_001_000, {("orders", 2): 1}))
+    assert positions.source_ends == {("orders", 0): (150, 1_700_000_009_000),
+                                     ("orders", 2): (60, 1_700_000_008_000),
+                                     ("audit", 0): (7, 1_700_000_008_000)}  # fmt: skip
