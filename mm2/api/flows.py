@@ -19,7 +19,6 @@ from mm2.api.schemas import (
     GroupPlanBody,
     GroupsOffsetsBody,
     HistoryPointBody,
-    PartitionAtRiskBody,
     PartitionBody,
     RecoveryPointBody,
     SwitchoverBody,
@@ -134,16 +133,14 @@ def failover_group(
 
 @router.get("/{source}/{target}/recovery-point", response_model=RecoveryPointBody)
 def flow_recovery_point(mirror: Mirror, source: str, target: str) -> RecoveryPointBody:
-    """Per source partition: how far the flow copied, the last source end offset its copy
-    tasks saw and when, and so the records an unplanned failover now would lose at most. Read
-    from the offsets topic on the target alone: it answers with the source cluster gone."""
-    rows = mirror.recovery_point(source, target)
-    return RecoveryPointBody(
-        source=source,
-        target=target,
-        partitions=[PartitionAtRiskBody.model_validate(r.to_json()) for r in rows],
-        at_risk_at_most=sum(r.at_risk or 0 for r in rows),
-    )
+    """Per source partition: how far the flow copied, the source's end offset and when it was
+    read, and so the records an unplanned failover now would lose at most: a bound only when
+    the source answered for this report (after the positions were read); else null, unknown
+    since the time the ends the target holds were read. The positions come from the offsets
+    topic on the target: it answers with the source cluster gone."""
+    point = mirror.recovery_point(source, target)
+    return RecoveryPointBody.model_validate({"source": source, "target": target,
+                                             **point.to_json()})  # fmt: skip
 
 
 @router.post("/{source}/{target}/switchover", status_code=202, response_model=SwitchoverBody)

@@ -404,24 +404,52 @@ class GroupsOffsetsBody(BaseModel):
 class PartitionAtRiskBody(BaseModel):
     topic: str
     partition: int
-    copied_to: int = Field(description="the next source offset the mirror would copy")
-    source_end: int | None = Field(
-        description="the source partition's end offset as the mirror last saw it (null: "
-        "never written, e.g. by an older mm2)"
+    copied_to: int | None = Field(
+        description="the next source offset the mirror would copy (null: never copied)"
     )
-    seen_at_ms: int | None = Field(description="when it saw it, milliseconds since the epoch")
+    source_end: int | None = Field(
+        description="the source partition's end offset (high watermark) as last read (null: "
+        "never read)"
+    )
+    ends_read_at_ms: int | None = Field(
+        description="when that end was asked for, milliseconds since the epoch"
+    )
+    current: bool = Field(
+        description="the end was read from the source for this report, after the positions"
+    )
     at_risk_at_most: int | None = Field(
-        description="records not copied, at most (markers and aborted records count too)"
+        description="records missing on the target, at most (markers and aborted records count "
+        "too); null when unknown: the end is not current"
+    )
+    unknown_since_ms: int | None = Field(
+        description="when not current: the time the end was read at, after which what the "
+        "source holds is unknown"
+    )
+    uncopied_below_end: int | None = Field(
+        description="offsets below source_end not copied now (a floor of what was there to "
+        "lose when it was read, never a bound)"
     )
 
 
 class RecoveryPointBody(BaseModel):
-    """What an unplanned failover of the flow loses, read from its target alone."""
+    """What an unplanned failover of the flow loses: a bound when the source's ends were read
+    for this report, else unknown since a time."""
 
     source: str
     target: str
+    read_at_ms: int
+    at_risk_at_most: int | None = Field(
+        description="the sum over the partitions when each is a bound; null: unknown"
+    )
+    unknown_since_ms: int | None = Field(
+        description="when at_risk_at_most is null: the oldest time a partition's end was read "
+        "at (null too when some partition's end was never read)"
+    )
+    unknown_partitions: int = Field(description="partitions without a bound")
+    uncopied_below_ends: int = Field(description="the sum of uncopied_below_end")
+    source_problem: str | None = Field(description="why the source's ends are not current")
+    summary: str = Field(description="the same sentence `mm2 failover` prints")
     partitions: list[PartitionAtRiskBody]
-    at_risk_at_most: int = Field(description="the sum over the partitions whose end was seen")
 
 
 class SwitchoverRequestBody(BaseModel):

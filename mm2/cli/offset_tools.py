@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from collections.abc import Sequence
 
 from mm2.client.failover import (
@@ -23,7 +22,7 @@ from mm2.client.failover import (
     translate_all_groups,
 )
 from mm2.client.plan import FailoverPlan, PartitionMove
-from mm2.client.recovery import PartitionAtRisk, recovery_point
+from mm2.client.recovery import RecoveryPoint, recovery_point, utc
 from mm2.client.registries import RegistryStep, make_target_writable, mirrors_schemas
 from mm2.config import Flow, MirrorMakerConfig, load
 from mm2.errors import ConfigError, KafkaClientError
@@ -190,7 +189,7 @@ def _move(args: argparse.Namespace, kind: str) -> int:
         applied = apply_failover(plan, target_group_admin(flow, args.timeout), force=args.force)
     # What the flow had not copied of what it saw (a failback's flow is the way back). Extra
     # information: a failure to read it is said, never the end of the command.
-    at_risk: list[PartitionAtRisk] | None = None
+    at_risk: RecoveryPoint | None = None
     unread = ""
     if kind == "failover":
         try:
@@ -207,7 +206,7 @@ def _move(args: argparse.Namespace, kind: str) -> int:
         if applied is not None:
             doc["applied"] = applied.to_json()
         if at_risk is not None:
-            doc["recovery_point"] = [r.to_json() for r in at_risk]
+            doc["recovery_point"] = at_risk.to_json()
         if unread:
             doc["recovery_point_error"] = unread
         if registry is not None:
@@ -218,7 +217,7 @@ def _move(args: argparse.Namespace, kind: str) -> int:
         print("dry run: nothing committed" if applied is None else _render_applied(plan, applied))
         if at_risk is not None:
             print()
-            print(render_recovery_point(flow.name, at_risk))
+            print(render_recovery_point(at_risk))
         if unread:
             print()
             print(unread)
@@ -237,32 +236,33 @@ def _print_registry(flow: Flow, registry: RegistryStep | None, dry_run: bool) ->
               f"--schema-registry to put {flow.target}'s registry in READWRITE")  # fmt: skip
 
 
-def render_recovery_point(flow: str, rows: Sequence[PartitionAtRisk]) -> str:
-    """The flow's recovery point: per source partition, copied up to, last end seen, at risk."""
-    header = ["SOURCE PARTITION", "COPIED TO", "SOURCE END SEEN", "SEEN AT (UTC)", "AT RISK<="]
+def render_recovery_point(point: RecoveryPoint) -> str:
+    """The flow's recovery point: per source partition, copied up to, the source's end and when
+    it was read, at risk (a bound only from ends read for this report), then one sentence."""
+    header = ["SOURCE PARTITION", "COPIED TO", "SOURCE END", "END READ AT (UTC)", "AT RISK<=",
+              "UNCOPIED BELOW END"]  # fmt: skip
+
+    def cell(value: int | None) -> str:
+        return "-" if value is None else str(value)
+
     body = [
         [
             f"{r.topic}-{r.partition}",
-            str(r.copied_to),
-            _cell(r.source_end),
-            "-" if r.seen_at_ms is None else _utc(r.seen_at_ms),
-            _cell(r.at_risk),
+            cell(r.copied_to),
+            cell(r.source_end),
+            "-" if r.ends_read_at_ms is None else utc(r.ends_read_at_ms),
+            "unknown" if r.at_risk is None else str(r.at_risk),
+            cell(r.uncopied_below_end),
         ]
-        for r in rows
+        for r in point.partitions
     ]
-    known = [r.at_risk for r in rows if r.at_risk is not None]
     return "\n".join([
-        f"recovery point of {flow} (what the mirror copied of the source ends it saw):",
+        f"recovery point of {point.flow} (what the mirror copied of the source's ends):",
         "",
         table(header, body),
         "",
-        f"records not copied: at most {sum(known)} in {len(rows)} partition(s)"
-        + ("" if len(known) == len(rows) else f" ({len(rows) - len(known)} without an end seen)"),
+        point.summary(),
     ])  # fmt: skip
-
-
-def _utc(ms: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) + f".{ms % 1000:03d}"
 
 
 class TranslateOffsets:

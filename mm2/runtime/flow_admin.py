@@ -15,7 +15,7 @@ from mm2.client.failover import (
 )
 from mm2.client.lag import LagReport
 from mm2.client.plan import FailoverError, FailoverPlan
-from mm2.client.recovery import PartitionAtRisk, recovery_point
+from mm2.client.recovery import RecoveryPoint, recovery_point
 from mm2.config.model import Flow
 from mm2.errors import BadRequestError, ConfigError, ConflictError
 from mm2.runtime.connector_admin import ConnectorAdmin
@@ -97,8 +97,8 @@ class FlowAdmin:
         except FailoverError as exc:
             raise ConflictError(str(exc)) from None
 
-    def recovery_point(self, source: str, target: str, timeout: float) -> list[PartitionAtRisk]:
-        """What the flow had not copied of the source ends it saw (from its target alone)."""
+    def recovery_point(self, source: str, target: str, timeout: float) -> RecoveryPoint:
+        """What the flow had not copied of the source's ends, or since when that is unknown."""
         flow, _ = self.pair(source, target)
         return recovery_point(flow, timeout=timeout)
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from mm2.client.failover import Applied
 from mm2.client.lag import LagReport
 from mm2.client.plan import FailoverPlan
-from mm2.client.recovery import PartitionAtRisk
+from mm2.client.recovery import RecoveryPoint
 from mm2.config import MirrorMakerConfig
 from mm2.config.model import Flow
 from mm2.runtime.changes import Changes, ChangeStore
@@ -233,9 +233,7 @@ class MirrorMaker:
     def group_offsets(self, source: str, target: str, timeout: float = 15.0) -> list[FailoverPlan]:
         return self._flow_admin.group_offsets(source, target, timeout)
 
-    def recovery_point(
-        self, source: str, target: str, timeout: float = 15.0
-    ) -> list[PartitionAtRisk]:
+    def recovery_point(self, source: str, target: str, timeout: float = 15.0) -> RecoveryPoint:
         return self._flow_admin.recovery_point(source, target, timeout)
 
     def pause_flow(self, source: str, target: str) -> None:

@@ -13,7 +13,7 @@ from mm2.api.app import create_app
 from mm2.api.schemas import failover_readiness
 from mm2.client.lag import LagReport, PartitionLag
 from mm2.client.plan import FailoverPlan, PartitionMove
-from mm2.client.recovery import PartitionAtRisk
+from mm2.client.recovery import PartitionAtRisk, RecoveryPoint
 from mm2.copy.routes import Route
 from mm2.records import TopicPartition
 from mm2.runtime.mirror_maker import MirrorMaker
@@ -100,13 +100,15 @@ def test_the_page_has_the_drill_views_and_their_hooks(mirror: MirrorMaker) -> No
     page = client.get("/ui").text
     for hook in ('id="details"', 'class="partitions"', 'class="groups"', 'id="lag-chart"',
                  'id="rate-chart"', 'data-points="0"', 'data-switchover="none"',
-                 'class="switchover-log"', 'class="start-reverse"'):  # fmt: skip
+                 'class="switchover-log"', 'class="start-reverse"', 'class="recovery-summary"',
+                 'class="recovery"'):  # fmt: skip
         assert hook in page, hook
     script = client.get("/ui/assets/app.js").text
     for hook in ('"data-loaded"', '"data-flow"', '"data-task"', '"data-partition"', '"data-lag"',
                  '"data-group"', '"data-ready"', '"data-points"', '"data-read"',
                  "/history`", "/partitions`", "/groups/offsets`", "/switchover`",
-                 "/failover`", '"data-switchover"'):  # fmt: skip
+                 "/failover`", '"data-switchover"', "/recovery-point`", '"data-at-risk"',
+                 '"data-unknown-since"'):  # fmt: skip
         assert hook in script, hook
     # buttons only where the action applies: none on a DISABLED or UNASSIGNED flow
     actions = re.search(r"const ACTIONS = \{(.*?)\};", script, re.S)
@@ -126,16 +128,34 @@ def test_the_page_has_the_drill_views_and_their_hooks(mirror: MirrorMaker) -> No
     assert not re.search(r"https?://", script)
 
 
-def test_the_recovery_point_sums_what_was_seen_and_not_copied(
+def test_the_recovery_point_is_a_bound_only_from_ends_read_for_it(
     mirror: MirrorMaker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rows = [PartitionAtRisk("orders", 0, 120, 150, 1_700_000_000_000),
-            PartitionAtRisk("orders", 1, 40, None, None)]  # fmt: skip
-    monkeypatch.setattr(mirror, "recovery_point", lambda source, target, timeout=15.0: rows)
+    t = 1_700_000_000_000
+    current = RecoveryPoint("primary->backup", t, (
+        PartitionAtRisk("orders", 0, 120, 150, t, current=True),
+        PartitionAtRisk("orders", 1, None, 40, t, current=True, log_start=0),
+    ))  # fmt: skip
+    monkeypatch.setattr(mirror, "recovery_point", lambda source, target, timeout=15.0: current)
     client = TestClient(create_app(mirror))
     body = client.get("/flows/primary/backup/recovery-point").json()
-    assert body["at_risk_at_most"] == 30
+    assert (body["at_risk_at_most"], body["unknown_since_ms"]) == (70, None)
     assert body["partitions"][0] == {"topic": "orders", "partition": 0, "copied_to": 120,
-                                     "source_end": 150, "seen_at_ms": 1_700_000_000_000,
-                                     "at_risk_at_most": 30}  # fmt: skip
-    assert body["partitions"][1]["at_risk_at_most"] is None
+                                     "source_end": 150, "ends_read_at_ms": t, "current": True,
+                                     "at_risk_at_most": 30, "unknown_since_ms": None,
+                                     "uncopied_below_end": 30}  # fmt: skip
+    assert body["summary"] == current.summary()
+    # The source did not answer: no sum of what is known passes for a bound.
+    stale = RecoveryPoint("primary->backup", t + 60_000, (
+        PartitionAtRisk("orders", 0, 120, 150, t + 2_000),
+        PartitionAtRisk("orders", 1, 40, None, None),
+    ), "source primary: timed out")  # fmt: skip
+    monkeypatch.setattr(mirror, "recovery_point", lambda source, target, timeout=15.0: stale)
+    body = client.get("/flows/primary/backup/recovery-point").json()
+    assert body["at_risk_at_most"] is None
+    assert (body["unknown_since_ms"], body["unknown_partitions"]) == (None, 2)  # one never read
+    assert body["uncopied_below_ends"] == 30
+    assert [p["at_risk_at_most"] for p in body["partitions"]] == [None, None]
+    assert body["partitions"][0]["unknown_since_ms"] == t + 2_000
+    assert body["source_problem"] == "source primary: timed out"
+    assert body["summary"] == stale.summary()

@@ -16,7 +16,7 @@ from mm2.api.app import create_app
 from mm2.client.failover import Applied
 from mm2.client.lag import LagReport, PartitionLag
 from mm2.client.plan import FailoverPlan, PartitionMove
-from mm2.client.recovery import PartitionAtRisk
+from mm2.client.recovery import RecoveryPoint
 from mm2.config import load_properties, parse_properties
 from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.copy.routes import Route
@@ -147,11 +147,9 @@ class FakeRuntime:
         self.flow(source, target)
         return self.plans
 
-    def recovery_point(
-        self, source: str, target: str, timeout: float = 15.0
-    ) -> list[PartitionAtRisk]:
+    def recovery_point(self, source: str, target: str, timeout: float = 15.0) -> RecoveryPoint:
         self.flow(source, target)
-        return []
+        return RecoveryPoint(f"{source}->{target}", 0, ())
 
     def pause_flow(self, source: str, target: str) -> None:
         for name in self.connector_names():

@@ -22,6 +22,7 @@ const seeded = new Set(); // flows whose kept history was loaded
 const lastCopied = {}; // flow -> {t, copied}
 const details = {}; // flow -> its per-flow section (partitions, groups)
 const groupsRead = {}; // flow -> {at, busy}
+const recoveryRead = {}; // flow -> {at, busy}
 const following = new Set(); // flows whose switchover this page follows
 const errors = [];
 const seenErrors = new Set();
@@ -167,6 +168,7 @@ function detailFor(flow) {
     node.setAttribute("data-flow-detail", name);
     node.querySelector(".partitions-title").textContent = `${name}: partitions, worst first`;
     node.querySelector(".groups-title").textContent = `${name}: consumer groups, failover drill`;
+    node.querySelector(".recovery-title").textContent = `${name}: recovery point (what a failover now loses)`;
     document.getElementById("details").append(node);
     details[name] = node;
     followSwitchover(flow, node); // one running (or the last one) shows on first load
@@ -180,6 +182,7 @@ function dropDetails(names) {
     details[name].remove();
     delete details[name];
     delete groupsRead[name];
+    delete recoveryRead[name];
   }
 }
 
@@ -284,6 +287,46 @@ async function loadGroups(flow, node, now) {
   } catch (err) {
     table.setAttribute("data-read", "error");
     node.querySelector(".groups-read").textContent = `not read: ${err.message}`;
+  } finally {
+    read.busy = false;
+  }
+}
+
+// -- recovery point: what an unplanned failover now loses, as `mm2 failover` prints it --
+
+function utc(ms) {
+  return ms === null || ms === undefined ? "-" : new Date(ms).toISOString().replace("T", " ").replace("Z", "");
+}
+
+async function loadRecovery(flow, node, now) {
+  const name = flowName(flow);
+  const read = (recoveryRead[name] = recoveryRead[name] || { at: 0, busy: false });
+  if (read.busy || now - read.at < GROUPS_MS) return;
+  read.busy = true;
+  read.at = now;
+  const summary = node.querySelector(".recovery-summary");
+  try {
+    const point = await getJson(`${flowPath(flow)}/recovery-point`);
+    // A bound only from the source's ends read for this answer; else unknown since a time.
+    const bound = point.at_risk_at_most;
+    summary.setAttribute("data-at-risk", bound === null ? "unknown" : String(bound));
+    summary.setAttribute("data-unknown-since", point.unknown_since_ms === null ? "" : String(point.unknown_since_ms));
+    summary.textContent = point.summary;
+    const rows = [...point.partitions]
+      .sort((a, b) => (b.uncopied_below_end || 0) - (a.uncopied_below_end || 0))
+      .slice(0, PARTITION_ROWS)
+      .map((p) => {
+        const risk = p.at_risk_at_most === null ? "unknown" : p.at_risk_at_most;
+        const tr = el("tr", undefined, { "data-recovery-partition": `${p.topic}-${p.partition}`,
+          "data-at-risk": risk });
+        tr.append(cell(`${p.topic}-${p.partition}`), num(p.copied_to), num(p.source_end),
+          cell(utc(p.ends_read_at_ms)), num(risk), num(p.uncopied_below_end));
+        return tr;
+      });
+    node.querySelector(".recovery tbody").replaceChildren(...rows);
+  } catch (err) {
+    summary.setAttribute("data-at-risk", "unread");
+    summary.textContent = `recovery point not read: ${err.message}`;
   } finally {
     read.busy = false;
   }
@@ -422,6 +465,7 @@ async function refresh() {
       const node = detailFor(flow);
       drillButtons(flow, node);
       loadGroups(flow, node, now); // not awaited: it reads Kafka and may take seconds
+      loadRecovery(flow, node, now); // the same: the offsets topic, then the source's ends
       return loadPartitions(flow, node);
     }));
     const led = Object.entries(leaders).map(([c, l]) => `${c}: ${l ? (l.this_worker ? "this process" : l.url) : "no leader"}`);
