@@ -16,6 +16,7 @@ import pytest
 from mm2.cli import offset_tools
 from mm2.client.failover import Applied
 from mm2.client.plan import FailoverPlan, PartitionMove
+from mm2.client.recovery import RecoveryPoint
 from mm2.client.registries import make_target_writable
 from mm2.records import OffsetAndMetadata, TopicPartition
 from mm2.schemas import RegistryClient, RegistrySettings
@@ -56,7 +57,8 @@ def failover(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     monkeypatch.setattr(offset_tools, "target_group_admin", lambda *a, **k: None)
     applied = Applied({remote: OffsetAndMetadata(10)}, {})
     monkeypatch.setattr(offset_tools, "apply_failover", lambda *a, **k: applied)
-    monkeypatch.setattr(offset_tools, "recovery_point", lambda *a, **k: [])
+    point = RecoveryPoint("primary->backup", 0, ())
+    monkeypatch.setattr(offset_tools, "recovery_point", lambda *a, **k: point)
     path = tmp_path / "mm2.properties"
     path.write_text(PROPERTIES)
 
