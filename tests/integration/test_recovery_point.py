@@ -4,9 +4,9 @@ The flow is paused while a backlog is written, then resumed: the mirror copies i
 source consumer fetches one record batch at a time) and is killed with SIGKILL half-way. Pausing
 makes the copy start behind the whole backlog, however fast the producer is on a loaded machine.
 Then, with the source unreachable (the config points it at a closed port), `mm2 failover
---dry-run` reads from the target alone, per source partition, how far the mirror copied, the
-last source end it saw and so the records at risk: they must be the records the test knows were
-not copied.
+--dry-run` reads from the target alone, per source partition, how far the mirror copied and the
+last source end it read: no bound (the source does not answer), unknown since then, and the
+offsets below that end not copied must be the records the test knows were not copied.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from confluent_kafka import Producer
 
 from mm2.client import MirrorClient
+from mm2.config import load
+from mm2.copy.positions import PositionsTopic
 from mm2.policies.replication import DefaultReplicationPolicy
 from tests.support.kafka import Cluster, commit_group, count, create_topic
 from tests.support.mirror import MirrorProcess, free_port, write_properties
@@ -72,14 +73,15 @@ def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_cop
                              topic, extra)  # fmt: skip
     api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
 
-    def seen() -> dict[str, Any] | None:
-        """Our partition's recovery point once the mirror committed after seeing the end."""
-        try:
-            rows = api.get("/flows/primary/backup/recovery-point").json()["partitions"]
-        except (httpx.HTTPError, ValueError, KeyError):
-            return None
-        mine = [r for r in rows if r["topic"] == topic and r["source_end"] == RECORDS]
-        return mine[0] if mine else None
+    positions = PositionsTopic.of(load(props).flow("primary", "backup"))
+
+    def seen() -> tuple[int, int] | None:
+        """(next offset copied, end) of our partition once the target holds the whole
+        backlog's end (the mirror read it) and a position after the resume."""
+        stored = positions.read(10, ensure=False, stable=True)
+        end = stored.source_ends.get((topic, 0), (0, 0))[0]
+        at = stored.offsets.get((topic, 0), -1) + 1
+        return (at, end) if end == RECORDS and at > FIRST else None
 
     checkpoints = MirrorClient(backup.client_config(), DefaultReplicationPolicy())
     try:
@@ -96,7 +98,7 @@ def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_cop
             mirror.kill9_tree()
     finally:
         api.close()
-    assert row["copied_to"] < RECORDS, f"the copy was too fast for this test: {row}"
+    assert row[0] < RECORDS, f"the copy was too fast for this test: {row}"
     remote = f"primary.{topic}"
     copied = count(backup.bootstrap_servers, remote)  # read_committed: what the mirror committed
     assert 0 < copied < RECORDS, f"the mirror copied {copied} of {RECORDS} before it was killed"
@@ -115,14 +117,19 @@ def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_cop
     out = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=180,
                          check=False)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
-    (row,) = [r for r in json.loads(out.stdout)["recovery_point"] if r["topic"] == topic]
-    assert row["copied_to"] == copied, row
-    assert row["source_end"] == RECORDS, row
-    assert row["at_risk_at_most"] == RECORDS - copied, row
-    assert row["seen_at_ms"] > 0, row
+    point = json.loads(out.stdout)["recovery_point"]
+    (rp,) = [r for r in point["partitions"] if r["topic"] == topic]
+    assert rp["copied_to"] == copied, rp
+    assert rp["source_end"] == RECORDS, rp
+    # The source does not answer: no bound, but what it knew is not copied.
+    assert rp["at_risk_at_most"] is None and rp["current"] is False, rp
+    assert rp["uncopied_below_end"] == RECORDS - copied, rp
+    assert rp["unknown_since_ms"] == rp["ends_read_at_ms"] > 0, rp
+    assert point["at_risk_at_most"] is None and point["unknown_since_ms"] is not None, point
     text = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
     assert text.returncode == 0, text.stderr[-3000:]
     assert "recovery point of primary->backup" in text.stdout, text.stdout
     report = text.stdout.split("recovery point of primary->backup", 1)[1]
     (line,) = [x.split() for x in report.splitlines() if x.startswith(f"{topic}-0 ")]
-    assert (line[1], line[2], line[-1]) == (str(copied), str(RECORDS), str(RECORDS - copied))
+    assert (line[1], line[2], line[-2], line[-1]) == (str(copied), str(RECORDS), "unknown",
+                                                      str(RECORDS - copied))  # fmt: skip
