@@ -11,6 +11,8 @@ from fastapi_offline import FastAPIOffline
 
 from mm2 import __version__
 from mm2.api import connectors, flows, root, ui
+from mm2.api.client_headers import REQUEST_HEADER
+from mm2.api.csrf import STATE_CHANGING, CrossSiteMiddleware
 from mm2.api.errors import install_error_handlers
 from mm2.api.forward import Forwarded, forward_to_leader, forwarded_response
 from mm2.api.history import FlowHistory
@@ -40,10 +42,12 @@ def create_app(mirror: RuntimeView, *, credentials: Mapping[str, str] | None = N
         dependencies=[Depends(forward_to_leader)],  # runs after the middlewares below
         static_url="/docs-assets",
     )
-    # The last middleware added runs first: authentication, the body size limit, then the
-    # redaction of answers (closest to the routes, so it sees every answer they give).
+    # The last middleware added runs first: authentication, the refusal of changes another
+    # site's page sends (before routing: a refused request changes nothing), the body size
+    # limit, then the redaction of answers (closest to the routes, so it sees every answer).
     app.add_middleware(RedactionMiddleware)
     app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(CrossSiteMiddleware)
     if credentials is not None:  # an empty users file lets nobody in, as in Connect
         app.add_middleware(BasicAuthMiddleware, credentials=credentials)
     app.state.mirror = mirror
@@ -64,16 +68,24 @@ def create_app(mirror: RuntimeView, *, credentials: Mapping[str, str] | None = N
 
 
 def _openapi(app: FastAPI, *, secured: bool) -> dict[str, Any]:
-    """FastAPI documents invalid input as 422; we answer 400 in Connect's error shape. With
-    authentication on, every operation declares HTTP Basic and its 401."""
+    """FastAPI documents invalid input as 422; we answer 400 in Connect's error shape. Every
+    change declares the 403 of mm2.api.csrf; with authentication on, every operation declares
+    HTTP Basic and its 401."""
     if app.openapi_schema is None:
         doc = get_openapi(
             title=app.title, version=app.version, description=app.description, routes=app.routes
         )
         error = {"$ref": "#/components/schemas/ErrorBody"}
         for operations in doc.get("paths", {}).values():
-            for operation in operations.values():
+            for method, operation in operations.items():
                 responses = operation.get("responses", {})
+                if method.upper() in STATE_CHANGING:
+                    responses.setdefault(
+                        "403",
+                        {"description": "Sent by a browser from another site, or by a browser "
+                                        f"without the {REQUEST_HEADER} header",
+                         "content": {"application/json": {"schema": error}}},
+                    )  # fmt: skip
                 if responses.pop("422", None) is not None:
                     responses.setdefault(
                         "400",

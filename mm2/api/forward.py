@@ -23,6 +23,7 @@ from typing import Any, cast
 import httpx
 from fastapi import Request, Response
 
+from mm2.api.client_headers import CHANGE_HEADERS
 from mm2.errors import ConflictError, NotFoundError
 from mm2.runtime.naming import flow_name
 from mm2.runtime.standby import Leader
@@ -130,6 +131,7 @@ async def forwarded_response(request: Request, exc: Exception) -> Response:
 def _headers(request: Request, mirror: RuntimeView) -> dict[str, str]:
     headers = {k: v for k, v in request.headers.items() if k.lower() in _KEEP_REQUEST}
     headers[FORWARDED] = mirror.url or "?"
+    headers.update(CHANGE_HEADERS)  # checked here already (mm2.api.csrf); the leader checks again
     return headers
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from mm2.api.client_headers import CHANGE_HEADERS
 from mm2.cli.offset_tools import table
 from mm2.client.failover import DEFAULT_TIMEOUT
 from mm2.client.switchover import SwitchoverError, SwitchoverReport, switchover
@@ -30,7 +31,8 @@ class RestFlows:
 
     def __init__(self, url: str, user: str | None = None) -> None:
         auth = tuple(user.split(":", 1)) if user and ":" in user else None
-        self._api = httpx.Client(base_url=url.rstrip("/"), timeout=30, auth=auth)  # type: ignore[arg-type]
+        self._api = httpx.Client(base_url=url.rstrip("/"), timeout=30, auth=auth,  # type: ignore[arg-type]
+                                 headers=CHANGE_HEADERS)  # fmt: skip
 
     def state(self, source: str, target: str) -> str | None:
         answer = self._call("GET", f"/flows/{source}/{target}", ok=(200, 404))

@@ -72,8 +72,12 @@ function noteError(text) {
     el("li", `${e.at.toLocaleTimeString()}  ${e.text}`)));
 }
 
+// Every change carries it: the mirror refuses a browser's change without it (another site's
+// page cannot set it), docs/operations.md "REST API security".
+const CHANGE = { "X-MM2-Request": "1" };
+
 async function act(method, path) {
-  const answer = await fetch(path, { method });
+  const answer = await fetch(path, { method, headers: CHANGE });
   if (!answer.ok) noteError(`${method} ${path}: ${answer.status} ${await answer.text()}`);
   refresh();
 }
@@ -234,7 +238,7 @@ function failoverButton(flow, group) {
       `Its consumers must be stopped on ${flow.target}; commits ahead there are kept.`;
     if (!window.confirm(question)) return;
     const path = `${flowPath(flow)}/groups/${encodeURIComponent(group.group)}/failover`;
-    const answer = await fetch(path, { method: "POST" });
+    const answer = await fetch(path, { method: "POST", headers: CHANGE });
     if (!answer.ok) noteError(`POST ${path}: ${answer.status} ${await answer.text()}`);
     (groupsRead[flowName(flow)] || {}).at = 0; // read the groups again at the next poll
   };
@@ -379,7 +383,7 @@ async function startSwitchover(flow, node, dryRun) {
   const path = `${flowPath(flow)}/switchover`;
   const answer = await fetch(path, {
     method: "POST",
-    headers: { "Content-Type": "application/json" },
+    headers: { ...CHANGE, "Content-Type": "application/json" },
     body: JSON.stringify({ dry_run: dryRun, start_reverse: back }),
   });
   if (!answer.ok) {
