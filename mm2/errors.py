@@ -10,6 +10,8 @@ MM2Error                                  class attributes: kind, retriable, ope
 │   ├── RecordTooLargeError               a record the target refuses as too large   [operator]
 │   ├── RecordRefusedError                a record the target refuses for good       [operator]
 │   ├── ProducerFencedError               a newer holder of a transactional id took over
+│   ├── TopicNotFoundError                a topic mm2 reads does not exist (yet): retried by a
+│   │                                     task, 404 over REST (also a NotFoundError)
 │   └── AbortableTransactionError         a transaction that must be aborted and copied again
 ├── SchemaNotMirroredError                a record's schema ID has no target ID yet (held too long)
 ├── RecordFormatError (also ValueError)   bytes that are not an MM2 internal record
@@ -48,6 +50,7 @@ __all__ = [
     "RecordRefusedError",
     "RecordTooLargeError",
     "SchemaNotMirroredError",
+    "TopicNotFoundError",
     "error_class",
 ]
 
@@ -202,6 +205,17 @@ class ConflictError(MM2Error):
     """The request does not fit the current state (exists, not stopped, ambiguous name)."""
 
     kind = "conflict"
+
+
+class TopicNotFoundError(KafkaClientError, NotFoundError):
+    """A topic mm2 reads is not on the cluster (an offsets topic of a flow that never copied
+    there): a task waits for it (retriable); over REST it is a 404 naming the topic."""
+
+    kind = "topic-not-found"
+    retriable = True
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=True)
 
 
 class BadRequestError(MM2Error, ValueError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from mm2.errors import MM2Error
+from mm2.errors import ConflictError
 from mm2.offset_syncs.checkpoint_rules import rename_topic_partition
 from mm2.offset_syncs.reverse import ReverseTranslator
 from mm2.offset_syncs.translator import OffsetTranslator
@@ -26,8 +26,10 @@ __all__ = [
 ]
 
 
-class FailoverError(MM2Error):
-    """A failover or failback that cannot (or must not) be done; the message says why."""
+class FailoverError(ConflictError):
+    """A failover or failback that cannot (or must not) be done now, nothing committed (the
+    group has no commits, members on the target, nothing translates); the message says why.
+    A conflict with the clusters' state: 409 over REST."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from mm2.client.lag import mirrored_topic
 from mm2.config import Flow
 from mm2.copy.positions import PositionsTopic, StoredPositions
 from mm2.copy.spec import TP
-from mm2.errors import KafkaClientError
+from mm2.errors import KafkaClientError, TopicNotFoundError
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
 
@@ -233,9 +233,16 @@ def recovery_point(flow: Flow, *, timeout: float = 15.0) -> RecoveryPoint:
     """The flow's recovery point: the positions from the offsets topic on the target (what is
     committed there now, without waiting for a transaction a killed copy task left open), then
     the source's ends, asked after them; when the source does not answer, the newest ends the
-    target holds, with no bound. Raises KafkaClientError when the offsets topic cannot be read
-    (it does not exist: the flow never ran, or runs elsewhere under another name)."""
-    stored = PositionsTopic.of(flow).read(timeout, ensure=False, stable=True)
+    target holds, with no bound. Raises TopicNotFoundError when the offsets topic does not
+    exist (the flow never copied, or its offsets topic has another name), KafkaClientError
+    when it cannot be read."""
+    try:
+        stored = PositionsTopic.of(flow).read(timeout, ensure=False, stable=True)
+    except TopicNotFoundError as exc:
+        raise TopicNotFoundError(
+            f"no recovery point of {flow.name}: {exc}; the flow has copied nothing to "
+            f"{flow.target!r} (or its offset.storage.topic is another)"
+        ) from None
     try:
         live = read_live_ends(flow, stored, timeout)
     except KafkaClientError as exc:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from mm2.errors import KafkaClientError
+from mm2.errors import KafkaClientError, TopicNotFoundError
 from mm2.kafka.failure import ClientLog, client_error, cluster_label, ends_a_consumer
 from mm2.kafka.offsets import OffsetLister
 
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Decode", "KeyPartitions", "PositionsReader"]
 
+# What the metadata answer says of a topic that is not there.
+_MISSING = frozenset({KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC})
 # (key, value, headers) -> the position it holds, or None when the record is not ours.
 Decode = Callable[[bytes | None, bytes | None, object], "PositionRecord | None"]
 # The topic's partition count -> the partitions that hold the keys a reader waits for.
@@ -75,9 +77,11 @@ class PositionsReader:
                 f"reading the partitions of {self.topic}", exc, cluster=self._cluster
             ) from exc
         info = meta.topics.get(self.topic)
-        if info is None or info.error is not None:
+        if info is None or (info.error is not None and info.error.code() in _MISSING):
+            raise TopicNotFoundError(f"{self.topic} does not exist on {self._cluster}")
+        if info.error is not None:
             raise KafkaClientError(
-                f"{self.topic} is not readable: {None if info is None else info.error}",
+                f"{self.topic} is not readable on {self._cluster}: {info.error}",
                 retriable=True,
             )
         partitions = sorted(info.partitions)

@@ -14,7 +14,7 @@ from mm2.client.failover import (
     translate_all_groups,
 )
 from mm2.client.lag import LagReport
-from mm2.client.plan import FailoverError, FailoverPlan
+from mm2.client.plan import FailoverPlan
 from mm2.client.recovery import RecoveryPoint, recovery_point
 from mm2.config.model import Flow
 from mm2.errors import BadRequestError, ConfigError, ConflictError
@@ -88,14 +88,11 @@ class FlowAdmin:
         self, source: str, target: str, group: str, *, force: bool, timeout: float
     ) -> tuple[FailoverPlan, Applied]:
         """`mm2 failover --group`: the group's live commits translated and committed on the
-        target; ConflictError (nothing committed) while it has members there or nothing
-        translates."""
+        target; FailoverError, a ConflictError (nothing committed), while the group has no
+        commits, has members there or nothing translates."""
         flow, reverse = self.pair(source, target)
         plan = plan_failover(flow, group, reverse_flow=reverse, timeout=timeout)
-        try:
-            return plan, apply_failover(plan, target_group_admin(flow, timeout), force=force)
-        except FailoverError as exc:
-            raise ConflictError(str(exc)) from None
+        return plan, apply_failover(plan, target_group_admin(flow, timeout), force=force)
 
     def recovery_point(self, source: str, target: str, timeout: float) -> RecoveryPoint:
         """What the flow had not copied of the source's ends, or since when that is unknown."""

@@ -103,3 +103,14 @@ def test_a_cluster_that_does_not_answer_is_a_503_naming_it_never_a_500() -> None
     )
     assert status_of(AuthorizationError("describing groups on a: not authorized")) == 502
     assert status_of(RuntimeError("a fault of the server")) == 500
+
+
+def test_a_missing_topic_is_a_404_and_a_failover_that_cannot_be_done_a_409() -> None:
+    from mm2.api.errors import status_of
+    from mm2.client.plan import FailoverError
+    from mm2.errors import KafkaClientError, TopicNotFoundError
+
+    missing = TopicNotFoundError("mm2-offsets.backup.internal does not exist on primary")
+    assert status_of(missing) == 404
+    assert isinstance(missing, KafkaClientError) and missing.retriable  # a task waits for it
+    assert status_of(FailoverError("group 'g' has no committed offsets on 'primary'")) == 409
