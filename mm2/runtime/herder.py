@@ -278,6 +278,7 @@ class Herder:
             failed = run.trace is not None or any(t.status().state == "FAILED" for t in run.tasks)
             if only_failed and not failed:
                 return
+            log.info("%s|%s: restarting%s", self.flow, name, " with its tasks" * include_tasks)
             self._halt(run)
             self._start(run)
 
@@ -292,6 +293,7 @@ class Herder:
                           if any(s.id == task_id for s in t.statuses())), None)  # fmt: skip
             if index is None:
                 raise ConnectorNotFoundError(f"task {task_id} of {name!r} not found")
+            log.info("%s|%s: restarting task %d", self.flow, name, task_id)
             old = run.tasks[index]
             old.stop()
             run.stopping.append(old)
