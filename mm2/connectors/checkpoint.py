@@ -244,6 +244,16 @@ class MirrorCheckpointTask(Task):
         added = sorted(set(groups) - set(self._groups))
         if added:
             log.info("%s: consumer groups found: %s", self._flow.name, ", ".join(added))
+        # Groups deleted (or expired) on the source leave the checkpoints kept and synced,
+        # and the metrics: one-shot groups must not pile up for good.
+        gone = sorted(set(self._checkpoints) - set(groups))
+        if gone:
+            named = ", ".join(gone[:20]) + (", ..." if len(gone) > 20 else "")
+            log.info("%s: consumer groups gone from the source, no longer checkpointed: %s",
+                     self._flow.name, named)  # fmt: skip
+            for group in gone:
+                del self._checkpoints[group]
+            self._metrics.keep_checkpoint_groups(self._flow.source, self._flow.target, groups)
         self._groups = groups
         if self._share is not None:
             self._share_step(self._share.refresh)

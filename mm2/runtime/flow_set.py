@@ -149,8 +149,7 @@ class FlowSet:
             flows = self._wanted(resolved, changes)
             before = self.flows
             for name in [n for n in self.worker.herders if n not in flows]:
-                self.worker.remove_flow(name)
-                self.monitors.forget(name)
+                self._drop(name)
             self.flows = flows
             for name, flow in flows.items():
                 configs = self.connector_configs(flow, changes)
@@ -178,9 +177,16 @@ class FlowSet:
             self.monitors.watch(flow)
 
     def remove(self, name: str) -> None:
+        self._drop(name)
+        self.flows.pop(name, None)
+
+    def _drop(self, name: str) -> None:
+        """The flow's herder, lag monitor and metrics series gone."""
         self.worker.remove_flow(name)
         self.monitors.forget(name)
-        self.flows.pop(name, None)
+        flow = self.flows.get(name)
+        if flow is not None:
+            self.metrics.forget_flow(flow.source, flow.target)
 
     # -- lifecycle --
     def start(self) -> None:

@@ -159,10 +159,38 @@ class MetricsRegistry:
         return stats
 
     def set_routes(self, source: str, target: str, routes: Mapping[str, Route]) -> None:
+        """The flow's partitions now: new ones get series, and those of topics no longer
+        copied (deleted, or left out by the filter) lose theirs, so that their last lag does
+        not stay on /metrics (and in an alert) for good."""
         with self._lock:
+            for key in [k for k in self._stats if k[:2] == (source, target)]:
+                route = routes.get(key[2])
+                if route is None or key[3] >= route.partitions:
+                    del self._stats[key]
             for topic, route in routes.items():
                 for p in range(route.partitions):
                     self._get(source, target, topic, p, route.target_topic)
+
+    def keep_checkpoint_groups(self, source: str, target: str, groups: Iterable[str]) -> None:
+        """Only these groups of the flow keep their checkpoint series (the others are gone
+        from the source)."""
+        keep = set(groups)
+        with self._lock:
+            for key in [k for k in self._checkpoints if k[:2] == (source, target)]:
+                if key[2] not in keep:
+                    del self._checkpoints[key]
+
+    def forget_flow(self, source: str, target: str) -> None:
+        """A removed flow's series, all of them."""
+        flow = (source, target)
+        with self._lock:
+            self._stats = {k: v for k, v in self._stats.items() if k[:2] != flow}
+            self._checkpoints = {k: v for k, v in self._checkpoints.items() if k[:2] != flow}
+            self._recreated = {k: v for k, v in self._recreated.items() if k[:2] != flow}
+            self._ended.pop(flow, None)
+            self._open.pop(flow, None)
+            self._events.pop(flow, None)
+            self._schemas.pop(flow, None)
 
     def record_batch(self, source: str, target: str, results: Iterable[CopyStats]) -> None:
         with self._lock:

@@ -163,3 +163,21 @@ def test_records_gone_truncations_and_re_created_topics_are_counted_and_kept_as_
     for _ in range(30):  # only the newest are kept
         registry.topic_recreated("primary", "backup", "payments")
     assert len(registry.events("primary", "backup")) == 20
+
+
+def test_series_of_topics_no_longer_routed_of_gone_groups_and_of_removed_flows_go() -> None:
+    reg = MetricsRegistry()
+    reg.set_routes("a", "b", {"orders": Route("orders", "a.orders", 2),
+                              "gone": Route("gone", "a.gone", 1)})  # fmt: skip
+    reg.set_routes("c", "b", {"orders": Route("orders", "c.orders", 1)})
+    reg.update_lag("a", "b", {("gone", 0): ("a.gone", 900, 60.0)})  # lagging when deleted
+    reg.record_checkpoints("a", "b", "console-consumer-1", {("a.orders", 0): 5.0})
+    reg.record_checkpoints("a", "b", "billing", {("a.orders", 0): 5.0})
+    reg.set_routes("a", "b", {"orders": Route("orders", "a.orders", 1)})  # deleted, shrunk
+    assert {(s.source, s.topic, s.partition) for s in reg.snapshot()} == {
+        ("a", "orders", 0), ("c", "orders", 0),
+    }  # fmt: skip
+    reg.keep_checkpoint_groups("a", "b", ["billing"])
+    assert [c.group for c in reg.checkpoint_snapshot()] == ["billing"]
+    reg.forget_flow("a", "b")
+    assert [s.source for s in reg.snapshot()] == ["c"] and reg.checkpoint_snapshot() == []
