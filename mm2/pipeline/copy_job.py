@@ -11,12 +11,13 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Iterator, Sequence
 
 from py4j.protocol import Py4JError
 from pyspark import SparkContext, TaskContext
 
-from mm2.copy.failure import CopyFailure
+from mm2.copy.failure import CopyFailure, CopyTaskFailed
 from mm2.copy.positions import PositionsTopic
 from mm2.copy.spec import CopyTaskSpec
 from mm2.copy.task import run_copy_task
@@ -30,12 +31,28 @@ _jobs: set[CopyJob] = set()
 _jobs_lock = threading.Lock()
 
 
+# How long a fenced copy task waits for Spark to kill it before it fails its job.
+_KILL_WAIT_S = 10.0
+
+
 def _run_tasks(specs: list[str], positions: PositionsTopic | None) -> object:
     def run(index: int, _rows: Iterator[int]) -> Iterator[str]:
         spec = CopyTaskSpec.from_json(specs[index])
         context = TaskContext.get()
         attempt = 0 if context is None else context.attemptNumber()
-        run_copy_task(spec, attempt=attempt, positions=positions)
+        try:
+            run_copy_task(spec, attempt=attempt, positions=positions)
+        except CopyTaskFailed as exc:
+            if exc.failure.kind != "fenced":
+                raise
+            # Fenced on purpose, mostly: a restart or a new epoch cancels this one, then fences
+            # its ids; Spark kills this worker in a moment. Said once, at INFO, instead of the
+            # executor's ERROR and two stack traces. A fencing nobody follows with a kill (a
+            # holder in another process) fails the job after the wait, as any failure does.
+            log.info("%s task %d: fenced by a newer holder of %s (a restart or a new copy "
+                     "epoch): it ends", spec.flow, spec.task, spec.transactional_id)  # fmt: skip
+            time.sleep(_KILL_WAIT_S)
+            raise
         yield f"{spec.flow} task {spec.task} ended"
 
     return run
