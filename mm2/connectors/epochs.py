@@ -88,7 +88,9 @@ class Metrics(Protocol):
 EndLeftOpen = Callable[[list[str], list[str], float], Mapping[TP, int]]
 
 # (the routes) -> (partitions with an offset sync, positions proven from them and the target)
-Prove = Callable[[Mapping[str, Route]], tuple[int, dict[TP, int]]]
+# (the routes) -> (each synced partition's latest sync's upstream offset: copied, with all
+# before it; positions proven from the syncs and the remote topics), mm2.copy.rebuild
+Prove = Callable[[Mapping[str, Route]], tuple[dict[TP, int], dict[TP, int]]]
 
 
 class EpochPlanner:
@@ -544,16 +546,21 @@ class EpochPlanner:
         synced, proven = prove(routes)
         if not synced:
             return  # a new flow: nothing was copied that an offset sync knows of
-        if proven:
-            ids = {tp: routes[tp[0]].topic_id for tp in proven if routes[tp[0]].topic_id}
-            self._positions.write(proven, cluster_id=self._cluster_id, topic_ids=ids)
-            self.feed.read_to_end(routes, 30.0)
+        # Unproven (its copies differ from the source's records: schema IDs translated, or its
+        # sync's copy is gone): from its latest sync's record, copied with all before it; the
+        # records copied after that come again, none is skipped.
+        at_sync = {tp: up for tp, up in synced.items() if tp not in proven}
+        positions = {**at_sync, **proven}
+        ids = {tp: routes[tp[0]].topic_id for tp in positions if routes[tp[0]].topic_id}
+        self._positions.write(positions, cluster_id=self._cluster_id, topic_ids=ids)
+        self.feed.read_to_end(routes, 30.0)
         log.warning(
-            "%s: %s was missing on %s and was created again: positions of %d of the %d "
-            "partition(s) with an offset sync rebuilt from the offset syncs and the remote "
-            "topics; the others are copied from where auto.offset.reset says (records copied "
-            "since their last sync come again)",
-            self.settings.flow, self._positions.topic, self.settings.target, len(proven), synced,
+            "%s: %s was missing on %s and was created again: positions of %d partition(s) "
+            "rebuilt exactly from the offset syncs and the remote topics; %d more resume after "
+            "their latest offset sync (the records copied since it come again); partitions "
+            "without an offset sync start where auto.offset.reset says",
+            self.settings.flow, self._positions.topic, self.settings.target, len(proven),
+            len(at_sync),
         )  # fmt: skip
 
     def end_epoch(self, settle_timeout: float = 5.0) -> None:

@@ -29,9 +29,11 @@ def offset_syncs_target(flow: Flow) -> tuple[str, dict[str, str] | None]:
 
 def positions_from_syncs(
     flow: Flow, routes: Mapping[str, Route], source_consumer: Mapping[str, str]
-) -> tuple[int, dict[TP, int]]:
-    """(partitions with an offset sync, the positions proven from them and the remote topics):
-    mm2.copy.rebuild. Raises Unreachable when a cluster does not answer."""
+) -> tuple[dict[TP, int], dict[TP, int]]:
+    """(the upstream offset of each routed partition's latest offset sync whose copy is on the
+    target, committed: a record known to be copied, every one before it too; the positions
+    proven from the syncs and the remote topics: mm2.copy.rebuild). Raises Unreachable when a
+    cluster does not answer."""
     latest: dict[TP, OffsetSync] = {}
     for sync, _ in read_syncs(syncs_location(flow), timeout=30.0) or []:
         latest[(sync.topic, sync.partition)] = sync
@@ -41,4 +43,6 @@ def positions_from_syncs(
         if t in routes and p < routes[t].partitions
     ]
     target = flow.target_consumer_config(SOURCE, "positions-rebuild-consumer")
-    return len(anchors), prove_positions(anchors, source_consumer, target)
+    copied: set[TP] = set()
+    proven = prove_positions(anchors, source_consumer, target, copied=copied)
+    return {a.source: a.upstream for a in anchors if a.source in copied}, proven

@@ -110,9 +110,12 @@ def prove_positions(
     *,
     timeout: float = 60.0,
     limit: int = 1_000_000,
+    copied: set[TP] | None = None,
 ) -> dict[TP, int]:
     """The last source offset proven copied of each anchor's partition (its Connect position);
-    partitions with nothing proven are left out. At most `limit` records a partition."""
+    partitions with nothing proven are left out. At most `limit` records a partition. `copied`
+    is given the source partitions whose sync's own copy is on the target, read committed
+    (their sync's upstream record was copied, proven or not)."""
     deadline = time.monotonic() + timeout
     by_remote = {a.remote: a for a in anchors}
     copies = _read(
@@ -126,6 +129,8 @@ def prove_positions(
         by_remote[r].source: seen for r, seen in copies.items()
         if seen and seen[0].offset == by_remote[r].downstream
     }  # fmt: skip
+    if copied is not None:
+        copied.update(walkable)
     by_source = {a.source: a for a in anchors}
     originals = _read(
         source_consumer,

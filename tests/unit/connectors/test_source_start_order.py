@@ -350,13 +350,15 @@ def test_a_lost_offsets_topic_gets_the_positions_the_offset_syncs_prove(
     calls: list[str] = []
     attempts = iter([KafkaClientError("source did not answer", retriable=True), None])
 
-    def prove(routes: Mapping[str, Route]) -> tuple[int, dict[tuple[str, int], int]]:
+    def prove(
+        routes: Mapping[str, Route],
+    ) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
         calls.append("prove")
         failure = next(attempts)
         if failure is not None:
             raise failure
         assert set(routes) == {"orders"}
-        return 2, {("orders", 0): 5_040}
+        return {("orders", 0): 5_000, ("orders", 1): 770}, {("orders", 0): 5_040}
 
     planner, positions = _planner(calls, prove=prove, created=True)
     with pytest.raises(KafkaClientError):
@@ -365,8 +367,10 @@ def test_a_lost_offsets_topic_gets_the_positions_the_offset_syncs_prove(
     with caplog.at_level(logging.WARNING):
         planner.prepare()
     assert calls.count("prove") == 2
-    assert positions.written == [{("orders", 0): 5_040}]
-    assert "positions of 1 of the 2 partition(s) with an offset sync rebuilt" in caplog.text
+    # orders-0 proven; orders-1 not (its copies differ): from its latest sync, never later
+    assert positions.written == [{("orders", 0): 5_040, ("orders", 1): 770}]
+    assert "positions of 1 partition(s) rebuilt exactly" in caplog.text
+    assert "1 more resume after their latest offset sync" in caplog.text
     assert calls[calls.index("prove", calls.index("prove") + 1) + 1] == "settle"  # read back
 
 
@@ -472,9 +476,9 @@ def test_positions_aborted_with_a_transaction_left_open_move_up_to_what_is_commi
     def end_left_open(ids: list[str], topics: list[str], timeout: float) -> dict[Any, int]:
         return {("mm2-offsets.primary.internal", 3): 70}
 
-    def prove(routes: object) -> tuple[int, dict[tuple[str, int], int]]:
+    def prove(routes: object) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
         calls.append("prove")
-        return 2, {("orders", 0): 58, ("orders", 1): 30}
+        return {("orders", 0): 57, ("orders", 1): 29}, {("orders", 0): 58, ("orders", 1): 30}
 
     planner, positions = _planner(calls, stored={("orders", 0): 50, ("orders", 1): 40},
                                   prove=prove, end_left_open=end_left_open)  # fmt: skip
@@ -486,9 +490,9 @@ def test_positions_aborted_with_a_transaction_left_open_move_up_to_what_is_commi
 def test_nothing_is_proven_when_nothing_was_left_open() -> None:
     calls: list[str] = []
 
-    def prove(routes: object) -> tuple[int, dict[tuple[str, int], int]]:
+    def prove(routes: object) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
         calls.append("prove")
-        return 0, {}
+        return {}, {}
 
     planner, _ = _planner(calls, stored={("orders", 0): 50}, prove=prove)
     planner.prepare()
