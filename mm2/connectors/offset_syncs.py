@@ -28,7 +28,11 @@ def offset_syncs_target(flow: Flow) -> tuple[str, dict[str, str] | None]:
 
 
 def positions_from_syncs(
-    flow: Flow, routes: Mapping[str, Route], source_consumer: Mapping[str, str]
+    flow: Flow,
+    routes: Mapping[str, Route],
+    source_consumer: Mapping[str, str],
+    *,
+    schema_ids: bool = False,
 ) -> tuple[dict[TP, int], dict[TP, int]]:
     """(the upstream offset of each routed partition's latest offset sync whose copy is on the
     target, committed: a record known to be copied, every one before it too; the positions
@@ -44,5 +48,6 @@ def positions_from_syncs(
     ]
     target = flow.target_consumer_config(SOURCE, "positions-rebuild-consumer")
     copied: set[TP] = set()
-    proven = prove_positions(anchors, source_consumer, target, copied=copied)
+    proven = prove_positions(anchors, source_consumer, target, copied=copied,
+                             schema_ids=schema_ids)  # fmt: skip
     return {a.source: a.upstream for a in anchors if a.source in copied}, proven

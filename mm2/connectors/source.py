@@ -161,7 +161,9 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         syncs_target=lambda: offset_syncs_target(flow),
         metrics=metrics,
         start_offsets=progress,
-        prove=lambda routes: positions_from_syncs(flow, routes, consumer),
+        prove=lambda routes: positions_from_syncs(
+            flow, routes, consumer, schema_ids=settings.schema_ids
+        ),
         leader=lambda: context.leader_epoch,
         check_leader=lambda lead: check_leader_epoch(
             positions.consumer_config, lead.topic, lead.epoch
