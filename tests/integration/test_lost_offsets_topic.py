@@ -1,5 +1,5 @@
-"""A lost offsets topic is rebuilt from the offset syncs and the remote topics (issue 21), instead
-of copying everything again.
+"""A lost offsets topic is rebuilt from the offset syncs and the remote topics, instead of copying
+everything again.
 
 Measured before: after the offsets topic was deleted and the mirror restarted, mm2 created an
 empty one, logged "(0 stored)" at INFO and copied again: 18,291 duplicates of 55,799 records.
@@ -91,8 +91,9 @@ def test_a_lost_offsets_topic_is_rebuilt_and_nothing_is_copied_twice(
         text = mirror.log()
     assert f"{offsets} was missing on backup and was created again" in text
     # Its 2 partitions and the heartbeats topic's, which every flow mirrors: all proven.
-    rebuilt = re.search(r"positions of (\d+) of the (\d+) partition\(s\) with an offset sync", text)
-    assert rebuilt is not None and rebuilt[1] == rebuilt[2] and int(rebuilt[1]) >= PARTITIONS
+    rebuilt = re.search(r"positions of (\d+) partition\(s\) rebuilt exactly.*?(\d+) more resume",
+                        text)  # fmt: skip
+    assert rebuilt is not None and rebuilt[2] == "0" and int(rebuilt[1]) >= PARTITIONS
     copied = _values(backup, remote)
     for p in range(PARTITIONS):
         expected = [f"before-{p}-{i}".encode() for i in range(3000)]
