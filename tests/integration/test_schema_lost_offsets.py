@@ -68,13 +68,17 @@ def test_a_lost_offsets_topic_in_a_translating_flow_is_rebuilt_exactly(
     create_topic(primary, topic, partitions=2)
     _pad(target_registry, topic, 3)
     offsets = f"mm2-offsets.{uuid.uuid4().hex[:8]}.internal"
-    props = write_properties(
-        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic,
-        f"offset.storage.topic = {offsets}\n"
-        f"primary.schema.registry.url = {source_registry.url}\n"
-        f"backup.schema.registry.url = {target_registry.url}\n"
-        f"primary.consumer.auto.offset.reset = {reset}\n",
-    )  # fmt: skip
+
+    def properties(reset: str) -> Path:
+        return write_properties(
+            tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic,
+            f"offset.storage.topic = {offsets}\n"
+            f"primary.schema.registry.url = {source_registry.url}\n"
+            f"backup.schema.registry.url = {target_registry.url}\n"
+            f"primary.consumer.auto.offset.reset = {reset}\n",
+        )  # fmt: skip
+
+    props = properties("earliest")  # the first run copies what was there before it
     _produce(primary, source_registry.url, topic, 0, 400)
     with MirrorProcess(props) as mirror:
         eventually(lambda: len(_ids(backup, remote, target_registry.url)) >= 400, timeout=240,
@@ -85,7 +89,7 @@ def test_a_lost_offsets_topic_in_a_translating_flow_is_rebuilt_exactly(
     eventually(lambda: offsets not in admin.list_topics(timeout=10).topics, timeout=60,
                what=f"{offsets} deleted")  # fmt: skip
     _produce(primary, source_registry.url, topic, 400, 200)
-    with MirrorProcess(props) as mirror:
+    with MirrorProcess(properties(reset)) as mirror:
         eventually(lambda: len(_ids(backup, remote, target_registry.url)) >= 600, timeout=240,
                    what="the 200 records written while it was stopped", log=mirror.log)  # fmt: skip
         time.sleep(3)  # time enough to copy anything twice, if it would
