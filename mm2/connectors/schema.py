@@ -21,7 +21,7 @@ from mm2.config.model import SCHEMA, Flow, syncs_schemas
 from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.copy.positions import PARTITIONER, PositionsTopic
 from mm2.copy.schema_map import SchemaIdFeed
-from mm2.errors import ConfigError, MM2Error
+from mm2.errors import ConfigError, KafkaClientError, MM2Error
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
 from mm2.policies.replication import PolicyConfigError
@@ -56,6 +56,8 @@ class MirrorSchemaTask(Task):
         # What Kafka acknowledged (or held at the start): a new SchemaSync starts from it.
         self._confirmed: dict[int | str, int | str] = {}
         self._passes = 0  # passes finished, as the offsets topic says
+        self._topic_id = ""  # the offsets topic's id the map was written to
+        self._admin: TopicAdmin | None = None
         self._topics: set[str] = set()
         self._topics_at = float("-inf")
 
@@ -63,6 +65,8 @@ class MirrorSchemaTask(Task):
     def _setup(self) -> None:
         flow = self._flow
         self._positions.ensure()
+        self._admin = TopicAdmin(self._positions.admin_config)
+        self._topic_id = self._offsets_topic_id()
         feed = SchemaIdFeed.open(
             self._positions.consumer_config, self._positions.topic,
             flow=flow.name, cluster=flow.source,
@@ -85,6 +89,27 @@ class MirrorSchemaTask(Task):
             flow.name, self._source.url, self._target.url, len(self._confirmed),
             self._positions.topic,
         )  # fmt: skip
+
+    def _offsets_topic_id(self) -> str:
+        assert self._admin is not None
+        topic = self._positions.topic
+        found = self._admin.topic_ids([topic]).get(topic)
+        if found is None:
+            raise KafkaClientError(
+                f"{topic} is missing on {self._flow.target}: the schema-ID map waits until the "
+                "flow's planner creates it again", retriable=True,
+            )  # fmt: skip
+        return found
+
+    def _check_offsets_topic(self) -> None:
+        """A new offsets topic (lost and created again) gets the whole map again: a new
+        SchemaSync hands every mapping and subject once."""
+        found = self._offsets_topic_id()
+        if found != self._topic_id:
+            log.warning("%s: %s was created again (topic id %s, was %s): writing the whole "
+                        "schema-ID map to it again", self._flow.name, self._positions.topic,
+                        found, self._topic_id)  # fmt: skip
+            self._topic_id, self._sync = found, None
 
     def _new_sync(self) -> SchemaSync:
         flow = self._flow
@@ -112,6 +137,8 @@ class MirrorSchemaTask(Task):
     def poll(self) -> float:
         if self._producer is None:
             self._setup()
+        else:
+            self._check_offsets_topic()
         if self._sync is None:
             self._sync = self._new_sync()
         try:

@@ -89,7 +89,19 @@ def started(
     task._source = client(source, "a-registry")
     task._target = client(target, "b-registry")
     task._producer = producer  # type: ignore[assignment]
+    task._admin = FakeAdmin()  # type: ignore[assignment]
+    task._topic_id = "id-1"
     return task, producer, context
+
+
+class FakeAdmin:
+    """The offsets topic's id, as DescribeTopics gives it (None: the topic is gone)."""
+
+    def __init__(self) -> None:
+        self.topic_id: str | None = "id-1"
+
+    def topic_ids(self, topics: list[str]) -> dict[str, str]:
+        return {} if self.topic_id is None else dict.fromkeys(topics, self.topic_id)
 
 
 def mappings(sent: list[tuple[str, bytes, bytes, int]]) -> list[SchemaIdMapping]:
@@ -164,3 +176,19 @@ def test_the_connector_is_a_plugin_of_the_runtime() -> None:
     from mm2.cli.runtime_main import PLUGINS
 
     assert PLUGINS[SCHEMA] is MirrorSchemaConnector
+
+
+def test_an_offsets_topic_created_again_gets_the_whole_map_again() -> None:
+    task, producer, _ = started(source_registry(), FakeRegistry(mode=None))
+    admin = FakeAdmin()
+    task._admin = admin  # type: ignore[assignment]
+    task.poll()
+    first = len(mappings(producer.sent))
+    admin.topic_id = None  # lost: the pass waits, writing nothing
+    with pytest.raises(KafkaClientError, match="is missing on b"):
+        task.poll()
+    admin.topic_id = "id-2"  # the planner created it again
+    sent = len(producer.sent)
+    task.poll()
+    assert len(mappings(producer.sent[sent:])) == first == 2
+    task.stop()
