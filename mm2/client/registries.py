@@ -1,4 +1,4 @@
-"""The Schema Registry step of a switchover or a failover of a flow A->B (issue 25).
+"""The Schema Registry step of a switchover or a failover of a flow A->B.
 
 Applications that move from A to B produce there, and their serializers register schemas in
 B's registry; a flow that kept IDs left B in IMPORT mode, which refuses them. So the step puts

@@ -5,7 +5,7 @@ groups, which the old DescribeGroups API calls Dead) and is asked again, with it
 offsets, right before its write. A partition is written only where the target has no offset or
 a lower one, whatever the state was called: a target group never moves backwards. A member that
 joins after the last look makes the broker refuse the write (UNKNOWN_MEMBER_ID): skipped, never
-retried into a live group (issue 22).
+retried into a live group.
 """
 
 from __future__ import annotations

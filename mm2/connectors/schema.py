@@ -1,4 +1,4 @@
-"""MirrorSchemaConnector: a flow's Schema Registry copied to its target's (issue 25).
+"""MirrorSchemaConnector: a flow's Schema Registry copied to its target's.
 
 On for a flow whose two clusters both name a registry (`<alias>.schema.registry.url`). Its one
 task runs a pass of mm2.schemas.SchemaSync every `sync.schemas.interval.seconds` and writes

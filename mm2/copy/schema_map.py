@@ -1,4 +1,4 @@
-"""The schema-ID map a copy task rewrites with, read from the flow's offsets topic (issue 25).
+"""The schema-ID map a copy task rewrites with, read from the flow's offsets topic.
 
 The flow's schema connector registers each source schema on the target and, where the target
 registry gave it another ID, writes a mapping record to the offsets topic on the target

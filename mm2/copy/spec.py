@@ -68,7 +68,7 @@ class CopyTaskSpec:
     # election): the task starts only while the config topic's newest leader record is of it.
     leader_topic: str = ""
     leader_epoch: str = ""
-    # Schema IDs rewritten through the flow's map (issue 25, mm2.copy.schema_gate): on when
+    # Schema IDs rewritten through the flow's map (mm2.copy.schema_gate): on when
     # the flow mirrors schemas; keys and values each may be left alone; how long a record
     # whose ID is not mapped yet waits before the task restarts.
     schema_ids: bool = False

@@ -1,4 +1,4 @@
-"""Schemas with their records (issue 25): a flow's Schema Registry copied to its target's.
+"""Schemas with their records: a flow's Schema Registry copied to its target's.
 
 Records written with Confluent's serializers carry a schema ID (a 4-byte prefix, or a GUID
 header); a consumer on the target decodes them only if the target's registry answers that ID
