@@ -119,6 +119,7 @@ class SchemaSync:
         self._subject_ids: dict[str, SchemaSubject] = {}  # as last handed to `described`
         self._flow = flow or f"{source_alias}->?"
         self._ids: dict[int | str, int | str] = dict(known or {})
+        self._known = dict(known or {})  # handed again after the first pass, if not met
         self._translating = any(isinstance(k, int) and k != v for k, v in self._ids.items())
         self._id_mode: IdMode | None = None
         self.id_mode_reason = ""
@@ -161,6 +162,12 @@ class SchemaSync:
                 failures[subject] = exc
         if failures:
             raise SchemaSyncError(failures)
+        # Known mappings this sync did not meet (a version the source no longer shows): handed
+        # once too, so that a new offsets topic gets the whole map.
+        for source_id, target_id in list(self._known.items()):
+            if source_id not in self._decided:
+                self._emit(source_id, target_id)
+        self._known = {}
         return self._report
 
     # -- IDs kept or translated --
