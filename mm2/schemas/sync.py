@@ -14,8 +14,9 @@ them: the flow *keeps* IDs, as long as each answer's ID is the source's. Any oth
 schemas its own way: the flow *translates* IDs, and copy tasks rewrite them in flight. Either
 way every source ID (and GUID, where both registries give them) is handed to the sink with its
 target ID once its schema is on the target: the copy side copies a record only once its ID is
-mapped. Each SchemaSync hands every mapping once, known or not, so that a new one (a restart of
-its task) writes the whole map again, into an offsets topic that may have been lost.
+mapped. Each SchemaSync hands every mapping once, known or not (the known ones its first pass
+did not meet right after that pass), so that a new one (a restart of its task) writes the whole
+map again, into an offsets topic that may have been lost.
 
 Subjects: once every version of a subject is placed, the subject's source IDs and GUIDs are
 handed to `described` (again whenever they change, and once per SchemaSync): the copy side
