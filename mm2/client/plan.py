@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from mm2.errors import ConflictError
 from mm2.offset_syncs.checkpoint_rules import rename_topic_partition
 from mm2.offset_syncs.reverse import ReverseTranslator
-from mm2.offset_syncs.translator import OffsetTranslator
+from mm2.offset_syncs.translator import FirstRecord, OffsetTranslator
 from mm2.policies.replication import ReplicationPolicy
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
 
@@ -131,12 +131,15 @@ def plan_partitions(
     forward: OffsetTranslator | None,
     backward: ReverseTranslator | None,
     current: Mapping[TopicPartition, OffsetAndMetadata],
+    first_record: FirstRecord | None = None,
 ) -> list[PartitionMove]:
     """Translate the group's commits on `source` into positions on `target`.
 
     Topics that came from `target` (`target.orders`) go home to their upstream topic through
     `backward`, the reverse of the target->source syncs; topics `mirrored` by source->target
-    go forward through `forward`. Anything else is listed with the reason and left alone.
+    go forward through `forward`, which asks `first_record` (the source read from the commit)
+    about commits older than every sync kept. Anything else is listed with the reason and left
+    alone.
     """
     moves = []
     for tp, om in sorted(commits.items()):
@@ -147,7 +150,7 @@ def plan_partitions(
                 tp, om.offset, None, None, note=f"not mirrored by {source}->{target}"
             )
         else:
-            move = _forward(tp, om, policy, source, target, forward)
+            move = _forward(tp, om, policy, source, target, forward, first_record)
         if move.target is not None:
             now = current.get(move.target)
             move = _with_current(move, None if now is None else now.offset)
@@ -176,12 +179,13 @@ def _forward(
     source: str,
     target: str,
     forward: OffsetTranslator | None,
+    first_record: FirstRecord | None,
 ) -> PartitionMove:
     renamed = rename_topic_partition(policy, source, target, tp)
     flow = f"{source}->{target}"
     if forward is None:
         return PartitionMove(tp, om.offset, renamed, None, note=f"no offset syncs topic for {flow}")
-    tr = forward.translate(tp, om.offset)
+    tr = forward.translate(tp, om.offset, first_record)
     if tr is None:
         note = f"no offset sync yet: {flow} has not mirrored this partition"
         return PartitionMove(tp, om.offset, renamed, None, note=note)
@@ -189,6 +193,13 @@ def _forward(
         note = "older than every offset sync kept: cannot translate without guessing"
         return PartitionMove(tp, om.offset, renamed, None, note=note)
     note = "exact" if tr.exact else f"after the nearest sync below {om.offset}"
+    if tr.via is not None:
+        note = (
+            f"{note}: as {tr.via}, the first record {source} holds at or after {om.offset}"
+            if tr.exact
+            else f"as {tr.via}, the first record {source} holds at or after {om.offset}, "
+            f"after the nearest sync below it"
+        )
     return PartitionMove(
         tp, om.offset, renamed, tr.downstream, tr.exact, tr.rereads_at_most, note, om.metadata
     )

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mm2.offset_syncs.exact_index import ExactIndex, PrevSync
 from mm2.offset_syncs.sync_store import OffsetSyncStore, lookup_sync
 from mm2.records import OffsetSync, TopicPartition
 
-__all__ = ["OffsetTranslator", "Translation"]
+__all__ = ["FirstRecord", "OffsetTranslator", "Translation"]
+
+# (upstream partition, offset) -> the offset of the first record the source holds at or after
+# it, as the mirror reads the source; None when that cannot be said for sure.
+FirstRecord = Callable[[TopicPartition, int], int | None]
 
 
 @dataclass(frozen=True)
@@ -19,12 +24,16 @@ class Translation:
     `exact`: the group re-reads nothing and skips nothing (barring duplicates the mirror itself
     wrote); otherwise it skips nothing and re-reads at most `rereads_at_most` records: the
     upstream offsets strictly between the nearest known copy below `upstream` and `upstream`.
+    `via` is set when `upstream` is older than every sync kept and translated as the first
+    record the source holds after it (compaction removed the offsets in between): that
+    record's offset.
     """
 
     upstream: int
     downstream: int
     exact: bool
     rereads_at_most: int
+    via: int | None = None
 
 
 class OffsetTranslator:
@@ -47,8 +56,30 @@ class OffsetTranslator:
         self.store.handle_record(sync)
         self.exact.add(sync, prev)
 
-    def translate(self, tp: TopicPartition, offset: int) -> Translation | None:
-        """None before the initial read finished or when the partition has no sync."""
+    def translate(
+        self, tp: TopicPartition, offset: int, first_record: FirstRecord | None = None
+    ) -> Translation | None:
+        """None before the initial read finished or when the partition has no sync.
+
+        An offset older than every sync kept (downstream -1) is translated only through
+        `first_record`: when the first record the source holds at or after `offset` is at a
+        later offset f, no record lies between them to read, so a group committed at
+        `offset` reads f next, and resumes as a group committed at f does. Where f is itself
+        older than every sync kept, or unknown, the offset stays untranslated (-1): nothing
+        says whether or where that record was copied.
+        """
+        found = self._translate(tp, offset)
+        if found is None or found.downstream >= 0 or first_record is None:
+            return found
+        first = first_record(tp, offset)
+        if first is None or first <= offset:
+            return found
+        later = self._translate(tp, first)
+        if later is None or later.downstream < 0:
+            return found
+        return Translation(offset, later.downstream, later.exact, later.rereads_at_most, first)
+
+    def _translate(self, tp: TopicPartition, offset: int) -> Translation | None:
         if not self.store.read_to_end:
             return None
         exact = self.exact.translate(tp, offset)
@@ -108,7 +139,9 @@ class OffsetTranslator:
         t.exact = ExactIndex.from_json(data["exact"])
         return t
 
-    def downstream(self, tp: TopicPartition, offset: int) -> int | None:
+    def downstream(
+        self, tp: TopicPartition, offset: int, first_record: FirstRecord | None = None
+    ) -> int | None:
         """`translate_downstream`'s shape, for the checkpoint rules."""
-        t = self.translate(tp, offset)
+        t = self.translate(tp, offset, first_record)
         return None if t is None else t.downstream
