@@ -11,7 +11,8 @@ topics go forward through the B->A syncs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mm2.client.mirror_client import MirrorClient
@@ -31,9 +32,10 @@ from mm2.client.syncs import (
 )
 from mm2.config import Flow
 from mm2.errors import KafkaClientError
+from mm2.kafka.first_record import FirstRecordProbe
 from mm2.kafka.groups import GroupAdmin
 from mm2.offset_syncs.reverse import ReverseTranslator
-from mm2.offset_syncs.translator import OffsetTranslator
+from mm2.offset_syncs.translator import FirstRecord, OffsetTranslator
 from mm2.policies.filter import mirrors_group
 from mm2.records import OffsetAndMetadata, TopicPartition
 
@@ -126,14 +128,37 @@ def translate_all_groups(
     forward, backward = _translators(flow, reverse_flow, topics, notes, timeout)
     mirrored = flow.topic_filter().should_replicate_topic
     plans = []
-    for group in sorted(groups):
-        moves = plan_partitions(
-            commits[group], policy=policy, source=source, target=target, mirrored=mirrored,
-            forward=forward, backward=backward, current=current.get(renamed[group], {}),
-        )  # fmt: skip
-        plans.append(FailoverPlan("failover", group, source, target, "offset syncs",
-                                  tuple(moves), tuple(notes), renamed[group]))  # fmt: skip
+    with first_records(flow, timeout) as first_record:
+        for group in sorted(groups):
+            moves = plan_partitions(
+                commits[group], policy=policy, source=source, target=target, mirrored=mirrored,
+                forward=forward, backward=backward, current=current.get(renamed[group], {}),
+                first_record=first_record,
+            )  # fmt: skip
+            plans.append(FailoverPlan("failover", group, source, target, "offset syncs",
+                                      tuple(moves), tuple(notes), renamed[group]))  # fmt: skip
     return plans
+
+
+@contextmanager
+def first_records(flow: Flow, timeout: float) -> Iterator[FirstRecord]:
+    """The first record flow.source holds at or after an offset, read as the flow's copy tasks
+    read it (their consumer settings): for commits older than every offset sync kept, in
+    offsets compaction removed. The consumer is made on the first question."""
+    probe: list[FirstRecordProbe] = []
+
+    def first_record(tp: TopicPartition, offset: int) -> int | None:
+        if not probe:
+            config = flow.source_consumer_config(label="failover-source-consumer")
+            probe.append(FirstRecordProbe(config, group="mm2-failover-first-record",
+                                          timeout=min(timeout, 10.0)))  # fmt: skip
+        return probe[0].first_at_or_after(tp.topic, tp.partition, offset)
+
+    try:
+        yield first_record
+    finally:
+        for p in probe:
+            p.close()
 
 
 def target_group_admin(flow: Flow, timeout: float = DEFAULT_TIMEOUT) -> GroupAdmin:
@@ -196,16 +221,18 @@ def _plan(
     topics = {tp.topic for tp in commits}
     forward, backward = _translators(flow, other, topics, notes, timeout)
     topic_filter = flow.topic_filter()
-    moves = plan_partitions(
-        commits,
-        policy=policy,
-        source=source,
-        target=target,
-        mirrored=topic_filter.should_replicate_topic,
-        forward=forward,
-        backward=backward,
-        current=current,
-    )
+    with first_records(flow, timeout) as first_record:
+        moves = plan_partitions(
+            commits,
+            policy=policy,
+            source=source,
+            target=target,
+            mirrored=topic_filter.should_replicate_topic,
+            forward=forward,
+            backward=backward,
+            current=current,
+            first_record=first_record,
+        )
     return FailoverPlan(kind, group, source, target, "offset syncs", tuple(moves), tuple(notes),
                         renamed)  # fmt: skip
 

@@ -23,6 +23,7 @@ from mm2.connectors.every import Every
 from mm2.connectors.group_sync import GroupSync
 from mm2.connectors.source import flow_state_dir
 from mm2.errors import ConfigError
+from mm2.kafka.first_record import FirstRecordProbe
 from mm2.kafka.groups import GroupAdmin
 from mm2.kafka.log_reader import LogReader
 from mm2.kafka.offsets import OffsetLister
@@ -106,6 +107,12 @@ class MirrorCheckpointTask(Task):
         self._source_groups = GroupAdmin(
             flow.source_admin_config(CHECKPOINT, "checkpoints-source-admin")
         )
+        # Read as the copy tasks read the source (their consumer settings).
+        self._first_records = FirstRecordProbe(
+            flow.source_consumer_config(label="checkpoints-source-consumer"),
+            group=f"mm2-checkpoints-first-record-{flow.source}-{flow.target}",
+            timeout=2.0,
+        )
         renaming = flow.group_mirroring_policy()
         self._group_sync = GroupSync(
             GroupAdmin(target_admin), flow=flow.name, target=flow.target,
@@ -144,7 +151,7 @@ class MirrorCheckpointTask(Task):
         renaming = flow.group_mirroring_policy()
         return ShareGroupSync(
             *self._share_admins, flow=flow.name,
-            translate=lambda tp, offset: self._translator.downstream(tp, offset),
+            translate=self._downstream,
             rename=self._rename,
             target_group=lambda group: renaming.target_group(flow.source, group),
             mirrors=lambda group: mirrors_group(self._group_filter, group),
@@ -258,6 +265,14 @@ class MirrorCheckpointTask(Task):
         if self._share is not None:
             self._share_step(self._share.refresh)
 
+    def _downstream(self, tp: TopicPartition, offset: int) -> int | None:
+        """Where a commit at `offset` resumes on the target; a commit older than every sync
+        kept, through the first record the source holds at or after it."""
+        return self._translator.downstream(tp, offset, self._first_record)
+
+    def _first_record(self, tp: TopicPartition, offset: int) -> int | None:
+        return self._first_records.first_at_or_after(tp.topic, tp.partition, offset)
+
     def _rename(self, upstream: TopicPartition) -> TopicPartition:
         return rename_topic_partition(self._policy, self._flow.source, self._flow.target, upstream)
 
@@ -270,7 +285,7 @@ class MirrorCheckpointTask(Task):
             checkpoints = checkpoints_for_group(
                 group,
                 offsets,
-                translate=self._translator.downstream,
+                translate=self._downstream,
                 rename=self._rename,
                 previous=previous,
                 topic_filter=self._topic_filter.should_replicate_topic,
@@ -309,6 +324,7 @@ class MirrorCheckpointTask(Task):
                 log.warning("%s: could not save %s: %s", self._flow.name, self._snapshot_path, exc)
             self._syncs.close()
             self._producer.close()
+            self._first_records.close()
             for admin in self._share_admins:
                 admin.close()
 
