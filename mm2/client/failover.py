@@ -150,7 +150,7 @@ def first_records(flow: Flow, timeout: float) -> Iterator[FirstRecord]:
     def first_record(tp: TopicPartition, offset: int) -> int | None:
         if not probe:
             config = flow.source_consumer_config(label="failover-source-consumer")
-            probe.append(FirstRecordProbe(config, group="mm2-failover-first-record",
+            probe.append(FirstRecordProbe(config, group="mm2-first-record-failover",
                                           timeout=min(timeout, 10.0)))  # fmt: skip
         return probe[0].first_at_or_after(tp.topic, tp.partition, offset)
 

@@ -110,7 +110,7 @@ class MirrorCheckpointTask(Task):
         # Read as the copy tasks read the source (their consumer settings).
         self._first_records = FirstRecordProbe(
             flow.source_consumer_config(label="checkpoints-source-consumer"),
-            group=f"mm2-checkpoints-first-record-{flow.source}-{flow.target}",
+            group=f"mm2-first-record-checkpoints-{flow.source}-{flow.target}",
             timeout=2.0,
         )
         renaming = flow.group_mirroring_policy()

@@ -36,7 +36,7 @@ GROUPS_EXCLUDE_DEFAULT = "console-consumer-.*, connect-.*, __.*"
 # prefixes (tests/unit/policies check every `group.id` in mm2 against this).
 INTERNAL_GROUPS = re.compile(
     r"mm2-(?:leader|leader-check|config-reader|offsets-reader|copier|copy-assignment|log-reader"
-    r"|lag|schema-ids)[.-].+|mm2-record-counter|mm2-positions-rebuild"
+    r"|lag|schema-ids|first-record)[.-].+|mm2-record-counter|mm2-positions-rebuild"
 )
 CONFIG_PROPERTIES_EXCLUDE_DEFAULT = (
     r"follower\.replication\.throttled\.replicas, leader\.replication\.throttled\.replicas, "
