@@ -35,13 +35,19 @@ __all__ = ["load", "load_properties"]
 log = logging.getLogger(__name__)
 
 
+# Control characters, as the escapes a properties file writes them with.
+_CONTROL = {i: f"\\x{i:02x}" for i in range(32)} | {10: "\\n", 13: "\\r", 9: "\\t"}
+
+
 class _Checker:
     def __init__(self, props: PropertiesFile) -> None:
         self.props = props
 
     def error(self, key: str | None, message: str) -> ConfigError:
         line = self.props.line_of(key) if key is not None else None
-        return ConfigError(message, file=self.props.path, line=line, key=key)
+        # One line whatever the values it quotes hold (`\n` in a value is a line break).
+        one_line = message.translate(_CONTROL)
+        return ConfigError(one_line, file=self.props.path, line=line, key=key)
 
     def origin(self, flow: Flow, key: str) -> str:
         """The raw key a connector setting came from, for the line number."""
