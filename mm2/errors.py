@@ -13,7 +13,6 @@ MM2Error                                  class attributes: kind, retriable, ope
 │   ├── TopicNotFoundError                a topic mm2 reads does not exist (yet): retried by a
 │   │                                     task, 404 over REST (also a NotFoundError)
 │   └── AbortableTransactionError         a transaction that must be aborted and copied again
-├── SchemaNotMirroredError                a record's schema ID has no target ID yet (held too long)
 ├── RecordFormatError (also ValueError)   bytes that are not an MM2 internal record
 ├── NotFoundError (also LookupError)      unknown flow, connector, task or plugin          -> 404
 ├── ConflictError                         exists already, wrong state, ambiguous name      -> 409
@@ -49,7 +48,6 @@ __all__ = [
     "RecordFormatError",
     "RecordRefusedError",
     "RecordTooLargeError",
-    "SchemaNotMirroredError",
     "TopicNotFoundError",
     "error_class",
 ]
@@ -178,14 +176,6 @@ class AbortableTransactionError(KafkaClientError):
     copy its records again."""
 
     kind = "abortable"
-    retriable = True
-
-
-class SchemaNotMirroredError(MM2Error):
-    """A copied record names a schema ID the flow's map has no target ID for, longer than
-    schema.ids.wait.ms: the copy task restarts (with backoff) rather than copy a wrong ID."""
-
-    kind = "schema-not-mirrored"
     retriable = True
 
 
