@@ -104,9 +104,13 @@ def test_the_drill_routes_answer_the_cause_never_a_500(setup: Setup) -> None:
         answer = api.post(f"/flows/primary/backup/groups/{group}/failover?force={force}")
         assert answer.status_code == 409, answer.text
         assert group in answer.json()["message"]
-    # no group of primary's to translate: the target is not asked
+    # primary's groups onto a target that does not answer: none to translate (the target is not
+    # asked) or, with groups of other tests on the session's cluster, a 503 naming it
     answer = api.get("/flows/primary/dead/groups/offsets")
-    assert answer.status_code == 200 and answer.json()["groups"] == [], answer.text
+    if answer.status_code == 200:
+        assert answer.json()["groups"] == [], answer.text
+    else:
+        assert answer.status_code == 503 and "dead" in answer.json()["message"], answer.text
     # a cluster that does not answer: 503, naming it
     for path in ("/flows/dead/primary/groups/offsets", "/flows/primary/dead/recovery-point"):
         answer = api.get(path)
