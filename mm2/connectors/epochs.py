@@ -453,23 +453,27 @@ class EpochPlanner:
         aborted, those positions would copy the committed records again."""
         if self._prove is None:
             return
-        routes = self._schedule.routes
-        _synced, proven = self._prove(routes)
+        _synced, proven = self._prove(self._schedule.routes)
         ahead = {tp: at for tp, at in proven.items() if tp in offsets and at > offsets[tp]}
         if not ahead:
             return
         moves = ", ".join(
             f"{t}-{p} {offsets[(t, p)]} -> {at}" for (t, p), at in sorted(ahead.items())
         )
-        ids = {tp: routes[tp[0]].topic_id for tp in ahead if routes[tp[0]].topic_id}
-        self._positions.write(ahead, cluster_id=self._cluster_id, topic_ids=ids)
-        self.feed.read_to_end(routes, 30.0)
+        self._write_positions(ahead)
         offsets.update({tp: o for tp, o in self.feed.stored.offsets.items() if tp in offsets})
         log.warning(
             "%s: positions moved up to what the remote topics hold committed: %s (a broker's "
             "stop committed a transaction's records but left its positions open, ended "
             "aborted): those records are not copied again", self.settings.flow, moves,
         )  # fmt: skip
+
+    def _write_positions(self, positions: dict[TP, int]) -> None:
+        """Positions of routed partitions written with their topic ids, then read back."""
+        routes = self._schedule.routes
+        ids = {tp: routes[tp[0]].topic_id for tp in positions if routes[tp[0]].topic_id}
+        self._positions.write(positions, cluster_id=self._cluster_id, topic_ids=ids)
+        self.feed.read_to_end(routes, 30.0)
 
     def _settle(self, timeout: float, *, rewrite: bool = True) -> None:
         """Fence every earlier copy task, read the committed positions, and write them again.
@@ -546,14 +550,11 @@ class EpochPlanner:
         synced, proven = prove(routes)
         if not synced:
             return  # a new flow: nothing was copied that an offset sync knows of
-        # Unproven (its copies differ from the source's records: schema IDs translated, or its
-        # sync's copy is gone): from its latest sync's record, copied with all before it; the
-        # records copied after that come again, none is skipped.
+        # Unproven although its latest sync's copy is on the target (its copies could not be
+        # paired with the source's records): from that sync's record, copied with all before
+        # it; the records copied after that come again, none is skipped.
         at_sync = {tp: up for tp, up in synced.items() if tp not in proven}
-        positions = {**at_sync, **proven}
-        ids = {tp: routes[tp[0]].topic_id for tp in positions if routes[tp[0]].topic_id}
-        self._positions.write(positions, cluster_id=self._cluster_id, topic_ids=ids)
-        self.feed.read_to_end(routes, 30.0)
+        self._write_positions({**at_sync, **proven})
         log.warning(
             "%s: %s was missing on %s and was created again: positions of %d partition(s) "
             "rebuilt exactly from the offset syncs and the remote topics; %d more resume after "
