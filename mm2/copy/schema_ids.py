@@ -34,14 +34,18 @@ byte included), so a lookup is a slice and a dict probe.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from mm2.errors import RecordFormatError
-from mm2.records.schema_ids import SUBJECT_STRATEGIES, SchemaIdMapping, SchemaSubject
+from mm2.records.schema_ids import (
+    RECORD_NAME,
+    SUBJECT_STRATEGIES,
+    SchemaIdMapping,
+    SchemaSubject,
+)
 
 __all__ = [
     "KEY_SCHEMA_ID_HEADER",
@@ -65,7 +69,6 @@ Headers = list[tuple[str, HeaderValue]] | dict[str, HeaderValue]
 _ID_MAX = 2**32 - 1  # what 4 bytes carry; registries hand out positive Java ints
 Field = Literal["key", "value"]
 STRATEGIES = SUBJECT_STRATEGIES
-_RECORD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 # The record to produce, (key, value, headers), every schema ID translated: a plain tuple,
@@ -178,9 +181,9 @@ class SchemaIdRewriter:
             head = f"{topic}-"
             names = [n for n in self._subjects if n.startswith(head) and
                      n[len(head):] not in ("key", "value") and
-                     _RECORD_NAME.fullmatch(n[len(head):])]  # fmt: skip
+                     RECORD_NAME.fullmatch(n[len(head):])]  # fmt: skip
         else:  # RecordNameStrategy: the subject is the record's name, whatever the topic
-            names = [n for n in self._subjects if _RECORD_NAME.fullmatch(n)]
+            names = [n for n in self._subjects if RECORD_NAME.fullmatch(n)]
         allowed = frozenset().union(*(self._subjects[n] for n in names)) if names else None
         self._allowed[(topic, field)] = allowed
         return allowed

@@ -20,11 +20,13 @@ them; the copy tasks read them.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from mm2.errors import RecordFormatError
 
 __all__ = [
+    "RECORD_NAME",
     "SCHEMA_CONNECTOR",
     "SUBJECT_STRATEGIES",
     "SchemaIdMapping",
@@ -39,6 +41,9 @@ SCHEMA_CONNECTOR = "MirrorSchemaConnector"
 # Confluent's subject name strategies, as key.subject.name.strategy and
 # value.subject.name.strategy name them: which subjects describe a topic's keys and values
 SUBJECT_STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
+# A record's fully qualified name (Avro, Protobuf), as the record-name strategies put it in a
+# subject: dotted identifiers, never a `-`.
+RECORD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 @dataclass(frozen=True)

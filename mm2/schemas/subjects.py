@@ -13,15 +13,14 @@ The split is at the last `-`: a record name (Avro, Protobuf) cannot hold one, a 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 
 from mm2.policies.filter import compile_pattern_list
 from mm2.policies.replication import ReplicationPolicy, is_cycle
+from mm2.records.schema_ids import RECORD_NAME
 
 __all__ = ["SubjectFilter", "SubjectNaming"]
 
-_RECORD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _TOPIC_SUFFIXES = ("key", "value")
 
 
@@ -52,7 +51,7 @@ class SubjectNaming:
             return None
         if suffix in _TOPIC_SUFFIXES:
             return topic, suffix
-        if _RECORD_NAME.fullmatch(suffix) and self._is_topic(topic):
+        if RECORD_NAME.fullmatch(suffix) and self._is_topic(topic):
             return topic, suffix
         return None
 
