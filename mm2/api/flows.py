@@ -9,8 +9,9 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from mm2.api.deps import Mirror
-from mm2.api.forward import runners_views
+from mm2.api.forward import forward_headers, runners_views
 from mm2.api.history import FlowHistory
+from mm2.api.routed_flows import RoutedFlows
 from mm2.api.schemas import (
     ErrorBody,
     FlowBody,
@@ -145,16 +146,23 @@ def flow_recovery_point(mirror: Mirror, source: str, target: str) -> RecoveryPoi
 
 @router.post("/{source}/{target}/switchover", status_code=202, response_model=SwitchoverBody)
 def start_switchover(
-    mirror: Mirror, source: str, target: str, body: SwitchoverRequestBody | None = None
+    request: Request,
+    mirror: Mirror,
+    source: str,
+    target: str,
+    body: SwitchoverRequestBody | None = None,
 ) -> SwitchoverBody:
     """Start a planned switchover of the flow (a dry run unless `dry_run` is false): check,
     drain to lag 0, commit every mirrored group on the target, pause the flow and, with
-    `start_reverse`, resume the flow back. It runs in this process; follow it with GET. 409
-    while one runs for the flow."""
+    `start_reverse`, resume the flow back. It runs in the process that runs the flow (any
+    process sends it there); follow it with GET on any process. 409 while one runs for the
+    flow."""
     body = body or SwitchoverRequestBody()
+    control = RoutedFlows(mirror, forward_headers(request, mirror))
     job = mirror.start_switchover(source, target, dry_run=body.dry_run,
                                   start_reverse=body.start_reverse,
-                                  drain_timeout=body.drain_timeout_seconds)  # fmt: skip
+                                  drain_timeout=body.drain_timeout_seconds,
+                                  control=control)  # fmt: skip
     return SwitchoverBody.of(job)
 
 

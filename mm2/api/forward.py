@@ -2,7 +2,10 @@
 
 - Changes (POST, PUT, PATCH, DELETE on /connectors and /flows) go to the leader of the cluster
   that keeps REST changes, which writes them to Kafka; every process then applies them.
-- Restarts go to the leader of the connector's target cluster, the one running its tasks.
+- Restarts go to the leader of the connector's target cluster, the one running its tasks;
+  so do switchovers, which then read each flow's state from its runner and change flows
+  through the writer (mm2.api.routed_flows): any process answers a switchover's status by
+  asking the runner, where the job is.
 - Reads of one flow or connector go to the leader that runs it, so its state is the real one;
   if that leader does not answer, this process answers from what it knows.
 - Offsets are read from Kafka by any process, and changed by the leader that runs the flow
@@ -29,7 +32,14 @@ from mm2.runtime.naming import flow_name
 from mm2.runtime.standby import Leader
 from mm2.runtime.view import RuntimeView
 
-__all__ = ["FORWARDED", "Forwarded", "forward_to_leader", "forwarded_response", "runners_views"]
+__all__ = [
+    "FORWARDED",
+    "Forwarded",
+    "forward_headers",
+    "forward_to_leader",
+    "forwarded_response",
+    "runners_views",
+]
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +48,7 @@ _READS = {"GET", "HEAD", "OPTIONS"}
 _FLOW = re.compile(r"^/flows/([^/]+)/([^/]+)(?:/.*)?$")
 _CONNECTOR = re.compile(r"^/connectors/([^/]+)(/.*)?$")
 _RESTART = re.compile(r"^(?:/tasks/\d+)?/restart$")
+_SWITCHOVER = re.compile(r"^/flows/[^/]+/[^/]+/switchover$")
 _KEEP_REQUEST = {"authorization", "content-type", "accept"}
 _KEEP_RESPONSE = {"content-type", "location", "allow", "www-authenticate"}
 # How long a list waits for each leader's view of its flows before it shows this process's.
@@ -87,6 +98,8 @@ def route(mirror: RuntimeView, method: str, path: str) -> tuple[Leader | None, b
     connector = _CONNECTOR.match(path)
     if connector and _RESTART.match(connector.group(2) or ""):
         return _to_runner(mirror, path), False
+    if _SWITCHOVER.match(path) and method not in _READS:
+        return _to_runner(mirror, path), False  # the job runs there; its status is read there
     if method not in _READS:
         return mirror.writer(), False
     flow = _flow_of(mirror, path)
@@ -104,7 +117,7 @@ async def forward_to_leader(request: Request) -> None:
     url = leader.url.rstrip("/") + request.url.path
     if request.url.query:
         url += "?" + request.url.query
-    headers = _headers(request, mirror)
+    headers = forward_headers(request, mirror)
     try:
         async with httpx.AsyncClient(timeout=60.0) as client:
             answer = await client.request(
@@ -128,7 +141,9 @@ async def forwarded_response(request: Request, exc: Exception) -> Response:
     return exc.response
 
 
-def _headers(request: Request, mirror: RuntimeView) -> dict[str, str]:
+def forward_headers(request: Request, mirror: RuntimeView) -> dict[str, str]:
+    """What a request sent on to another process carries: the caller's credentials and
+    content headers, the forwarded mark (that process answers itself), the change header."""
     headers = {k: v for k, v in request.headers.items() if k.lower() in _KEEP_REQUEST}
     headers[FORWARDED] = mirror.url or "?"
     headers.update(CHANGE_HEADERS)  # checked here already (mm2.api.csrf); the leader checks again
@@ -153,7 +168,7 @@ async def runners_views(
                 asked[(source, target)] = leader
     if not asked:
         return {}
-    headers = _headers(request, mirror)
+    headers = forward_headers(request, mirror)
 
     async def one(client: httpx.AsyncClient, key: tuple[str, str]) -> dict[str, Any] | None:
         url = f"{asked[key].url.rstrip('/')}/flows/{key[0]}/{key[1]}"

@@ -42,6 +42,7 @@ from mm2.records import OffsetAndMetadata, TopicPartition
 __all__ = [
     "Applied",
     "apply_failover",
+    "mirrored_groups",
     "plan_failback",
     "plan_failover",
     "target_group_admin",
@@ -108,9 +109,8 @@ def translate_all_groups(
     policy = flow.replication_policy()
     source_config = flow.source_admin_config(label="translate-source-admin")
     source_admin = GroupAdmin(source_config, timeout=timeout)
-    group_filter = flow.group_filter()
     try:
-        groups = [g for g in source_admin.list_groups() if mirrors_group(group_filter, g)]
+        groups = _mirrored(flow, source_admin)
         commits = source_admin.committed_offsets(groups)
     except KafkaClientError as exc:
         raise Unreachable(source, _servers(source_config), exc) from exc
@@ -159,6 +159,20 @@ def first_records(flow: Flow, timeout: float) -> Iterator[FirstRecord]:
     finally:
         for p in probe:
             p.close()
+
+
+def _mirrored(flow: Flow, source_admin: GroupAdmin) -> list[str]:
+    group_filter = flow.group_filter()
+    return [g for g in source_admin.list_groups() if mirrors_group(group_filter, g)]
+
+
+def mirrored_groups(flow: Flow, timeout: float = DEFAULT_TIMEOUT) -> list[str]:
+    """The groups on flow.source that the flow mirrors (its group filter; mm2's own left out)."""
+    config = flow.source_admin_config(label="translate-source-admin")
+    try:
+        return _mirrored(flow, GroupAdmin(config, timeout=timeout))
+    except KafkaClientError as exc:
+        raise Unreachable(flow.source, _servers(config), exc) from exc
 
 
 def target_group_admin(flow: Flow, timeout: float = DEFAULT_TIMEOUT) -> GroupAdmin:

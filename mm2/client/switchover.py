@@ -2,10 +2,14 @@
 
 The steps (docs/architecture.md, "Planned switchover"):
 1. check: the flow runs in the mirror, the reverse flow B->A exists when it is to be started,
-   and which groups would move (a group with members on B is named and will be left alone);
+   and which groups would move (a group with members on B, or still consuming on A, is named
+   and will be left alone);
 2. drain: wait until every partition's lag is 0 and the source's ends stay put between two
    reads (the producers are the operator's to stop: the wait says which partitions still move);
-3. groups: every mirrored group's live commits on A, translated, committed on B;
+3. groups: every mirrored group's commits on A, translated, committed on B; a group that still
+   has members on A is not moved (its commits still move: what it reads after the translation
+   would be read again on B, and "exact" would not be true) and the step is marked failed, so
+   the report is not done until it is moved by a run after its consumers stopped;
 4. stop: the flow A->B paused;
 5. registries (a flow whose clusters both name a Schema Registry): B's registry put in
    READWRITE for the producers that move there (mm2.client.registries), and what B->A will do
@@ -29,12 +33,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from mm2.client.failover import apply_failover, target_group_admin, translate_all_groups
+from mm2.client.failover import (
+    apply_failover,
+    mirrored_groups,
+    target_group_admin,
+    translate_all_groups,
+)
 from mm2.client.lag import LagReader, LagReport, PartitionLag
 from mm2.client.plan import FailoverError, FailoverPlan
 from mm2.client.registries import make_target_writable, mirrors_schemas
 from mm2.config import Flow
 from mm2.errors import ConflictError
+from mm2.kafka.groups import GroupAdmin
 
 __all__ = [
     "FlowControl",
@@ -219,8 +229,9 @@ def switchover(
         _check(run, flow, control, reverse_flow, start_reverse)
         plans = translate_all_groups(flow, reverse_flow=reverse_flow, timeout=timeout)
         busy = _busy_groups(flow, plans, timeout)
+        reading = _reading_on_source(flow, [p.group for p in plans], timeout)
         for plan in plans:
-            why = busy.get(plan.committed_as, "")
+            why = reading.get(plan.group) or busy.get(plan.committed_as, "")
             run.say(f"group {plan.group!r}: {len(plan.translated)} partition(s) to commit on {b}"
                     + (" as " + repr(plan.committed_as) if plan.target_group else "")
                     + (", exact" if plan.exact else f", re-read at most {plan.rereads_at_most}")
@@ -292,6 +303,20 @@ def _check(
             f"sent back")  # fmt: skip
 
 
+def _reading_on_source(flow: Flow, groups: list[str], timeout: float) -> dict[str, str]:
+    """Source groups that have members now, with why they will not be moved."""
+    if not groups:
+        return {}
+    admin = GroupAdmin(flow.source_admin_config(label="switchover-source-admin"), timeout=timeout)
+    states = admin.describe(sorted(set(groups)))
+    return {
+        g: f"{s.members} member(s) still consuming on {flow.source} ({s.state}); stop them, "
+        "then run the switchover again"
+        for g, s in states.items()
+        if s.active
+    }
+
+
 def _busy_groups(flow: Flow, plans: list[FailoverPlan], timeout: float) -> dict[str, str]:
     """Target groups that have members now, with why they will be left alone."""
     names = sorted({p.committed_as for p in plans})
@@ -354,13 +379,23 @@ def _drain(
 def _move_groups(
     run: _Run, flow: Flow, reverse_flow: Flow | None, timeout: float
 ) -> list[GroupMove]:
+    # Described before and after the commits are read: a group with members on A at either
+    # moment may commit after its commits were read, so its translation would not be its last.
+    before = _reading_on_source(flow, mirrored_groups(flow, timeout), timeout)
     plans = translate_all_groups(flow, reverse_flow=reverse_flow, timeout=timeout)
     if not plans:
         run.say("no consumer group to move")
         return []
+    after = _reading_on_source(flow, [p.group for p in plans], timeout)
     admin = target_group_admin(flow, timeout)
     moves = []
     for plan in plans:
+        reading = before.get(plan.group) or after.get(plan.group)
+        if reading:
+            moves.append(GroupMove(plan.group, plan.committed_as, skipped=reading))
+            run.say(f"group {plan.group!r} not moved: {reading}")
+            run.mark_failed()
+            continue
         try:
             applied = apply_failover(plan, admin)
         except FailoverError as exc:

@@ -21,6 +21,7 @@ from mm2.client.failover import Applied
 from mm2.client.lag import LagReport
 from mm2.client.plan import FailoverPlan
 from mm2.client.recovery import RecoveryPoint
+from mm2.client.switchover import FlowControl
 from mm2.config import MirrorMakerConfig
 from mm2.config.model import Flow
 from mm2.runtime.changes import Changes, ChangeStore
@@ -259,11 +260,13 @@ class MirrorMaker:
         dry_run: bool,
         start_reverse: bool,
         drain_timeout: float,
+        control: FlowControl | None = None,
     ) -> SwitchoverJob:
-        """A planned switchover of the flow, run by this process (mm2.runtime.switchovers)."""
+        """A planned switchover of the flow, run by this process (mm2.runtime.switchovers)
+        over `control`, by default this process's own flows."""
         return self._switchovers.start(
             source, target, dry_run=dry_run, start_reverse=start_reverse,
-            drain_timeout=drain_timeout,
+            drain_timeout=drain_timeout, control=control,
         )  # fmt: skip
 
     def switchover_job(self, source: str, target: str) -> SwitchoverJob | None:

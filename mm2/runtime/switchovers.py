@@ -89,7 +89,10 @@ class Switchovers:
         dry_run: bool,
         start_reverse: bool,
         drain_timeout: float,
+        control: FlowControl | None = None,
     ) -> SwitchoverJob:
+        """Start a job over `control` (the flows' state and changes; this process's own
+        flows by default)."""
         flow, reverse = self._flows(source, target)  # NotFoundError for an unknown flow
         with self._lock:
             current = self._jobs.get(flow.name)
@@ -99,7 +102,7 @@ class Switchovers:
             job = SwitchoverJob(flow.name, dry_run, start_reverse, int(time.time() * 1000))
             self._jobs[flow.name] = job
         thread = threading.Thread(
-            target=self._work, args=(job, flow, reverse, drain_timeout),
+            target=self._work, args=(job, flow, reverse, drain_timeout, control or self._control),
             name=f"switchover-{flow.name}", daemon=True,
         )  # fmt: skip
         thread.start()
@@ -110,10 +113,15 @@ class Switchovers:
         return self._jobs.get(flow.name)
 
     def _work(
-        self, job: SwitchoverJob, flow: Flow, reverse: Flow | None, drain_timeout: float
+        self,
+        job: SwitchoverJob,
+        flow: Flow,
+        reverse: Flow | None,
+        drain_timeout: float,
+        control: FlowControl,
     ) -> None:
         try:
-            job.report = self._run(flow, self._control, reverse_flow=reverse,
+            job.report = self._run(flow, control, reverse_flow=reverse,
                                    dry_run=job.dry_run, start_reverse=job.start_reverse,
                                    drain_timeout=drain_timeout, say=job.said.append)  # fmt: skip
         except SwitchoverError as exc:

@@ -13,6 +13,7 @@ from mm2.client.failover import Applied
 from mm2.client.lag import LagReport
 from mm2.client.plan import FailoverPlan
 from mm2.client.recovery import RecoveryPoint
+from mm2.client.switchover import FlowControl
 from mm2.runtime.connector_admin import ConnectorInfo
 from mm2.runtime.flows import FlowView
 from mm2.runtime.herder import Plugins
@@ -104,6 +105,7 @@ class RuntimeView(Protocol):
         dry_run: bool,
         start_reverse: bool,
         drain_timeout: float,
+        control: FlowControl | None = None,
     ) -> SwitchoverJob: ...
     def switchover_job(self, source: str, target: str) -> SwitchoverJob | None: ...
     def add_flow(

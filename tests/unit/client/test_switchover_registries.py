@@ -97,6 +97,7 @@ class DrainedLag:
 def log(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """No Kafka: no group to move, a drained flow."""
     monkeypatch.setattr(switchover_module, "translate_all_groups", lambda *a, **k: [])
+    monkeypatch.setattr(switchover_module, "mirrored_groups", lambda *a, **k: [])
     monkeypatch.setattr(switchover_module, "LagReader", DrainedLag)
     return []
 

@@ -18,7 +18,8 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from mm2.api.app import create_app
-from mm2.api.forward import route
+from mm2.api.forward import FORWARDED, route
+from mm2.api.routed_flows import RoutedFlows
 from mm2.config import load_properties, parse_properties
 from mm2.config.model import Flow
 from mm2.errors import BadRequestError, ConfigError, ConflictError
@@ -435,5 +436,76 @@ def test_any_nodes_flow_list_shows_the_leaders_view(tmp_path: Path) -> None:
         assert flows[("primary", "backup")]["runs_on"] == url
     finally:
         server.should_exit = True
+        a.mirror.stop()
+        b.mirror.stop()
+
+
+def test_a_switchover_reads_each_flow_where_it_runs_and_changes_it_through_the_writer(
+    tmp_path: Path,
+) -> None:
+    """The two clusters led by different processes: a runs primary->backup and keeps the REST
+    changes (backup is home), b runs backup->primary. A switchover started on b is sent to a,
+    and a switchover's FlowControl on either reads each flow's state from its runner and pauses
+    or resumes through a: a state b only knows from afar is never taken as done."""
+    ports = [free_port()]
+    while len(ports) < 2:
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
+    urls = [f"http://127.0.0.1:{p}" for p in ports]
+    topics: dict[str, Topic] = {}
+    both = "backup->primary.enabled = true\n"
+    a = Node(urls[0], topics, tmp_path / "a", "k", extra=both)
+    b = Node(urls[1], topics, tmp_path / "b", "k", extra=both)
+    servers = [
+        uvicorn.Server(uvicorn.Config(create_app(n.mirror), port=p, log_level="warning"))
+        for n, p in ((a, ports[0]), (b, ports[1]))
+    ]
+    threads = [threading.Thread(target=s.run, daemon=True) for s in servers]
+    try:
+        a.lead("backup")
+        b.lead("primary")
+        for t in threads:
+            t.start()
+        eventually(lambda: all(s.started for s in servers), timeout=10, what="REST listeners")
+        eventually(
+            lambda: (
+                a.mirror.flow("primary", "backup").state == "RUNNING"
+                and b.mirror.flow("backup", "primary").state == "RUNNING"
+            ),
+            timeout=30,
+            what="each flow RUNNING on its leader",
+        )
+        # b's own view of the flow a runs: not running here (the bug took this as the state).
+        assert b.mirror.flow("primary", "backup").state != "RUNNING"
+        leader, read = route(b.mirror, "POST", "/flows/primary/backup/switchover")
+        assert leader is not None and leader.url == urls[0] and not read
+        assert route(a.mirror, "POST", "/flows/primary/backup/switchover") == (None, False)
+        leader, read = route(a.mirror, "GET", "/flows/backup/primary/switchover")
+        assert leader is not None and leader.url == urls[1] and read
+
+        on_b = RoutedFlows(b.mirror, {FORWARDED: urls[1]})
+        on_a = RoutedFlows(a.mirror, {FORWARDED: urls[0]})
+        assert on_b.state("primary", "backup") == "RUNNING"  # asked of a
+        assert on_a.state("backup", "primary") == "RUNNING"  # asked of b
+        assert on_b.state("nowhere", "backup") is None
+        on_b.pause("primary", "backup")  # carried out by a, the writer
+        eventually(lambda: on_b.state("primary", "backup") == "PAUSED", timeout=10,
+                   what="primary->backup PAUSED where it runs")  # fmt: skip
+        assert a.mirror.flow("primary", "backup").state == "PAUSED"
+        on_a.pause("backup", "primary")  # a is the writer: here; b applies the change
+        eventually(lambda: on_a.state("backup", "primary") == "PAUSED", timeout=10,
+                   what="backup->primary PAUSED where it runs")  # fmt: skip
+        on_b.resume("backup", "primary")  # b is no writer: sent to a
+        eventually(lambda: b.mirror.flow("backup", "primary").state == "RUNNING", timeout=30,
+                   what="backup->primary RUNNING again on b")  # fmt: skip
+        # A runner that does not answer is named, never answered for from afar.
+        servers[0].should_exit = True
+        threads[0].join(10)
+        with pytest.raises(ConflictError, match=urls[0].replace(".", r"\.")):
+            on_b.state("primary", "backup")
+    finally:
+        for s in servers:
+            s.should_exit = True
         a.mirror.stop()
         b.mirror.stop()
