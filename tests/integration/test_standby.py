@@ -106,6 +106,21 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
             what="the resume forwarded to the leader",
             log=both_logs,
         )
+        # A switchover asked of the standby runs where the flow runs; either node answers it.
+        started = api.post("/flows/primary/backup/switchover", json={"dry_run": True})
+        assert started.status_code == 202, started.text
+        eventually(
+            lambda: not on_leader.get("/flows/primary/backup/switchover").json()["running"],
+            timeout=120,
+            what="the dry run to end on the leader",
+            log=both_logs,
+        )
+        job = api.get("/flows/primary/backup/switchover").json()
+        assert job == on_leader.get("/flows/primary/backup/switchover").json()
+        assert job["dry_run"] and not job["error"] and job["report"] is not None, job
+        # The state read where the flow runs (this standby's own view says UNASSIGNED).
+        states = {"primary->backup: RUNNING", "primary->backup: DEGRADED"}
+        assert states & set(job["said"]), job
 
         before = count(backup.bootstrap_servers, remote)
         leader.kill9()
