@@ -112,14 +112,18 @@ class BrokerStartError(ClusterError):
 
 
 class KafkaClientError(MM2Error):
-    """A request to a Kafka cluster failed; `retriable` tells whether trying again may help."""
+    """A request to a Kafka cluster failed; `retriable` tells whether trying again may help,
+    `code` is Kafka's name for the error (INVALID_REPLICATION_FACTOR, ...) when it gave one."""
 
     kind = "kafka"
 
-    def __init__(self, message: str, *, retriable: bool | None = None) -> None:
+    def __init__(
+        self, message: str, *, retriable: bool | None = None, code: str | None = None
+    ) -> None:
         super().__init__(message)
         if retriable is not None:
             self.retriable = retriable
+        self.code = code
 
 
 class AuthenticationError(KafkaClientError):

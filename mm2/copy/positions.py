@@ -279,7 +279,7 @@ class PositionsTopic:
                 partitions=self.partitions,
             )
         except KafkaClientError as exc:
-            if self.replication_factor or "INVALID_REPLICATION_FACTOR" not in str(exc):
+            if self.replication_factor or exc.code != "INVALID_REPLICATION_FACTOR":
                 raise
             log.warning(
                 "%s: %s created with the target's default.replication.factor: it has fewer "

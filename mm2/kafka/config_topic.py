@@ -79,7 +79,7 @@ class ConfigTopic:
         try:
             admin.create_compacted_topic(self.topic, replication_factor=self._replication)
         except KafkaClientError as exc:
-            if "INVALID_REPLICATION_FACTOR" not in str(exc):
+            if exc.code != "INVALID_REPLICATION_FACTOR":
                 raise
             admin.create_compacted_topic(self.topic, replication_factor=-1)
 

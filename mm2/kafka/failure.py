@@ -111,6 +111,7 @@ class Failure:
     kind: FailureKind
     retriable: bool
     detail: str
+    code: str | None = None  # Kafka's name for the error, when it gave one
 
 
 def _kafka_error(exc: BaseException | KafkaError) -> KafkaError | None:
@@ -131,23 +132,23 @@ def classify(exc: BaseException | KafkaError) -> Failure:
             return Failure("outage", True, f"client queue full: {exc}")
         return Failure("other", False, str(exc) or type(exc).__name__)
     code = int(error.code())
-    text = error.str()
-    detail = f"{text} ({error.name()})"
+    text, name = error.str(), error.name()
+    detail = f"{text} ({name})"
     if code in _AUTHENTICATION or (code == KafkaError._TRANSPORT and _TLS_FAILURE in text):
-        return Failure("authentication", False, detail)
+        return Failure("authentication", False, detail, name)
     if code in _AUTHORIZATION:
-        return Failure("authorization", False, detail)
+        return Failure("authorization", False, detail, name)
     if code in _TOO_LARGE:
-        return Failure("record-too-large", False, detail)
+        return Failure("record-too-large", False, detail, name)
     if code in _REFUSED:
-        return Failure("refused", False, detail)
+        return Failure("refused", False, detail, name)
     if error.fatal():
         # A fatal producer error (fenced, sequence lost): only a new client helps, which is
         # what the task's runner does when it restarts the task.
-        return Failure("other", False, detail)
+        return Failure("other", False, detail, name)
     if code in _OUTAGE or error.retriable():
-        return Failure("outage", True, detail)
-    return Failure("other", False, detail)
+        return Failure("outage", True, detail, name)
+    return Failure("other", False, detail, name)
 
 
 def ends_a_consumer(error: KafkaError) -> bool:
@@ -200,7 +201,9 @@ def client_error(
         return RecordTooLargeError(f"{what}{where}: {failure.detail}")
     if failure.kind == "refused":
         return RecordRefusedError(f"{what}{where}: refused: {failure.detail}")
-    return KafkaClientError(f"{what}{where}: {failure.detail}", retriable=failure.retriable)
+    return KafkaClientError(
+        f"{what}{where}: {failure.detail}", retriable=failure.retriable, code=failure.code
+    )
 
 
 # librdkafka's "[thrd:...]: " prefix: the internal thread's name, noise to an operator.

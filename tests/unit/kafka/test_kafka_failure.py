@@ -101,6 +101,10 @@ def test_authentication_failure_names_the_cluster_first() -> None:
 def test_other_errors_are_neither_retriable_nor_an_operators() -> None:
     failure = classify(raised(KafkaError.INVALID_REPLICATION_FACTOR))
     assert (failure.kind, failure.retriable) == ("other", False)
+    # The error carries Kafka's name for it: callers test the code, never the message.
+    made = client_error("creating t", raised(KafkaError.INVALID_REPLICATION_FACTOR))
+    assert made.code == "INVALID_REPLICATION_FACTOR"
+    assert client_error("x", TimeoutError()).code is None
     fatal = KafkaException(KafkaError(KafkaError._TRANSPORT, "x", fatal=True))
     assert classify(fatal).kind == "other"
 
