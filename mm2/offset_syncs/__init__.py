@@ -10,17 +10,11 @@ from mm2.offset_syncs.checkpoint_rules import (
     sync_group_offsets,
 )
 from mm2.offset_syncs.sync_store import SYNCS_PER_PARTITION, OffsetSyncStore
-from mm2.offset_syncs.sync_writer import (
-    MAX_OUTSTANDING_OFFSET_SYNCS,
-    OffsetSyncWriter,
-    PartitionState,
-)
+from mm2.offset_syncs.sync_writer import PartitionState
 
 __all__ = [
-    "MAX_OUTSTANDING_OFFSET_SYNCS",
     "SYNCS_PER_PARTITION",
     "OffsetSyncStore",
-    "OffsetSyncWriter",
     "PartitionState",
     "ReplicationPolicyLike",
     "checkpoint_for",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Literal
 
 from mm2.policies.java_regex import JavaRegexError, compile_java
@@ -219,11 +219,6 @@ def load_config_property_filter(props: Mapping[str, str]) -> ConfigPropertyFilte
     f = _load(props, key, DefaultConfigPropertyFilter, ConfigPropertyFilter)
     assert isinstance(f, ConfigPropertyFilter)
     return f
-
-
-def names_matching(pattern: re.Pattern[str] | None, names: Sequence[str]) -> list[str]:
-    """The names a compiled list matches in full (a helper for tests and dry runs)."""
-    return [n for n in names if _matches(pattern, n)]
 
 
 def should_replicate_topic(
