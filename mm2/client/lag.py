@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from mm2.client.open_transactions import OpenTransaction, OpenTransactions
 from mm2.config import Flow
-from mm2.copy.positions import PositionsTopic, StoredPositions
+from mm2.copy.positions import PositionRecord, PositionsTopic, StoredPositions
 from mm2.copy.positions_reader import PositionsReader
 from mm2.copy.source_ends import SourceEndsWriter
 from mm2.errors import KafkaClientError
@@ -115,7 +115,7 @@ class LagReader:
         target_admin = flow.target_admin_config(label="lag-admin")
         self._target = TopicAdmin(target_admin, timeout=timeout)
         self._open = OpenTransactions(target_admin, timeout=timeout)
-        self._tail: PositionsReader | None = None
+        self._tail: PositionsReader[PositionRecord] | None = None
         self._tail_failures = 0  # failed reads in a row of the positions consumer
         self._stamps: TimestampProbe | None = None
         self._state = _State()

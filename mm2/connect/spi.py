@@ -13,15 +13,24 @@ own, calling `poll()` again after the delay it returns. A Task raises an MM2Erro
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 if TYPE_CHECKING:
-    from mm2.runtime.liveness import Liveness
-    from mm2.runtime.metrics import MetricsRegistry
+    from mm2.copy.routes import Route
+    from mm2.copy.stats import CopyStats
 
-__all__ = ["Connector", "ConnectorType", "CopyTaskView", "LeaderEpoch", "Task", "TaskContext"]
+__all__ = [
+    "Connector",
+    "ConnectorType",
+    "CopyTaskView",
+    "LeaderEpoch",
+    "Task",
+    "TaskContext",
+    "TaskLiveness",
+    "TaskMetrics",
+]
 
 ConnectorType = Literal["source", "sink"]
 
@@ -48,6 +57,37 @@ class CopyTaskView:
     partitions: tuple[str, ...]
 
 
+class TaskMetrics(Protocol):
+    """What a task records of its flow (the worker's registry, mm2.runtime.metrics, serves it
+    on /metrics and /flows)."""
+
+    def set_routes(self, source: str, target: str, routes: Mapping[str, Route]) -> None: ...
+    def lag_read_from_kafka(self, source: str, target: str) -> bool: ...
+    def update_end_offsets(
+        self, source: str, target: str, ends: Mapping[tuple[str, int], int]
+    ) -> None: ...
+    def record_batch(self, source: str, target: str, results: Iterable[CopyStats]) -> None: ...
+    def set_owners(
+        self, source: str, target: str, owners: Mapping[tuple[str, int], int]
+    ) -> None: ...
+    def topic_recreated(self, source: str, target: str, topic: str) -> None: ...
+    def transactions_ended(self, source: str, target: str, partitions: Sequence[str]) -> None: ...
+    def keep_checkpoint_groups(self, source: str, target: str, groups: Iterable[str]) -> None: ...
+    def record_checkpoints(
+        self, source: str, target: str, group: str, latencies: Mapping[tuple[str, int], float]
+    ) -> None: ...
+    def record_schema_pass(
+        self, source: str, target: str, *, id_mode: str, registered: int, mappings: int
+    ) -> None: ...
+
+
+class TaskLiveness(Protocol):
+    """Where a task records what the target acknowledged (mm2.runtime.liveness)."""
+
+    def heartbeat(self, source: str, target: str, timestamp_s: float) -> None: ...
+    def checkpoint_pass(self, source: str, target: str, timestamp_s: float) -> None: ...
+
+
 class TaskContext(Protocol):
     """What the runtime tells a task about where it runs."""
 
@@ -61,12 +101,12 @@ class TaskContext(Protocol):
     def task_id(self) -> int: ...
 
     @property
-    def metrics(self) -> MetricsRegistry:
+    def metrics(self) -> TaskMetrics:
         """Where the task records its replication figures (as Connect's KIP-877 hands a
         plugin its metrics); one per worker, read by /metrics and /flows."""
 
     @property
-    def liveness(self) -> Liveness:
+    def liveness(self) -> TaskLiveness:
         """Where the task records heartbeats and checkpoint passes the target acknowledged."""
 
     @property

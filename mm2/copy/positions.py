@@ -330,7 +330,7 @@ class PositionsTopic:
         self,
         on_ready: Callable[[CopyReady], None] | None = None,
         on_ends: Callable[[SourceEnds], None] | None = None,
-    ) -> PositionsReader:
+    ) -> PositionsReader[PositionRecord]:
         """A reader of the topic from its start (close it when done); `on_ready` is given the
         notices of this flow's copy tasks that they copy (mm2.copy.ready), `on_ends` the
         source's ends the mirror read for this flow (mm2.copy.source_ends)."""

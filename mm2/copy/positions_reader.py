@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import Generic, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
@@ -18,20 +18,19 @@ from mm2.errors import KafkaClientError, TopicNotFoundError
 from mm2.kafka.failure import ClientLog, client_error, cluster_label, ends_a_consumer
 from mm2.kafka.offsets import OffsetLister
 
-if TYPE_CHECKING:
-    from mm2.copy.positions import PositionRecord
-
 __all__ = ["Decode", "KeyPartitions", "PositionsReader"]
 
 # What the metadata answer says of a topic that is not there.
 _MISSING = frozenset({KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC})
-# (key, value, headers) -> the position it holds, or None when the record is not ours.
-Decode = Callable[[bytes | None, bytes | None, object], "PositionRecord | None"]
+R = TypeVar("R")
+# (key, value, headers) -> what the record holds (mm2.copy.positions.R), or None
+# when the record is not ours.
+Decode = Callable[[bytes | None, bytes | None, object], R | None]
 # The topic's partition count -> the partitions that hold the keys a reader waits for.
 KeyPartitions = Callable[[int], "set[int]"]
 
 
-class PositionsReader:
+class PositionsReader(Generic[R]):
     """Reads every partition of the offsets topic (read_committed), from the start, and then
     whatever arrives; keeps what `decode` makes of a record (None: not ours)."""
 
@@ -41,7 +40,7 @@ class PositionsReader:
         admin_config: Mapping[str, str],
         topic: str,
         *,
-        decode: Decode,
+        decode: Decode[R],
     ) -> None:
         self.topic = topic
         self._admin_config = dict(admin_config)
@@ -67,7 +66,7 @@ class PositionsReader:
         # consumer said end-of-partition (a partition of only markers or aborted records
         # returns no record, and the consumer's position stays unset).
         self._read_up_to: dict[int, int] = {}
-        self._backlog: list[PositionRecord] = []
+        self._backlog: list[R] = []
 
     def _assign_new_partitions(self, timeout: float) -> list[int]:
         try:
@@ -105,7 +104,7 @@ class PositionsReader:
 
     def read_to_end(
         self, timeout: float = 15.0, *, holding: KeyPartitions | None = None, stable: bool = False
-    ) -> list[PositionRecord]:
+    ) -> list[R]:
         """Every new record up to the end offsets seen at the call (after fencing, the end).
 
         With `holding`, only the partitions that hold the keys the caller needs are waited
@@ -123,7 +122,7 @@ class PositionsReader:
 
     def _read_to_end(
         self, timeout: float, holding: KeyPartitions | None, stable: bool
-    ) -> list[PositionRecord]:
+    ) -> list[R]:
         every = self._assign_new_partitions(min(timeout, 10.0))
         partitions = every if holding is None else sorted(set(every) & holding(len(every)))
         ends = self._ends(partitions, min(timeout, 10.0), stable)
@@ -145,14 +144,14 @@ class PositionsReader:
                 )
             out.extend(self._consume(0.2))
 
-    def poll(self, timeout: float = 0.0) -> list[PositionRecord]:
+    def poll(self, timeout: float = 0.0) -> list[R]:
         """The records that have arrived (waiting up to `timeout` for the first)."""
         out = self._backlog + self._consume(timeout)
         self._backlog = []
         return out
 
-    def _consume(self, timeout: float) -> list[PositionRecord]:
-        out: list[PositionRecord] = []
+    def _consume(self, timeout: float) -> list[R]:
+        out: list[R] = []
         for msg in self._consumer.consume(10_000, timeout):
             err = msg.error()
             if err is not None:
