@@ -1,4 +1,4 @@
-"""W1 and W2 with Avro records (`--avro`, issue 25): the cost of translating schema IDs.
+"""W1 and W2 with Avro records (`--avro`): the cost of translating schema IDs.
 
 With `--avro` the value of record i is what Confluent's Avro serializer writes: the magic byte
 0, the 4-byte ID the source registry gave the bench's schema, then the Avro body of

@@ -94,7 +94,7 @@ LATENCIES = (
 )
 
 
-# Issue 14's W2 targets: append p50 <= 50 ms; append p99 <= 250 ms and no worse than Apache MM2's;
+# W2's targets: append p50 <= 50 ms; append p99 <= 250 ms and no worse than Apache MM2's;
 # with exactly-once, a read_committed reader's p99 <= the transaction commit interval (100 ms by
 # default) + 100 ms.
 def _both(limit: float) -> Check:

@@ -1,5 +1,5 @@
 """A SIGTERM while the mirror is still starting ends it within 10 s with exit 0, whatever is
-unreachable (issue 21): nothing waits out a cluster that is not there once a stop was asked. The
+unreachable: nothing waits out a cluster that is not there once a stop was asked. The
 file's listener comes from a config provider, which is resolved before the listener is checked."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Exact translation where Apache MM2 gives up (issue 22, item 3), on real brokers.
+"""Exact translation where Apache MM2 gives up, on real brokers.
 
 A compacted source topic (over 100,000 surviving records, two thirds of the offsets gone to the
 cleaner before the mirror starts) and a transactional one (aborted transactions, commit

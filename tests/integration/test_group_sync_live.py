@@ -1,4 +1,4 @@
-"""Never rewind an active group (issue 22, 2): consumers on the target join and leave the group
+"""Never rewind an active group: consumers on the target join and leave the group
 over and over, classic and KIP-848 (`group.protocol=consumer`), while the source group commits
 every 200 ms and the mirror syncs its offsets every second.
 

@@ -1,4 +1,4 @@
-"""The leader election on a real broker (mm2.kafka.config_topic.LeaderElection, issue 21): a node
+"""The leader election on a real broker (mm2.kafka.config_topic.LeaderElection): a node
 that joins or comes back never takes the lead from a healthy leader, and a leader that leaves
 hands it over."""
 

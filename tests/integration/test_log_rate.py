@@ -1,4 +1,4 @@
-"""An unreachable cluster makes a few log lines a minute, not dozens a second (issue 13).
+"""An unreachable cluster makes a few log lines a minute, not dozens a second.
 
 connect-mirror-maker runs for a minute and a half with its source cluster at an address nothing
 listens on (its target is a real broker, so the flows start and every client they make tries

@@ -1,4 +1,4 @@
-"""The offsets topic guarded (issue 21): one that is not compacted is refused, as Kafka Connect
+"""The offsets topic guarded: one that is not compacted is refused, as Kafka Connect
 refuses it, with the topic and the fix named, instead of losing positions to retention; and a
 partition of it that cannot be read to its end holds back no flow whose keys live elsewhere."""
 

@@ -1,4 +1,4 @@
-"""A position the source no longer has (issue 21): records deleted before they were copied, and a
+"""A position the source no longer has: records deleted before they were copied, and a
 position beyond the log end (a truncated log, or a position set past it).
 
 Before, the copy task's consumer reset such a partition to its earliest offset without a word.

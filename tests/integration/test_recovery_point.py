@@ -1,4 +1,4 @@
-"""The unplanned failover report (issue 23, item 2), on real brokers.
+"""The unplanned failover report, on real brokers.
 
 The flow is paused while a backlog is written, then resumed: the mirror copies it slowly (its
 source consumer fetches one record batch at a time) and is killed with SIGKILL half-way. Pausing

@@ -1,4 +1,4 @@
-"""Records the target refuses (issue 21): judged, never looped.
+"""Records the target refuses: judged, never looped.
 
 A backlog into a remote topic that accepts smaller batches than librdkafka builds is copied
 whole (the producer's batches stay within the topic's max.message.bytes); a refusal a person

@@ -1,5 +1,5 @@
 """Records written with Confluent's Avro and Protobuf serializers are read on the target with
-the target's registry (issue 25): real brokers, two real Apicurio 3.0.9 registries, the mirror
+the target's registry: real brokers, two real Apicurio 3.0.9 registries, the mirror
 as a process.
 
 The target registry is given schemas of its own first, so that it numbers the mirrored ones

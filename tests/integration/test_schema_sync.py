@@ -1,4 +1,4 @@
-"""The schema sync between two real Apicurio Registry 3.0.9 servers (issue 25), without Kafka.
+"""The schema sync between two real Apicurio Registry 3.0.9 servers, without Kafka.
 
 Apicurio assigns its own IDs whatever a registration asks, so this is the translating path: the
 sync must find that out by itself, copy every kind of schema in an order the target accepts

@@ -1,4 +1,4 @@
-"""Share groups mirrored (issue 22, item 4) on real Kafka 4.4 brokers.
+"""Share groups mirrored on real Kafka 4.4 brokers.
 
 A source share group acknowledges the first 120 of 300 records and releases the rest. The
 mirror sets the target's share group so that a share consumer there starts at the copy of

@@ -1,4 +1,4 @@
-"""Issue 11's "done when" run: every fault of test_resilience, one after the other, in one run
+"""The long run: every fault of test_resilience, one after the other, in one run
 under continuous load, healed with no REST call and no manual step.
 
 An idempotent producer writes to 4 source partitions for the whole run; each record's value

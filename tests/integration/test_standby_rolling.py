@@ -1,4 +1,4 @@
-"""Two nodes under load (issue 21): a rolling restart of both moves the lead once, and offsets
+"""Two nodes under load: a rolling restart of both moves the lead once, and offsets
 changed over REST on the standby are carried out by the leader and stick.
 
 A rolling restart restarts the standby first, then the leader: the standby's restart must cost

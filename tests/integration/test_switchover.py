@@ -1,4 +1,4 @@
-"""A planned switchover and its failback on real brokers, under load (issue 23, item 1).
+"""A planned switchover and its failback on real brokers, under load.
 
 A producer writes numbered records to `primary`; a consumer group reads part of them there.
 The test stops the producer and runs `mm2 switchover --from primary --to backup

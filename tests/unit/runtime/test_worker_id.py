@@ -1,4 +1,4 @@
-"""Each node of a mirror has its own worker id, as Connect's workers do (issue 21): two nodes
+"""Each node of a mirror has its own worker id, as Connect's workers do: two nodes
 on one host reported the same `vm:mm2`."""
 
 from __future__ import annotations
