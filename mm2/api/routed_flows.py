@@ -10,7 +10,7 @@ a state this process only knows from afar (a flow it stands by for) is never tak
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import httpx
 
@@ -58,18 +58,19 @@ class RoutedFlows:
         raise AssertionError("unreachable")
 
     def pause(self, source: str, target: str) -> None:
-        writer = self._elsewhere(self._mirror.writer())
-        if writer is None:
-            self._mirror.pause_flow(source, target)
-        else:
-            self._call("PUT", writer, f"/flows/{source}/{target}/pause", ok=(202,))
+        self._change(source, target, "pause", self._mirror.pause_flow)
 
     def resume(self, source: str, target: str) -> None:
+        self._change(source, target, "resume", self._mirror.resume_flow)
+
+    def _change(
+        self, source: str, target: str, verb: str, here: Callable[[str, str], None]
+    ) -> None:
         writer = self._elsewhere(self._mirror.writer())
         if writer is None:
-            self._mirror.resume_flow(source, target)
+            here(source, target)
         else:
-            self._call("PUT", writer, f"/flows/{source}/{target}/resume", ok=(202,))
+            self._call("PUT", writer, f"/flows/{source}/{target}/{verb}", ok=(202,))
 
     def _runner(self, flow: str) -> Leader | None:
         return None if self._mirror.runs_here(flow) else self._mirror.runner(flow)
