@@ -1,4 +1,4 @@
-# Every command of the project lives here; CI (.ci/run), pre-commit and the README call these
+# Every command of the project lives here; CI (.ci/run), pre-commit and the docs call these
 # targets. The ladder: `make check` (lint, types, pure unit tests: no root, apt, JVM or brokers)
 # first, then `make test` (everything, real brokers included). `make help` lists the targets.
 SHELL := /bin/bash
@@ -109,7 +109,7 @@ typecheck: $(STAMP) ## mypy --strict over mm2, bench and tests
 # The pure unit tests: no root, apt, JVM, promtool, Docker or network, and none marked `slow`
 # (two property sweeps of the offset-sync store that take minutes under coverage's tracer run
 # in `make test`); under branch coverage of mm2, whose total is the one line printed last (the
-# figure in the README); a total under `fail_under` in pyproject.toml fails the lane.
+# figure in docs/development.md); a total under `fail_under` in pyproject.toml fails the lane.
 unit: $(STAMP) ## the pure unit tests, with mm2's branch coverage as one line
 	@mkdir -p build
 	$(BIN)/coverage run -m pytest tests/unit -m "not system and not slow" -p no:cacheprovider -q

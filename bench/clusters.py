@@ -65,7 +65,7 @@ _INTERNAL_PARTITIONS = 120
 def wants_fresh_pairs(settings: Settings, workload: str) -> bool:
     """Whether each system runs this workload on a cluster pair of its own. W1 always does: on
     a shared pair the system that ran second copied the backlog up to 1.26x faster, whichever
-    it was; on fresh pairs both orders came within 0.3 % (BENCHMARKS.md, "Both orders")."""
+    it was; on fresh pairs both orders came within 0.3 % (bench/results/LOG.md, "Both orders")."""
     if settings.fresh_clusters or workload == "w1":
         return True
     return workload == "w3" and settings.w3_topics * settings.w3_partitions >= FRESH_W3_PARTITIONS

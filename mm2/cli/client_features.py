@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 GSSAPI_HELP = (
     "install a confluent-kafka built with Kerberos (librdkafka with libsasl2): in an mm2 "
     "checkout run `scripts/build-gssapi-client.sh $(which python)` and "
-    "`pip install --no-deps --force-reinstall` the wheel it prints (README: Kerberos)"
+    "`pip install --no-deps --force-reinstall` the wheel it prints "
+    "(docs/configuration.md: Kerberos)"
 )
 # The Java key (suffix) a librdkafka feature comes from, for naming it in the message.
 _KEY_OF = {"ssl": "security.protocol", "oidc": "sasl.jaas.config"}

@@ -30,8 +30,9 @@ backup.bootstrap.servers = {backup}
 
 primary->backup.enabled = true
 primary->backup.topics = demo-.*
-# The way back, for a drill (README, "Disaster-recovery drill"): backup's own demo-* topics
-# reach primary as backup.demo-*; primary's copies on backup are never sent back.
+# The way back, for a drill (docs/getting-started.md, "A disaster-recovery drill"): backup's
+# own demo-* topics reach primary as backup.demo-*; primary's copies on backup are never sent
+# back.
 backup->primary.enabled = true
 backup->primary.topics = demo-.*
 
@@ -215,7 +216,7 @@ def _run(argv: Sequence[str] | None) -> int:
             if not args.once:
                 print(
                     "the mirror keeps running: produce more to primary, try the drill in the "
-                    "README ('Disaster-recovery drill'), or Ctrl-C to stop."
+                    "docs/getting-started.md ('A disaster-recovery drill'), or Ctrl-C to stop."
                 )
                 mirror.wait()
         finally:

@@ -4,5 +4,5 @@ spec (what the planner hands a copy task), loop (consume and produce), transacti
 producer, its transactions and what a failure means), positions and positions_reader (Connect's
 offsets topic), stats (what a transaction copied), assignment (partitions added to running
 tasks), routes, failure (errors across Spark), task (one copy task from start to end).
-See docs/architecture.md, "Where the copy path lives".
+See docs/architecture.md, "The copy path".
 """

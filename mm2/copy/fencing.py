@@ -6,7 +6,7 @@ aborts the holder's open transaction. A zombie of an old assignment can then nev
 
 A target broker that stops while a copy task's transaction ends can leave that transaction open
 for good on some of its partitions: their records were appended, but no marker will ever come
-(docs/architecture.md, "A broker restart and open transactions"). Their last stable offset
+(docs/architecture.md, "Transactions left open"). Their last stable offset
 stays behind the end, and every read_committed reader waits there for ever: on the offsets topic
 the planner itself, on a remote topic the applications. Once the ids are fenced, nothing of the
 flow's copy tasks can be open any more, so `end_left_open` ends what still holds a partition of

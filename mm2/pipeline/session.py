@@ -129,7 +129,7 @@ def spark_settings(conf: Mapping[str, str] | None = None) -> dict[str, str]:
     The driver JVM keeps HotSpot's default JIT (C1 and C2). With C1 only
     (`-XX:TieredStopAtLevel=1`, which an operator can set in spark.driver.extraJavaOptions)
     the first record came 1 to 5 s sooner, but a steady flow cost about 7 % more CPU
-    (docs/architecture.md, "Start to the first record")."""
+    (docs/architecture.md, "Starting a flow")."""
     settings = {"spark.master": default_master(), **_DEFAULTS, **(conf or {})}
     _log_settings(settings)
     return settings

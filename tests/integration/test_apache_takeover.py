@@ -1,5 +1,5 @@
-"""Apache MirrorMaker 2 and mm2 taking turns on one flow (docs/architecture.md, "Positions in
-Kafka"): both keep their source positions in Connect's offsets topic on the target,
+"""Apache MirrorMaker 2 and mm2 taking turns on one flow (docs/architecture.md, "The offsets
+topic"): both keep their source positions in Connect's offsets topic on the target,
 `mm2-offsets.<source>.internal`, so whichever mirror starts resumes where the other stopped and
 the remote topic holds each source record exactly once.
 

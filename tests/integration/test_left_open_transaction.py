@@ -1,7 +1,7 @@
 """Transactions a copy task left open on the target are ended by the mirror itself.
 
-The state a target broker's stop can leave (docs/architecture.md, "A broker restart and open
-transactions"): records of one of the copy tasks' producers appended to a partition of the
+The state a target broker's stop can leave (docs/architecture.md, "Transactions left
+open"): records of one of the copy tasks' producers appended to a partition of the
 offsets topic that the transaction coordinator does not know belongs to the transaction, so no
 marker ever reaches it. Made here on demand: with the broker's partition verification off for a
 moment, an aiokafka transactional producer holding copy task 0's transactional id appends a

@@ -1,7 +1,7 @@
 """connect-mirror-maker on a real Spark standalone cluster, losing the worker that copies.
 
 The cluster is started from the pyspark installation (`bin/spark-class` with the master and
-two one-core workers). mm2 reaches the executors as the README tells users to ship it: a
+two one-core workers). mm2 reaches the executors as docs/spark-cluster.md tells users to ship it: a
 virtualenv holding mm2 and confluent-kafka, packed with tar and given as `spark.archives`, its
 Python named by `spark.pyspark.python`. PySpark itself comes from the workers' Spark
 installation. With `tasks.max = 1` one executor runs the copy task and the other has a free
@@ -69,7 +69,7 @@ def _run(args: list[str], what: str) -> None:
 
 @pytest.fixture(scope="session")
 def executor_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The README's three steps: a virtualenv made with the driver's Python, mm2 and
+    """The three steps of docs/spark-cluster.md: a virtualenv made with the driver's Python, mm2 and
     confluent-kafka installed into it without other dependencies, packed with tar. Made once
     per session, under the session's tmp dir."""
     work = tmp_path_factory.mktemp("executor-env")

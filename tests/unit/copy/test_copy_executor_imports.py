@@ -1,5 +1,5 @@
-"""A Spark executor's Python has mm2 and confluent-kafka only (README, "Running on a Spark
-cluster"): the modules a copy task runs must import with nothing else there."""
+"""A Spark executor's Python has mm2 and confluent-kafka only (docs/spark-cluster.md): the
+modules a copy task runs must import with nothing else there."""
 
 from __future__ import annotations
 

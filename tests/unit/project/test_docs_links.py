@@ -1,5 +1,5 @@
-"""The README and docs/ link only inside the repository, to files and headings that exist, and
-the README leads to the operations guide."""
+"""The README, BENCHMARKS.md, the benchmarks' run log and docs/ link only inside the repository,
+to files and headings that exist, and the README maps every document of docs/."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ import pytest
 from tests.support.paths import REPO
 
 ROOT = REPO
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [
+    ROOT / "README.md",
+    ROOT / "BENCHMARKS.md",
+    ROOT / "bench" / "results" / "LOG.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+]
 # [text](target), not inside inline code; images too
 _LINK = re.compile(r"(?<!`)!?\[[^\]\n]*\]\(([^)\s]+)\)")
 _AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
@@ -38,9 +43,11 @@ def _anchors(document: Path) -> set[str]:
     return anchors
 
 
-def test_the_readme_links_to_the_operations_guide() -> None:
-    assert "docs/operations.md" in _links(ROOT / "README.md")
-    assert (ROOT / "docs" / "operations.md").is_file()
+def test_the_readme_maps_every_document() -> None:
+    linked = set(_links(ROOT / "README.md"))
+    documents = {p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")}
+    assert documents and documents <= linked
+    assert "BENCHMARKS.md" in linked
 
 
 def test_the_readme_points_nowhere_outside_the_repository() -> None:
@@ -66,5 +73,7 @@ def test_relative_links_reach_files_and_headings_that_exist(document: Path) -> N
 
 def test_the_anchor_rule_matches_githubs() -> None:
     operations = _anchors(ROOT / "docs" / "operations.md")
-    assert {"deploy", "the-image-and-compose", "fail-over-and-fail-back"} <= operations
-    assert "from-apache-mirrormaker-2" in operations
+    assert {"run", "the-image-and-compose", "fail-over-and-fail-back"} <= operations
+    assert "from-apache-mirrormaker-2" in _anchors(ROOT / "docs" / "migrating.md")
+    rest = _anchors(ROOT / "docs" / "rest-api.md")
+    assert "changes-from-another-sites-page" in rest  # an apostrophe is dropped
