@@ -1,5 +1,6 @@
 """The README, BENCHMARKS.md, the benchmarks' run log and docs/ link only inside the repository,
-to files and headings that exist, and the README maps every document of docs/."""
+to files and headings that exist, name in inline code only files of the repository that exist,
+and the README maps every document of docs/."""
 
 from __future__ import annotations
 
@@ -77,3 +78,19 @@ def test_the_anchor_rule_matches_githubs() -> None:
     assert "from-apache-mirrormaker-2" in _anchors(ROOT / "docs" / "migrating.md")
     rest = _anchors(ROOT / "docs" / "rest-api.md")
     assert "changes-from-another-sites-page" in rest  # an apostrophe is dropped
+
+
+# `mm2/copy/loop.py`, `tests/integration/test_soak.py`, `bench/results/`: a path in inline code
+# that starts at one of the repository's own top folders.
+_NAMED_PATH = re.compile(
+    r"`((?:mm2|tests|bench|docs|docker|deploy|\.ci)/[\w./-]*[\w/])(?::[\w.]+)?`"
+)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_file_a_document_names_exists(document: Path) -> None:
+    text = re.sub(r"^```.*?^```", "", document.read_text(encoding="utf-8"),
+                  flags=re.DOTALL | re.MULTILINE)  # fmt: skip
+    named = set(_NAMED_PATH.findall(text))
+    missing = sorted(p for p in named if "*" not in p and not (ROOT / p).exists())
+    assert missing == [], f"{document.name} names files that do not exist: {missing}"
