@@ -43,6 +43,8 @@ _DEFAULTS = {
 _lock = threading.Lock()
 # How long a stop gives executors to kill the tasks of the jobs it cancelled.
 _KILL_GRACE_S = 1.0
+# How long a stop waits for a Spark context being made before it stops without it.
+_START_WAIT_S = 2.0
 
 
 def _python_environment(settings: Mapping[str, str]) -> None:
@@ -187,18 +189,31 @@ def _end_jobs(context: SparkContext) -> None:
 def stop_spark() -> None:
     """Stop the process's Spark context, if one was made. Quietly when Spark's JVM is gone
     already (a SIGTERM to the whole process group, as systemd and `timeout` send, reaches it
-    at the same time as us)."""
-    with _lock:
-        if SparkContext._active_spark_context is None:
-            return
+    at the same time as us). A context still being made is not waited for (on a loaded host
+    that took 15 s): its JVM, if launched, is killed, and nothing else of it outlives us."""
+    if not _lock.acquire(timeout=_START_WAIT_S):
         process = getattr(SparkContext._gateway, "proc", None)
-        if process is not None and process.poll() is not None:
-            log.info("Spark's JVM has exited already (status %s)", process.returncode)
-            return
-        try:
-            active = SparkContext._active_spark_context
-            if active is not None:
-                _end_jobs(active)
-                active.stop()
-        except Exception as exc:  # noqa: BLE001 - Py4J's errors when the JVM goes away
-            log.info("Spark's JVM went away while stopping (%s)", type(exc).__name__)
+        if process is not None and process.poll() is None:
+            process.kill()
+        log.info("Spark was still starting: not waited for")
+        return
+    try:
+        _stop_context()
+    finally:
+        _lock.release()
+
+
+def _stop_context() -> None:
+    if SparkContext._active_spark_context is None:
+        return
+    process = getattr(SparkContext._gateway, "proc", None)
+    if process is not None and process.poll() is not None:
+        log.info("Spark's JVM has exited already (status %s)", process.returncode)
+        return
+    try:
+        active = SparkContext._active_spark_context
+        if active is not None:
+            _end_jobs(active)
+            active.stop()
+    except Exception as exc:  # noqa: BLE001 - Py4J's errors when the JVM goes away
+        log.info("Spark's JVM went away while stopping (%s)", type(exc).__name__)
