@@ -1,9 +1,9 @@
-"""The target broker restarted six times in a row under load: copying resumes after each restart
+"""The target broker restarted four times in a row under load: copying resumes after each restart
 by itself, and at the end a read_committed reader of the target sees every record once and in
 order. No REST call, no kafka-transactions.sh: a transaction a stop left open on the offsets
 topic is the mirror's to end (mm2.copy.fencing), and the test fails if it is not ended.
 
-Clean stops (SIGTERM, as a rolling upgrade restarts a broker) and two kill -9 (the second one
+Two clean stops (SIGTERM, as a rolling upgrade restarts a broker) and two kill -9 (the second one
 left a transaction open on real runs: positions on two offsets partitions and records on one
 remote partition, with its records on another remote partition committed), with outages of
 a few seconds, each at another point of the copy tasks' transactions (the soak test has the 60 s
@@ -37,7 +37,7 @@ from tests.support.waiting import eventually
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
 log = logging.getLogger(__name__)
 
-RESTARTS = 6
+RESTARTS = 4
 RATE = 300  # records/s over all partitions
 KILLED = {2, 4}  # restarts that kill -9 the broker
 
