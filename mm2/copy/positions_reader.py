@@ -120,9 +120,7 @@ class PositionsReader(Generic[R]):
         self._backlog = []
         return out
 
-    def _read_to_end(
-        self, timeout: float, holding: KeyPartitions | None, stable: bool
-    ) -> list[R]:
+    def _read_to_end(self, timeout: float, holding: KeyPartitions | None, stable: bool) -> list[R]:
         every = self._assign_new_partitions(min(timeout, 10.0))
         partitions = every if holding is None else sorted(set(every) & holding(len(every)))
         ends = self._ends(partitions, min(timeout, 10.0), stable)
