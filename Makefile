@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install kafka-jars apicurio system-packages gssapi-client lint typecheck unit check system integration test demo bench clean
+.PHONY: help install kafka-jars apicurio system-packages gssapi-client lint typecheck unit check docs system integration test demo bench clean
 
 # Debian packages the tests need: an MIT KDC (krb5-kdc, kadmin.local) and kinit, Cyrus SASL's
 # GSSAPI plugin, what builds a Kerberos-capable librdkafka (scripts/build-gssapi-client.sh), and
@@ -122,6 +122,12 @@ unit: $(STAMP) ## the pure unit tests, with mm2's branch coverage as one line
 # 1 min 18 s to 1 min 24 s (real) with a warm mypy cache, of which the unit tests 65-70 s;
 # 1 min 57 s with no mypy cache while a broker test ran beside it. The budget is 3 minutes.
 check: lint typecheck unit ## lint, types and the pure unit tests (no root, apt or JVM): the fast lane
+
+# The two generated references, from the code: docs/configuration-reference.md (the keys'
+# definitions in mm2/config) and docs/rest-reference.md (the app's OpenAPI document). `make check`
+# fails when a committed one differs (tests/unit/project/test_generated_docs.py).
+docs: $(STAMP) ## docs/configuration-reference.md and docs/rest-reference.md anew from the code
+	$(BIN)/python -m mm2.cli.docgen
 
 # Unit tests that need more than the virtualenv: a JVM (Apache's own classes, keytool), apt,
 # promtool, Docker's tooling, or a wheel built and installed in a fresh virtualenv.

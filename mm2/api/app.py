@@ -22,7 +22,7 @@ from mm2.api.redaction import RedactionMiddleware
 from mm2.api.security import SCHEME, BasicAuthMiddleware
 from mm2.runtime.view import RuntimeView
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "openapi_document"]
 
 _DESCRIPTION = """\
 Kafka Connect's REST API for the connectors of every flow, flows as resources, and Prometheus
@@ -34,14 +34,7 @@ metrics. Connectors are named `<source>.<target>.<ConnectorClass>`. Errors come 
 def create_app(mirror: RuntimeView, *, credentials: Mapping[str, str] | None = None) -> FastAPI:
     """The app for `mirror`; with `credentials` (user -> password) every request needs Basic
     auth, whatever its path or method, before anything else (forwarding to a leader included)."""
-    # FastAPIOffline: /docs and /redoc load their scripts from the package, not from a CDN.
-    app = FastAPIOffline(
-        title="mm2 REST API",
-        version=__version__,
-        description=_DESCRIPTION,
-        dependencies=[Depends(forward_to_leader)],  # runs after the middlewares below
-        static_url="/docs-assets",
-    )
+    app = _routes(secured=credentials is not None)
     # The last middleware added runs first: authentication, the refusal of changes another
     # site's page sends (before routing: a refused request changes nothing), the body size
     # limit, then the redaction of answers (closest to the routes, so it sees every answer).
@@ -58,12 +51,31 @@ def create_app(mirror: RuntimeView, *, credentials: Mapping[str, str] | None = N
     app.state.history = history
     install_error_handlers(app)
     app.add_exception_handler(Forwarded, forwarded_response)
+    return app
+
+
+def openapi_document(*, secured: bool = False) -> dict[str, Any]:
+    """The OpenAPI document create_app serves at /openapi.json, without a mirror behind it
+    (docs/rest-reference.md is generated from it)."""
+    return _routes(secured=secured).openapi()
+
+
+def _routes(*, secured: bool) -> FastAPI:
+    """The app's routes and its OpenAPI document, nothing that needs a mirror."""
+    # FastAPIOffline: /docs and /redoc load their scripts from the package, not from a CDN.
+    app = FastAPIOffline(
+        title="mm2 REST API",
+        version=__version__,
+        description=_DESCRIPTION,
+        dependencies=[Depends(forward_to_leader)],  # runs after the middlewares
+        static_url="/docs-assets",
+    )
     app.include_router(root.router)
     app.include_router(connectors.router)
     app.include_router(flows.router)
     app.include_router(ui.router)
     app.mount("/ui/assets", ui.assets(), name="ui-assets")
-    app.openapi = lambda: _openapi(app, secured=credentials is not None)  # type: ignore[method-assign]
+    app.openapi = lambda: _openapi(app, secured=secured)  # type: ignore[method-assign]
     return app
 
 

@@ -26,6 +26,7 @@ from mm2.config.values import ValueProblem, check_def, check_value, closest
 
 __all__ = [
     "BASIC_AUTH_EXTENSION",
+    "TOP_LEVEL",
     "KeyShape",
     "check_bootstrap",
     "check_key",
@@ -38,8 +39,9 @@ ROLES = ("producer", "consumer", "admin")
 BASIC_AUTH_EXTENSION = (
     "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
 )
-# Top-level keys Apache's MirrorMakerConfig (and its REST server) defines, plus ours.
-_TOP_LEVEL: dict[str, Def] = {
+# Top-level keys Apache's MirrorMakerConfig (and its REST server) defines, plus ours
+# (their meanings: mm2.config.catalog).
+TOP_LEVEL: dict[str, Def] = {
     "clusters": Def("string"),
     "config.providers": Def("string"),
     "dedicated.mode.enable.internal.rest": Def("boolean"),
@@ -146,7 +148,7 @@ def check_key(key: str, value: str, aliases: Sequence[str]) -> None:
                 check_def(setting, value, d)
                 return
         return
-    if found.scope == "top" and setting in _TOP_LEVEL:
+    if found.scope == "top" and setting in TOP_LEVEL:
         if setting == "listeners":
             _check_listeners(value)
         elif setting == "rest.extension.classes":
@@ -158,7 +160,7 @@ def check_key(key: str, value: str, aliases: Sequence[str]) -> None:
                     f"unknown REST extension {unknown[0]!r}; only {BASIC_AUTH_EXTENSION} exists"
                 )
         else:
-            check_def(setting, value, _TOP_LEVEL[setting])
+            check_def(setting, value, TOP_LEVEL[setting])
         return
     if setting in TYPES and (
         found.scope != "cluster" or setting in MM2_NAMES or setting == "security.protocol"
@@ -177,7 +179,7 @@ def _known_names(scope: str, roles: tuple[str, ...]) -> Iterator[str]:
         return
     yield from CONNECTOR_CONFIG_NAMES | MM2_NAMES
     if scope == "top":
-        yield from _TOP_LEVEL
+        yield from TOP_LEVEL
 
 
 def _is_known(found: KeyShape) -> bool:
@@ -192,7 +194,7 @@ def _is_known(found: KeyShape) -> bool:
         return setting in MM2_NAMES or setting in CONNECT_STORAGE_NAMES
     if setting.startswith(_WORKER_PREFIXES + _TOP_PREFIXES + ("consumer.", "producer.", "admin.")):
         return True
-    return found.scope == "top" and setting in _TOP_LEVEL
+    return found.scope == "top" and setting in TOP_LEVEL
 
 
 def suggestion(key: str, aliases: Sequence[str]) -> str | None:

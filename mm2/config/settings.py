@@ -21,6 +21,9 @@ from mm2.errors import ConfigError
 from mm2.records.schema_ids import SUBJECT_STRATEGIES
 
 __all__ = [
+    "APACHE_INTERVALS_S",
+    "DEFAULT_INTERVALS_S",
+    "DEFAULT_OFF",
     "CheckpointSettings",
     "FlowSettings",
     "HeartbeatSettings",
@@ -37,8 +40,8 @@ OffsetSyncsTopicLocation = Literal["source", "target"]
 ExactlyOnceSourceSupport = Literal["disabled", "preparing", "enabled"]
 ExactlyOnceSupport = Literal["requested", "required"]
 
-# Apache's interval defaults are 600 s (60 s for checkpoints and group offsets, 1 s for
-# heartbeats); metadata that takes ten minutes to reach the target is what operators complain
+# Apache's interval defaults (APACHE_INTERVALS_S) are 600 s, 60 s for checkpoints and group
+# offsets; metadata that takes ten minutes to reach the target is what operators complain
 # about, so ours are seconds (an explicit setting still wins).
 DEFAULT_INTERVALS_S = {
     "refresh.topics": 2,
@@ -50,6 +53,16 @@ DEFAULT_INTERVALS_S = {
     "sync.share.group.offsets": 1,
     "emit.heartbeats": 1,
     "sync.schemas": 1,
+}
+# Apache MM2's defaults of the intervals it has (docs/configuration-reference.md shows them).
+APACHE_INTERVALS_S = {
+    "refresh.topics": 600,
+    "sync.topic.configs": 600,
+    "sync.topic.acls": 600,
+    "refresh.groups": 600,
+    "emit.checkpoints": 60,
+    "sync.group.offsets": 60,
+    "emit.heartbeats": 1,
 }
 # The `<name>.enabled` keys that are false unless set (Apache's default too).
 DEFAULT_OFF = frozenset({"sync.group.offsets", "sync.share.group.offsets"})

@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 
 __all__ = [
+    "DEFAULT_POLICY_CLASS",
     "DefaultReplicationPolicy",
     "IdentityReplicationPolicy",
     "PolicyConfigError",
@@ -194,6 +195,7 @@ def is_cycle(policy: ReplicationPolicy, topic: str, target_cluster_alias: str) -
 
 
 _JAVA = "org.apache.kafka.connect.mirror."
+DEFAULT_POLICY_CLASS = _JAVA + "DefaultReplicationPolicy"
 ALIASES: dict[str, type[ReplicationPolicy]] = {
     _JAVA + "DefaultReplicationPolicy": DefaultReplicationPolicy,
     _JAVA + "IdentityReplicationPolicy": IdentityReplicationPolicy,
@@ -227,7 +229,7 @@ def load_class(name: str, key: str, base: type[object]) -> type[object]:
 
 def load_replication_policy(props: Mapping[str, str]) -> ReplicationPolicy:
     """The configured policy (Java names of the built-ins accepted), configured with `props`."""
-    name = props.get(POLICY_CLASS, "").strip() or _JAVA + "DefaultReplicationPolicy"
+    name = props.get(POLICY_CLASS, "").strip() or DEFAULT_POLICY_CLASS
     cls = ALIASES.get(name)
     if cls is None:
         loaded = load_class(name, POLICY_CLASS, ReplicationPolicy)

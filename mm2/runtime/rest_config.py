@@ -25,8 +25,17 @@ from urllib.parse import urlsplit
 from mm2.config.properties import read_properties
 from mm2.errors import ConfigError
 
-__all__ = ["BASIC_AUTH_EXTENSION", "Listener", "RestConfig", "TlsConfig", "rest_config"]
+__all__ = [
+    "BASIC_AUTH_EXTENSION",
+    "DEFAULT_LISTENERS",
+    "Listener",
+    "RestConfig",
+    "TlsConfig",
+    "rest_config",
+]
 
+# Connect's default: every interface, port 8083.
+DEFAULT_LISTENERS = "http://:8083"
 BASIC_AUTH_EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension."
 BASIC_AUTH_EXTENSION += "BasicAuthSecurityRestExtension"
 JAAS_KEY = "java.security.auth.login.config"
@@ -145,7 +154,7 @@ def _credentials(raw: Mapping[str, str], env: Mapping[str, str]) -> dict[str, st
 def rest_config(raw: Mapping[str, str], env: Mapping[str, str]) -> RestConfig:
     """The REST settings of a raw mm2.properties map; ConfigError names the key to fix."""
     listeners = tuple(
-        _listener(t) for t in raw.get("listeners", "http://:8083").split(",") if t.strip()
+        _listener(t) for t in raw.get("listeners", DEFAULT_LISTENERS).split(",") if t.strip()
     )
     tls = _tls(raw) if any(lst.scheme == "https" for lst in listeners) else None
     extensions = [e.strip() for e in raw.get("rest.extension.classes", "").split(",")]
