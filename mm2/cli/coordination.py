@@ -15,7 +15,8 @@ from collections.abc import Callable
 from mm2.config.model import SOURCE, Flow, MirrorMakerConfig
 from mm2.config.providers import ProviderProblem, Providers
 from mm2.errors import ConfigError
-from mm2.kafka.config_topic import ConfigTopic, LeaderElection
+from mm2.kafka.config_topic import ConfigTopic
+from mm2.kafka.election import LeaderElection
 from mm2.runtime.leader_probe import LeaderProbe
 from mm2.runtime.secrets import SECRETS_KEY, SecretBox
 from mm2.runtime.standby import Coordinator, Election

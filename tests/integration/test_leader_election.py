@@ -1,4 +1,4 @@
-"""The leader election on a real broker (mm2.kafka.config_topic.LeaderElection): a node
+"""The leader election on a real broker (mm2.kafka.election.LeaderElection): a node
 that joins or comes back never takes the lead from a healthy leader, and a leader that leaves
 hands it over."""
 
@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from mm2.kafka.config_topic import LeaderElection
+from mm2.kafka.election import LeaderElection
 from tests.support.kafka import Cluster, create_topic
 from tests.support.waiting import eventually
 
