@@ -59,6 +59,9 @@ class EpochSettings:
     # The flow's replication policy's isHeartbeatsTopic: with schema_ids, those topics' records
     # are copied as they are (Assignment.as_is).
     is_heartbeats: Callable[[str], bool] = lambda _topic: False
+    # The source's admin client settings, for the copy tasks' look at the source topics' ids
+    # before each commit (CopyTaskSpec.source_admin).
+    source_admin: dict[str, str] | None = None
 
 
 class Publisher(Protocol):
@@ -297,6 +300,7 @@ class EpochPlanner:
                 schema_key_strategy=s.schema_key_strategy,
                 schema_value_strategy=s.schema_value_strategy,
                 schema_wait_ms=s.schema_wait_ms,
+                source_admin=s.source_admin,
             )
             for i, part in enumerate(dealt)
         ]

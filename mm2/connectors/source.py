@@ -135,6 +135,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         schema_value_strategy=schemas.value_strategy,
         schema_wait_ms=schemas.ids_wait_ms,
         is_heartbeats=flow.replication_policy().is_heartbeats_topic,
+        source_admin=source_admin,
     )
 
     def make_runner() -> CopyRunner:

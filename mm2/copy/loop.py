@@ -5,6 +5,17 @@ the same partition of the remote topic as soon as it arrives; a transaction ends
 `boundary_ms` old or the source has nothing more for now, carrying one position per partition
 it touched. The transaction and a producer's failure belong to the sink (mm2.copy.transaction),
 judging refused records to mm2.copy.refusals; after the commit the loop writes offset syncs.
+
+A source topic deleted and created again under the same name is a new topic whose offsets start
+at 0 again. librdkafka takes the new topic's id from its next metadata and goes on fetching at
+the position it had in the old topic, saying nothing (a FIXME in its rdkafka_topic.c): those
+records would be committed under the old topic's position, and copied again once the planner
+starts the new topic from its start. So before each commit the loop asks the source for the
+ids of the topics it copied records of in the transaction (TopicIds, sent before the flush and
+answered while it runs): the request leaves after the last of those records arrived, so the id
+the planner dealt means they are that topic's. Another id aborts the transaction, and the
+topic's partitions wait, unassigned, for the planner, which sees the new id at its next refresh
+and copies the new topic from its start in a new epoch: no record of it is copied twice.
 """
 
 from __future__ import annotations
@@ -12,8 +23,9 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import NoReturn, Protocol
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -43,10 +55,11 @@ from mm2.kafka.failure import (
     cluster_label,
     ends_a_consumer,
 )
+from mm2.kafka.topics import TopicAdmin
 from mm2.offset_syncs.emitter import OffsetSyncEmitter
 from mm2.offset_syncs.sync_trail import offset_runs
 
-__all__ = ["CopyLoop"]
+__all__ = ["CopyLoop", "TopicIds"]
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +92,18 @@ class _Pending:
             self.failures.append((self.upstream[index], err, size, stamp if kind else -1))
 
 
+class TopicIds(Protocol):
+    """The source topics' ids (mm2.kafka.topics.TopicAdmin.ask_topic_ids): the request leaves
+    at the call, the answer is waited for by calling what it returns (a topic the source does
+    not have is left out; KafkaClientError when there is no answer)."""
+
+    def ask_topic_ids(self, topics: Iterable[str]) -> Callable[[], dict[str, str]]: ...
+
+
+def _raise(exc: Exception) -> NoReturn:
+    raise exc
+
+
 @dataclass
 class _Txn:
     opened: float = 0.0
@@ -98,6 +123,7 @@ class CopyLoop:
         syncs: OffsetSyncEmitter,
         feed: AssignmentFeed | None,
         schemas: SchemaGate | None = None,
+        topic_ids: TopicIds | None = None,
     ) -> None:
         """Collaborators injected; open() builds the real ones."""
         self.spec = spec
@@ -117,6 +143,10 @@ class CopyLoop:
         self._syncs = syncs
         self._feed = feed
         self._schemas = schemas
+        self._topic_ids = topic_ids
+        # Partitions of a source topic found deleted and created again (the new topic's id):
+        # never assigned again in this epoch; the planner copies the new topic in the next.
+        self._left: dict[TP, str] = {}
         self._feed_due = 0.0
         self._txn: _Txn | None = None
         self._running = False
@@ -142,6 +172,7 @@ class CopyLoop:
             syncs=OffsetSyncEmitter(spec.syncs_topic, spec.syncs_producer, spec.offset_lag_max),
             feed=feed,
             schemas=SchemaGate.open(spec),
+            topic_ids=TopicAdmin(spec.source_admin) if spec.source_admin else None,
         )
 
     def resume_from(self, committed: StoredPositions) -> list[str]:
@@ -213,7 +244,13 @@ class CopyLoop:
     def _assign(self) -> None:
         if self._schemas is not None:  # every partition from its last commit, held or not
             self._schemas.forget()
-        self._consumer.assign([self._start(t, p, n) for (t, p), n in sorted(self._next.items())])
+        self._consumer.assign(
+            [
+                self._start(t, p, n)
+                for (t, p), n in sorted(self._next.items())
+                if (t, p) not in self._left
+            ]
+        )
 
     def _start(self, topic: str, partition: int, next_offset: int) -> TopicPartition:
         if next_offset >= 0:
@@ -245,7 +282,9 @@ class CopyLoop:
             if self._feed is not None:
                 self._take(self._feed.poll())
             if self._schemas is not None:
-                released = self._schemas.poll()
+                released = [
+                    r for r in self._schemas.poll() if (r.topic, r.partition) not in self._left
+                ]
                 if released:
                     self._consumer.incremental_assign(released)
         txn = self._txn
@@ -258,7 +297,9 @@ class CopyLoop:
             # A partition held at a record whose schema is not mirrored yet is unassigned, and
             # its consumer position may be past that record: it must not move there.
             held = self._schemas.held if self._schemas is not None else {}
-            idle = {tp: n for tp, n in self._next.items() if tp not in held}
+            idle = {
+                tp: n for tp, n in self._next.items() if tp not in held and tp not in self._left
+            }
             moved = move_past_markers(self._consumer, self._sink, idle, self._assigned)
             self._next.update(moved)
             for tp in moved:  # the position follows a marker now, of no known epoch
@@ -354,6 +395,8 @@ class CopyLoop:
                 "no start (earliest or latest): set one, or give the partition a position "
                 "(PATCH .../offsets)"
             )
+        if self._recreated_now(tp):  # the new topic is shorter than the old one's position
+            return
         low, high = self._consumer.get_watermark_offsets(TopicPartition(*tp), 10, False)
         resume = where_to_resume(self.spec.flow, f"{tp[0]}-{tp[1]}", at, err, low, high)
         if resume.gone or resume.truncated:
@@ -389,6 +432,7 @@ class CopyLoop:
         if txn is None:
             return
         sink = self._sink
+        asked = self._ask_topic_ids(txn)  # answered while the flush runs
         unwritten: KafkaException | None = None
         if sink.transactional:
             self._finish(txn)
@@ -404,6 +448,9 @@ class CopyLoop:
                     "%s: writing positions failed (%s); copying again", self.spec.flow, unwritten
                 )
             self._give_back(txn, remaining)
+            return
+        left = len(self._left)
+        if not self._same_topics(txn, asked):
             return
         if sink.transactional:
             try:
@@ -433,6 +480,103 @@ class CopyLoop:
             pending.stats.runs = offset_runs(pending.upstream, pending.downstream)
             copied.append(pending.stats)
         self._syncs.emit(copied, wait=False)
+        if len(self._left) > left:  # without a transaction: stop reading what was left
+            self._assign()
+
+    def _ask_topic_ids(self, txn: _Txn) -> Callable[[], dict[str, str]] | None:
+        """Ask the source for the ids of the topics the transaction copied records of, once the
+        last of them arrived (None: nothing to ask)."""
+        if self._topic_ids is None:
+            return None
+        topics = {
+            tp[0] for tp, pending in txn.parts.items()
+            if pending.upstream and self._assigned[tp].topic_id and tp not in self._left
+        }  # fmt: skip
+        if not topics:
+            return None
+        try:
+            return self._topic_ids.ask_topic_ids(topics)
+        except KafkaClientError as exc:  # judged where the answer would be: none
+            failed = exc
+            return lambda: _raise(failed)
+
+    def _same_topics(self, txn: _Txn, asked: Callable[[], dict[str, str]] | None) -> bool:
+        """Whether the transaction's records are all of the topics the planner dealt. A topic
+        with another id now was deleted and created again: its partitions are left (_leave),
+        and records of left partitions are not committed. With a transaction, it is aborted and
+        the other partitions are copied again from the last commit (False); without one, the
+        records are on the target already, and only the other partitions' positions are
+        written (True). Without an answer from the source nothing is committed: copied again
+        after a backoff (False)."""
+        try:
+            ids = asked() if asked is not None else {}
+        except KafkaClientError as exc:
+            cause = f"the source topics' ids not read ({exc})"
+            if self._sink.transactional:
+                self._sink.abort()
+            wait = self._retries.failed(cause)  # raises once nothing committed for too long
+            log.warning("%s: %s; copying again from the last commit in %.1f s",
+                        self.spec.flow, cause, wait)  # fmt: skip
+            time.sleep(wait)
+            self._assign()
+            return False
+        changed = {
+            tp[0]: ids[tp[0]] for tp in txn.parts
+            if tp not in self._left and ids.get(tp[0]) and self._assigned[tp].topic_id
+            and ids[tp[0]] != self._assigned[tp].topic_id
+        }  # fmt: skip
+        if changed:
+            self._leave(changed)
+        if not any(tp in self._left and p.upstream for tp, p in txn.parts.items()):
+            return True
+        if self._sink.transactional:
+            self._sink.abort()
+            self._assign()
+            return False
+        for tp in [tp for tp in txn.parts if tp in self._left]:
+            del txn.parts[tp]
+        return True
+
+    def _recreated_now(self, tp: TP) -> bool:
+        """Whether `tp`'s topic has another id now than the one dealt: then its partitions are
+        left (_leave) and unassigned at once (False when it cannot be told)."""
+        dealt = self._assigned[tp].topic_id
+        if self._topic_ids is None or not dealt:
+            return False
+        if tp not in self._left:
+            try:
+                now = self._topic_ids.ask_topic_ids([tp[0]])().get(tp[0])
+            except KafkaClientError as exc:
+                log.debug("%s: the id of %s not read: %s", self.spec.flow, tp[0], exc)
+                return False
+            if not now or now == dealt:
+                return False
+            self._leave({tp[0]: now})
+        assigned = {(a.topic, a.partition) for a in self._consumer.assignment()}
+        self._consumer.incremental_unassign(
+            [TopicPartition(*left) for left in self._left if left in assigned]
+        )
+        return True
+
+    def _leave(self, recreated: Mapping[str, str]) -> None:
+        """Stop copying the partitions of topics deleted and created again (topic -> the new
+        id): none is assigned again in this epoch, none of their records is committed; the
+        planner sees the new id at its next refresh and copies the new topic from its start
+        in a new epoch."""
+        for topic, new_id in sorted(recreated.items()):
+            left = [
+                tp for tp, a in self._assigned.items() if tp[0] == topic and a.topic_id != new_id
+            ]
+            if not left or all(tp in self._left for tp in left):
+                continue
+            for tp in left:
+                self._left[tp] = new_id
+            log.info(
+                "%s task %d: source topic %s was deleted and created again (topic id %s, "
+                "copied as %s): nothing read from it since is committed; the planner copies "
+                "the new topic from its start at its next refresh", self.spec.flow,
+                self.spec.task, topic, new_id, self._assigned[left[0]].topic_id,
+            )  # fmt: skip
 
     def _finish(self, txn: _Txn) -> None:
         finished = int(time.time() * 1000)

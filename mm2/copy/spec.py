@@ -77,6 +77,10 @@ class CopyTaskSpec:
     schema_key_strategy: str = "TopicNameStrategy"  # which subjects describe a topic's keys
     schema_value_strategy: str = "TopicNameStrategy"
     schema_wait_ms: int = 60_000
+    # The source's admin client settings: before each commit the task asks the source for the
+    # ids of the topics it copied records of (mm2.copy.loop, a topic deleted and created
+    # again). None: never asked.
+    source_admin: dict[str, str] | None = None
 
     @property
     def batch_bytes(self) -> int:

@@ -147,17 +147,27 @@ class TopicAdmin:
 
     def topic_ids(self, topics: Iterable[str]) -> dict[str, str]:
         """The id of each topic (DescribeTopics); topics gone or never there are left out."""
+        return self.ask_topic_ids(topics)()
+
+    def ask_topic_ids(self, topics: Iterable[str]) -> Callable[[], dict[str, str]]:
+        """topic_ids in two steps: the request leaves now, and the call returned waits for its
+        answer (raising what topic_ids raises), so that the caller can do something else in
+        between."""
         names = sorted(set(topics))
         if not names:
-            return {}
+            return dict
         try:
             futures = self._admin.describe_topics(
                 TopicCollection(names), request_timeout=self._timeout
             )
         except KafkaException as exc:
             raise self._error("describing topics", exc) from exc
-        described = self._existing(futures, lambda name: f"describing topic {name}")
-        return {name: str(d.topic_id) for name, d in described.items()}
+
+        def answer() -> dict[str, str]:
+            described = self._existing(futures, lambda name: f"describing topic {name}")
+            return {name: str(d.topic_id) for name, d in described.items()}
+
+        return answer
 
     def _existing(
         self, futures: Mapping[_K, concurrent.futures.Future[_T]], what: Callable[[_K], str]

@@ -306,10 +306,14 @@ def test_a_topic_re_created_since_its_positions_were_stored_is_copied_from_its_s
     assert isinstance(schedule, FakeSchedule)
     schedule.routes = {"orders": Route("orders", "primary.orders", 2, topic_id="new")}
     planner.feed.stored.topic_ids.update({("orders", 0): "old", ("orders", 1): "new"})
+    admin = {"bootstrap.servers": "primary:9092"}
+    planner.settings = dataclasses.replace(planner.settings, source_admin=admin)
     with caplog.at_level(logging.WARNING):
         planner.run_epochs()
     runner = planner.runner
     assert isinstance(runner, FakeRunner)
+    # the copy tasks ask the source for the topics' ids before each commit (mm2.copy.loop)
+    assert [spec.source_admin for spec in runner.started[0]] == [admin, admin]
     assignments = [a for spec in runner.started[0] for a in spec.partitions]
     # Partition 0's position is of the deleted topic: from the start, never after offset 2999;
     # partition 1's was written for the topic as it is now.

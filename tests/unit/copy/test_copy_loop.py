@@ -4,6 +4,7 @@ mm2.copy.transaction)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -532,3 +533,170 @@ def test_a_truncation_found_mid_transaction_moves_the_position_back_to_the_log_s
     # copied again from the log start (duplicates, never a skip), not resumed after 11
     assert (stats.truncated, stats.position) == (1, 1)
     assert copier.positions() == {("orders", 0): 2}
+
+
+class SourceIds:
+    """The source's topic ids as TopicAdmin.ask_topic_ids answers them, each request and
+    answer noted in `calls` (the producer's, to see them beside the flush and the commit)."""
+
+    def __init__(self, calls: list[str], ids: dict[str, str]) -> None:
+        self.calls, self.ids = calls, ids
+        self.failure: KafkaClientError | None = None
+
+    def ask_topic_ids(self, topics: Any) -> Callable[[], dict[str, str]]:
+        names = sorted(topics)
+        self.calls.append(f"ask {','.join(names)}")
+
+        def answer() -> dict[str, str]:
+            self.calls.append("answer")
+            if self.failure is not None:
+                raise self.failure
+            return {t: self.ids[t] for t in names if t in self.ids}
+
+        return answer
+
+
+class AssignedConsumer(WatermarkConsumer):
+    """Knows what it is assigned (the copy loop asks before it unassigns)."""
+
+    def __init__(self, low: int, high: int, assigned: list[tuple[str, int]]) -> None:
+        super().__init__(low, high)
+        self.now = [TopicPartition(t, p) for t, p in assigned]
+
+    def assignment(self) -> list[TopicPartition]:
+        return self.now
+
+
+def _dealt(transactional: bool, ids: dict[str, str]) -> tuple[CopyLoop, FakeProducer, SourceIds]:
+    """A copy task dealt orders-0, orders-1 (topic id "A") and payments-0 (topic id "P"); the
+    source answers `ids`."""
+    spec = copy_spec(
+        transactional=transactional,
+        partitions=[
+            Assignment("orders", 0, "primary.orders", 10, "A"),
+            Assignment("orders", 1, "primary.orders", 20, "A"),
+            Assignment("payments", 0, "primary.payments", 5, "P"),
+        ],
+        offsets_topic=OFFSETS,
+    )
+    producer = FakeProducer(producer_settings(spec))
+    source = SourceIds(producer.calls, ids)
+    copier = CopyLoop(
+        spec,
+        consumer=cast(Any, FakeConsumer({})),
+        alarm=AuthAlarm("primary"),
+        sink=TransactionSink(spec, cast(Any, producer), AuthAlarm("backup")),
+        syncs=OffsetSyncEmitter("", None, 100),
+        feed=None,
+        topic_ids=source,
+    )
+    return copier, producer, source
+
+
+def _records(copier: CopyLoop, topic: str, partition: int, offsets: list[int]) -> None:
+    copier._copy([cast(Any, FakeMessage(topic, partition, o, str(o).encode())) for o in offsets])
+
+
+def test_a_commit_waits_for_the_source_to_say_the_topics_are_the_ones_dealt() -> None:
+    copier, producer, _ = _dealt(True, {"orders": "A", "payments": "P"})
+    _records(copier, "orders", 0, [10, 11])
+    _records(copier, "payments", 0, [5])
+    copier._end_transaction()
+    # asked once the records were read, answered while the flush ran: the commit follows it
+    assert producer.calls[-6:] == [
+        "ask orders,payments", f"produce {OFFSETS}", f"produce {OFFSETS}", "flush", "answer",
+        "commit",
+    ]  # fmt: skip
+    assert copier.positions()[("orders", 0)] == 12
+    assert copier.positions()[("payments", 0)] == 6
+
+
+def test_records_of_a_topic_deleted_and_created_again_are_never_committed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    copier, producer, _ = _dealt(True, {"orders": "B", "payments": "P"})
+    consumer = copier._consumer
+    assert isinstance(consumer, FakeConsumer)
+    # librdkafka read on at the old topic's position: these are the new topic's records
+    _records(copier, "orders", 0, [10, 11])
+    _records(copier, "payments", 0, [5])
+    with caplog.at_level(logging.INFO):
+        copier._end_transaction()
+    assert producer.calls[-3:] == ["flush", "answer", "abort"] and "commit" not in producer.calls
+    assert copier.positions() == {("orders", 0): 10, ("orders", 1): 20, ("payments", 0): 5}
+    # every partition of the topic is left to the planner; the others are read again
+    assert [(tp.topic, tp.partition, tp.offset) for tp in consumer.assigned[-1]] == [
+        ("payments", 0, 5)
+    ]
+    assert "source topic orders was deleted and created again (topic id B, copied as A)" in (
+        caplog.text
+    )
+    # A record of it still on its way is not committed either, and nothing more is asked.
+    calls = len(producer.calls)
+    _records(copier, "orders", 1, [20])
+    copier._end_transaction()
+    assert producer.calls[calls:][-2:] == ["flush", "abort"]
+    assert not any(c.startswith("ask") for c in producer.calls[calls:])
+    assert copier.positions()[("orders", 1)] == 20
+
+
+def test_without_a_transaction_only_the_other_partitions_positions_are_written() -> None:
+    copier, producer, _ = _dealt(False, {"orders": "B", "payments": "P"})
+    _records(copier, "orders", 0, [10, 11])
+    _records(copier, "payments", 0, [5, 6])
+    copier._end_transaction()
+    # the records are on the target already; only payments-0's position is written
+    assert producer.calls.count(f"produce {OFFSETS}") == 1
+    assert copier.positions() == {("orders", 0): 10, ("orders", 1): 20, ("payments", 0): 7}
+    consumer = copier._consumer
+    assert isinstance(consumer, FakeConsumer)
+    assert [(tp.topic, tp.offset) for tp in consumer.assigned[-1]] == [("payments", 7)]
+
+
+def test_a_topic_deleted_and_not_created_again_yet_commits_what_was_read_before() -> None:
+    copier, producer, _ = _dealt(True, {"payments": "P"})  # orders is gone from the source
+    _records(copier, "orders", 0, [10, 11])
+    copier._end_transaction()
+    assert producer.calls[-1] == "commit"
+    assert copier.positions()[("orders", 0)] == 12
+
+
+def test_a_partition_of_an_unknown_topic_id_is_not_asked_about() -> None:
+    copier, producer, _ = _dealt(True, {})
+    copier._assigned[("orders", 0)] = Assignment("orders", 0, "primary.orders", 10, "")
+    _records(copier, "orders", 0, [10])
+    copier._end_transaction()
+    assert not any(c.startswith("ask") for c in producer.calls)
+    assert producer.calls[-1] == "commit"
+
+
+def test_without_an_answer_from_the_source_nothing_is_committed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    copier, producer, source = _dealt(True, {"orders": "A"})
+    source.failure = KafkaClientError("primary: describing topic orders timed out", retriable=True)
+    slept: list[float] = []
+    monkeypatch.setattr("mm2.copy.loop.time.sleep", slept.append)
+    _records(copier, "orders", 0, [10, 11])
+    copier._end_transaction()
+    assert producer.calls[-3:] == ["flush", "answer", "abort"]
+    assert copier.positions()[("orders", 0)] == 10 and slept == [0.1]
+    consumer = copier._consumer
+    assert isinstance(consumer, FakeConsumer) and len(consumer.assigned) == 1  # copied again
+    assert not copier._left  # not taken for a new topic
+
+
+def test_a_new_topic_shorter_than_the_position_is_left_not_taken_for_a_truncation(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    copier, producer, _ = _dealt(True, {"orders": "B", "payments": "P"})
+    consumer = AssignedConsumer(0, 4, [("orders", 0), ("orders", 1), ("payments", 0)])
+    copier._consumer = cast(Any, consumer)
+    _records(copier, "payments", 0, [5])
+    copier._copy([cast(Any, OutOfRange("orders", 0, 10))])
+    assert consumer.seeks == [("unassign", 2, -1)]  # both partitions of orders, nothing resumed
+    assert "truncated" not in caplog.text
+    assert set(copier._left) == {("orders", 0), ("orders", 1)}
+    copier._end_transaction()  # no position of orders in it: it is the new topic's log
+    assert producer.calls[-1] == "commit" and producer.calls.count(f"produce {OFFSETS}") == 1
+    assert copier.positions() == {("orders", 0): 10, ("orders", 1): 20, ("payments", 0): 6}
