@@ -4,6 +4,7 @@ Read at scrape time from the runtime's registry, so nothing is kept twice. MM2's
 as `kafka.connect.mirror:type=MirrorSourceConnector,...` metric `record-count` ->
 `kafka_connect_mirror_source_connector_record_count_total` (counters get `_total`), with the
 same tags as labels (`source`, `target`, `topic` = the remote topic, `partition`).
+Apache's own names (what Java MM2's dashboards query) come from mm2.api.apache_metrics.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from mm2.api.apache_metrics import ApacheNamesCollector, jmx_value
 from mm2.api.liveness_metrics import LivenessCollector
 from mm2.api.process_metrics import ProcessTreeCollector
 from mm2.runtime.flows import FlowView
@@ -210,11 +212,19 @@ class MirrorCollector(Collector):
             n_connectors += 1
             for state in _STATES:
                 connector.add_metric([name, source, target, state], status.state == state)
+            # Connect's status as the JMX exporter writes it (Strimzi's rules, and the
+            # ConnectFailedConnector alert): one series, on the current state in lower case.
+            connect_name = jmx_value(name)
+            connector.add_sample(
+                connector.name, {"connector": connect_name, "status": status.state.lower()}, 1
+            )
             for t in status.tasks:
                 n_tasks += 1
                 restarts.add_metric([name, str(t.id), source, target], t.restarts)
                 for state in _STATES:
                     task.add_metric([name, str(t.id), source, target, state], t.state == state)
+                labels = {"connector": connect_name, "task": str(t.id), "status": t.state.lower()}
+                task.add_sample(task.name, labels, 1)
         connectors.add_metric([], n_connectors)
         tasks.add_metric([], n_tasks)
         yield from (connector, task, restarts, connectors, tasks)
@@ -243,6 +253,7 @@ def metrics_registry(mirror: RuntimeView) -> CollectorRegistry:
     """A registry of our own (not the global one): the mirror's figures and process metrics."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(MirrorCollector(mirror, mirror.metrics))
+    registry.register(ApacheNamesCollector(mirror, mirror.metrics))
     registry.register(LivenessCollector(mirror.liveness))
     registry.register(ProcessTreeCollector())
     for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):

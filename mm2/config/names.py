@@ -141,6 +141,7 @@ _SOURCE_NAMES = {
     "use.incremental.alter.configs",
     "task.assigned.partitions",
     "task.index",
+    "metric.names.formats",  # KIP-1280 (Kafka 4.3): mm2.api.apache_metrics
 }
 _CHECKPOINT_NAMES = {
     "groups",
@@ -168,6 +169,7 @@ _CHECKPOINT_NAMES = {
     "emit.offset-syncs.enabled",
     "task.assigned.groups",
     "task.index",
+    "metric.names.formats",
 }
 _HEARTBEAT_NAMES = {
     "emit.heartbeats.enabled",
@@ -391,6 +393,7 @@ TYPES: dict[str, ValueType] = {
     "schema.registry.requests.per.second": "double",
     "schema.registry.basic.auth.credentials.source": ("USER_INFO", "URL"),
     "offset-syncs.topic.location": ("source", "target"),
+    "metric.names.formats": "list",  # of METRIC_NAMES_FORMATS (mm2.config.values)
     "exactly.once.source.support": ("disabled", "preparing", "enabled"),
     "exactly.once.support": ("requested", "required"),
     "transaction.boundary": ("poll", "interval", "connector"),

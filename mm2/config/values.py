@@ -12,6 +12,8 @@ from mm2.policies.filter import compile_pattern_list
 from mm2.policies.replication import PolicyConfigError
 
 __all__ = [
+    "METRIC_NAMES_FORMATS",
+    "METRIC_NAMES_FORMATS_DEFAULT",
     "ValueProblem",
     "check_def",
     "check_value",
@@ -20,6 +22,7 @@ __all__ = [
     "parse_bool",
     "parse_int",
     "parse_list",
+    "parse_metric_names_formats",
 ]
 
 _RANGES = {
@@ -93,9 +96,32 @@ def _bounds_text(d: Def) -> str:
     return text + "".join(f" or {a}" for a in d.also)
 
 
+# KIP-1280's `metric.names.formats` on the source and checkpoint connectors: MirrorMaker's
+# metrics under their legacy names, the new (KIP-877 `type=plugins`) ones, or both.
+METRIC_NAMES_FORMATS = ("legacy", "new")
+METRIC_NAMES_FORMATS_DEFAULT = "legacy"
+
+
+def parse_metric_names_formats(value: str) -> frozenset[str]:
+    """The formats `metric.names.formats` names (a non-empty list of legacy and new)."""
+    formats = [f.strip() for f in value.split(",") if f.strip()]
+    if not formats:
+        raise ValueProblem(f"must not be empty; use {' or '.join(METRIC_NAMES_FORMATS)}, or both")
+    for f in formats:
+        if f not in METRIC_NAMES_FORMATS:
+            raise ValueProblem(
+                f"{f!r} is not accepted; use a list of {', '.join(METRIC_NAMES_FORMATS)}"
+                + did_you_mean(f, METRIC_NAMES_FORMATS)
+            )
+    return frozenset(formats)
+
+
 def check_def(key: str, value: str, d: Def) -> None:
     """Raise ValueProblem unless `value` parses as `d` says (Apache's parse, then validator)."""
     kind = d.kind
+    if key == "metric.names.formats":
+        parse_metric_names_formats(value)
+        return
     if isinstance(kind, tuple):
         text = value.strip()
         fold = str.lower if d.ignore_case else str

@@ -17,11 +17,37 @@ __all__ = [
     "MetricsRegistry",
     "PartitionSnapshot",
     "SchemaSyncSnapshot",
+    "Spread",
 ]
 
 EVENTS_KEPT = 20  # per flow, the newest
 
 _WINDOW_MS = 30_000
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """One committed batch in the rate window: when, how much, and its latency and age spread
+    (age None when the copy task did not measure it)."""
+
+    done: int
+    records: int
+    bytes: int
+    latency: tuple[float, float, float]  # min, max, sum over the records
+    age: tuple[float, float, float] | None
+
+
+@dataclass(frozen=True)
+class Spread:
+    """min, max and avg of the samples of the last 30 s: Apache's windowed Min/Max/Avg stats,
+    NaN when there was none (as Kafka's metrics give them)."""
+
+    min: float = float("nan")
+    max: float = float("nan")
+    avg: float = float("nan")
+
+
+_NONE = Spread()
 
 
 @dataclass
@@ -41,7 +67,11 @@ class _Stats:
     age_min: float = float("inf")
     age_max: float = 0.0
     age_sum: float = 0.0
-    window: deque[tuple[int, int, int]] = field(default_factory=deque)
+    # Apache's plain record-age-ms and replication-latency-ms (its Value stat): the figures of
+    # the newest record of the last committed batch.
+    latency_last: float = 0.0
+    age_last: float = 0.0
+    window: deque[_Batch] = field(default_factory=deque)
     # Read from Kafka by the flow's LagMonitor: (records behind, age of the oldest not copied).
     kafka_lag: tuple[int, float] | None = None
     owner: int | None = None  # the copy task that has the partition now
@@ -72,6 +102,11 @@ class PartitionSnapshot:
     owner: int | None = None
     gone_count: int = 0
     truncated_count: int = 0
+    # Apache's Value and windowed stats (the fields above are since the process started).
+    replication_latency_ms: float = 0.0
+    record_age_ms: float = 0.0
+    recent_replication_latency_ms: Spread = _NONE
+    recent_record_age_ms: Spread = _NONE
 
 
 @dataclass(frozen=True)
@@ -88,6 +123,7 @@ class CheckpointSnapshot:
     checkpoint_latency_ms_min: float
     checkpoint_latency_ms_max: float
     checkpoint_latency_ms_avg: float
+    recent_checkpoint_latency_ms: Spread = _NONE
 
 
 @dataclass(frozen=True)
@@ -119,6 +155,7 @@ class _CheckpointStats:
     low: float = float("inf")
     high: float = 0.0
     total: float = 0.0
+    window: deque[tuple[float, float]] = field(default_factory=deque)  # (time ms, latency)
 
 
 class MetricsRegistry:
@@ -209,12 +246,23 @@ class MetricsRegistry:
                 done = r.finished_ms
                 s.latency_min = min(s.latency_min, done - r.max_timestamp)
                 s.latency_max = max(s.latency_max, done - r.min_timestamp)
-                s.latency_sum += done * r.records - r.sum_timestamp
+                latency_sum = done * r.records - r.sum_timestamp
+                s.latency_sum += latency_sum
+                # the newest record (the highest timestamp) is the batch's last in a partition
+                s.latency_last = done - r.max_timestamp
+                age = None
                 if r.age_min_ms >= 0:
                     s.age_min = min(s.age_min, r.age_min_ms)
                     s.age_max = max(s.age_max, r.age_max_ms)
                     s.age_sum += r.age_sum_ms
-                s.window.append((done, r.records, r.bytes))
+                    s.age_last = r.age_min_ms
+                    age = (float(r.age_min_ms), float(r.age_max_ms), float(r.age_sum_ms))
+                latency = (
+                    float(done - r.max_timestamp),
+                    float(done - r.min_timestamp),
+                    latency_sum,
+                )
+                s.window.append(_Batch(done, r.records, r.bytes, latency, age))
 
     def update_end_offsets(
         self, source: str, target: str, ends: Mapping[tuple[str, int], int]
@@ -314,6 +362,7 @@ class MetricsRegistry:
         self, source: str, target: str, group: str, latencies: Mapping[tuple[str, int], float]
     ) -> None:
         """Checkpoints written for `group`: (downstream topic, partition) -> latency in ms."""
+        now = time.time() * 1000
         with self._lock:
             for (topic, partition), latency in latencies.items():
                 key = (source, target, group, topic, partition)
@@ -323,6 +372,9 @@ class MetricsRegistry:
                 c.low = min(c.low, latency)
                 c.high = max(c.high, latency)
                 c.total += latency
+                c.window.append((now, latency))
+                while c.window and c.window[0][0] < now - _WINDOW_MS:
+                    c.window.popleft()
 
     def record_schema_pass(
         self, source: str, target: str, *, id_mode: str, registered: int, mappings: int
@@ -341,9 +393,21 @@ class MetricsRegistry:
             return [s for _, s in sorted(self._schemas.items())]
 
     def checkpoint_snapshot(self) -> list[CheckpointSnapshot]:
+        since = time.time() * 1000 - _WINDOW_MS
         with self._lock:
             return [
-                CheckpointSnapshot(*key, c.count, c.last, c.low, c.high, c.total / c.count)
+                CheckpointSnapshot(
+                    *key,
+                    c.count,
+                    c.last,
+                    c.low,
+                    c.high,
+                    c.total / c.count,
+                    _spread(
+                        [(v, v, v) for t, v in c.window if t >= since],
+                        sum(1 for t, _ in c.window if t >= since),
+                    ),
+                )
                 for key, c in sorted(self._checkpoints.items())
             ]
 
@@ -352,10 +416,13 @@ class MetricsRegistry:
         out = []
         with self._lock:
             for (source, target, topic, partition), s in sorted(self._stats.items()):
-                while s.window and s.window[0][0] < now - _WINDOW_MS:
+                while s.window and s.window[0].done < now - _WINDOW_MS:
                     s.window.popleft()
-                records = sum(w[1] for w in s.window)
-                size = sum(w[2] for w in s.window)
+                records = sum(w.records for w in s.window)
+                size = sum(w.bytes for w in s.window)
+                latencies = [w.latency for w in s.window]
+                ages = [w.age for w in s.window if w.age is not None]
+                aged = sum(w.records for w in s.window if w.age is not None)
                 if s.kafka_lag is not None:
                     lag, lag_s = s.kafka_lag
                 else:
@@ -371,6 +438,18 @@ class MetricsRegistry:
                         s.age_min if count else 0.0, s.age_max,
                         s.age_sum / count if count else 0.0, lag, lag_s, s.owner,
                         gone_count=s.gone_count, truncated_count=s.truncated_count,
+                        replication_latency_ms=s.latency_last, record_age_ms=s.age_last,
+                        recent_replication_latency_ms=_spread(latencies, records),
+                        recent_record_age_ms=_spread(ages, aged),
                     )
                 )  # fmt: skip
         return out
+
+
+def _spread(samples: Sequence[tuple[float, float, float]], n: int) -> Spread:
+    """The min, max and avg of samples' (min, max, sum), `n` values in all."""
+    if not samples or n <= 0:
+        return _NONE
+    return Spread(
+        min(s[0] for s in samples), max(s[1] for s in samples), sum(s[2] for s in samples) / n
+    )
