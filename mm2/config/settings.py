@@ -130,8 +130,8 @@ class SchemaSettings:
     # Which source subjects describe a topic's keys and values (Confluent's serializer keys
     # key.subject.name.strategy / value.subject.name.strategy, the class's simple name): only
     # their IDs are rewritten; a topic no subject describes is copied byte for byte.
-    key_strategy: str = "TopicNameStrategy"
-    value_strategy: str = "TopicNameStrategy"
+    key_strategy: str = SUBJECT_STRATEGIES[0]  # TopicNameStrategy
+    value_strategy: str = SUBJECT_STRATEGIES[0]
 
 
 @dataclass(frozen=True)
@@ -171,6 +171,16 @@ class MirrorMakerSettings:
     mm2_leader_session_timeout_ms: int = 10_000
 
 
+# Each settings class's defaults, which flow_settings falls back on: the field declarations
+# above are the one place a default is written.
+_SOURCE, _CHECKPOINT, _HEARTBEAT = SourceSettings(), CheckpointSettings(), HeartbeatSettings()
+_WORKER, _SCHEMA, _PROCESS = (
+    WorkerSettings(offset_storage_topic=""),
+    SchemaSettings(),
+    MirrorMakerSettings(),
+)
+
+
 class _Reader:
     """Typed reads of one resolved map; a value that does not parse names its key."""
 
@@ -204,9 +214,9 @@ class _Reader:
     def choice(self, key: str, default: str) -> str:
         return self.stripped(key, default).lower()
 
-    def strategy(self, key: str) -> str:
+    def strategy(self, key: str, default: str) -> str:
         """A subject name strategy, by its class's name (a package before it is ignored)."""
-        name = self.stripped(key, SUBJECT_STRATEGIES[0]).rsplit(".", 1)[-1]
+        name = self.stripped(key, default).rsplit(".", 1)[-1]
         if name not in SUBJECT_STRATEGIES:
             raise ConfigError(f"{name!r} is none of {', '.join(SUBJECT_STRATEGIES)}", key=key)
         return name
@@ -230,30 +240,41 @@ def flow_settings(
     passes to the connectors only) wins over the worker's own."""
     s, c, h = _Reader(source), _Reader(checkpoint), _Reader(heartbeat)
     w = _Reader(source, worker)
+    # d*: each class's defaults, written once in its declaration above
+    ds, dc, dh, dw, dsc = _SOURCE, _CHECKPOINT, _HEARTBEAT, _WORKER, _SCHEMA
     return FlowSettings(
         source=SourceSettings(
-            tasks_max=s.whole("tasks.max", 1),
-            offset_lag_max=s.whole("offset.lag.max", 100),
-            replication_factor=s.whole("replication.factor", 2),
+            tasks_max=s.whole("tasks.max", ds.tasks_max),
+            offset_lag_max=s.whole("offset.lag.max", ds.offset_lag_max),
+            replication_factor=s.whole("replication.factor", ds.replication_factor),
             refresh_topics_interval_seconds=s.interval_seconds("refresh.topics"),
             sync_topic_configs_interval_seconds=s.interval_seconds("sync.topic.configs"),
             sync_topic_acls_interval_seconds=s.interval_seconds("sync.topic.acls"),
-            heartbeats_replication_enabled=s.boolean("heartbeats.replication.enabled", True),
-            emit_offset_syncs_enabled=s.boolean("emit.offset-syncs.enabled", True),
+            heartbeats_replication_enabled=s.boolean(
+                "heartbeats.replication.enabled", ds.heartbeats_replication_enabled
+            ),
+            emit_offset_syncs_enabled=s.boolean(
+                "emit.offset-syncs.enabled", ds.emit_offset_syncs_enabled
+            ),
             offset_syncs_topic_replication_factor=s.whole(
-                "offset-syncs.topic.replication.factor", 3
+                "offset-syncs.topic.replication.factor", ds.offset_syncs_topic_replication_factor
             ),
             offset_syncs_topic_location=cast(
-                OffsetSyncsTopicLocation, s.choice("offset-syncs.topic.location", "source")
+                OffsetSyncsTopicLocation,
+                s.choice("offset-syncs.topic.location", ds.offset_syncs_topic_location),
             ),
             exactly_once_support=cast(
-                ExactlyOnceSupport, s.choice("exactly.once.support", "requested")
+                ExactlyOnceSupport, s.choice("exactly.once.support", ds.exactly_once_support)
             ),
-            transaction_boundary_interval_ms=s.whole("transaction.boundary.interval.ms", 100),
-            skip_oversized_records=s.boolean("skip.oversized.records", False),
-            progress_group_id=s.stripped("progress.group.id", ""),
-            progress_group_commit_interval_ms=s.whole("progress.group.commit.interval.ms", 60_000),
-            mm2_state_dir=s.text("mm2.state.dir") or "mm2-state",
+            transaction_boundary_interval_ms=s.whole(
+                "transaction.boundary.interval.ms", ds.transaction_boundary_interval_ms
+            ),
+            skip_oversized_records=s.boolean("skip.oversized.records", ds.skip_oversized_records),
+            progress_group_id=s.stripped("progress.group.id", ds.progress_group_id),
+            progress_group_commit_interval_ms=s.whole(
+                "progress.group.commit.interval.ms", ds.progress_group_commit_interval_ms
+            ),
+            mm2_state_dir=s.text("mm2.state.dir") or ds.mm2_state_dir,
         ),
         checkpoint=CheckpointSettings(
             refresh_groups_interval_seconds=c.interval_seconds("refresh.groups"),
@@ -262,52 +283,63 @@ def flow_settings(
             sync_share_group_offsets_interval_seconds=c.interval_seconds(
                 "sync.share.group.offsets"
             ),
-            checkpoints_topic_replication_factor=c.whole("checkpoints.topic.replication.factor", 3),
+            checkpoints_topic_replication_factor=c.whole(
+                "checkpoints.topic.replication.factor", dc.checkpoints_topic_replication_factor
+            ),
             offset_syncs_topic_replication_factor=c.whole(
-                "offset-syncs.topic.replication.factor", 3
+                "offset-syncs.topic.replication.factor", dc.offset_syncs_topic_replication_factor
             ),
         ),
         heartbeat=HeartbeatSettings(
             emit_heartbeats_interval_seconds=h.interval_seconds("emit.heartbeats"),
-            heartbeats_topic_replication_factor=h.whole("heartbeats.topic.replication.factor", 3),
+            heartbeats_topic_replication_factor=h.whole(
+                "heartbeats.topic.replication.factor", dh.heartbeats_topic_replication_factor
+            ),
         ),
         worker=WorkerSettings(
             offset_storage_topic=w.stripped("offset.storage.topic", "")
             or f"mm2-offsets.{source_alias}.internal",
-            offset_storage_partitions=w.whole("offset.storage.partitions", 25),
+            offset_storage_partitions=w.whole(
+                "offset.storage.partitions", dw.offset_storage_partitions
+            ),
             offset_storage_replication_factor=(
                 w.whole("offset.storage.replication.factor", 0)
                 if w.text("offset.storage.replication.factor") is not None
-                else None
+                else dw.offset_storage_replication_factor
             ),
-            config_storage_replication_factor=w.whole("config.storage.replication.factor", 3),
+            config_storage_replication_factor=w.whole(
+                "config.storage.replication.factor", dw.config_storage_replication_factor
+            ),
             exactly_once_source_support=cast(
-                ExactlyOnceSourceSupport, w.choice("exactly.once.source.support", "enabled")
+                ExactlyOnceSourceSupport,
+                w.choice("exactly.once.source.support", dw.exactly_once_source_support),
             ),
         ),
         # The schema connector's map is built from the same base as the source connector's.
         schema=SchemaSettings(
             sync_schemas_interval_seconds=s.interval_seconds("sync.schemas"),
-            ids_keys=s.boolean("schema.ids.keys", True),
-            ids_values=s.boolean("schema.ids.values", True),
-            ids_wait_ms=s.whole("schema.ids.wait.ms", 60_000),
-            key_strategy=s.strategy("key.subject.name.strategy"),
-            value_strategy=s.strategy("value.subject.name.strategy"),
+            ids_keys=s.boolean("schema.ids.keys", dsc.ids_keys),
+            ids_values=s.boolean("schema.ids.values", dsc.ids_values),
+            ids_wait_ms=s.whole("schema.ids.wait.ms", dsc.ids_wait_ms),
+            key_strategy=s.strategy("key.subject.name.strategy", dsc.key_strategy),
+            value_strategy=s.strategy("value.subject.name.strategy", dsc.value_strategy),
         ),
     )
 
 
 def mirror_maker_settings(raw: Mapping[str, str]) -> MirrorMakerSettings:
     """The process's own keys, from the file's top level (resolved)."""
-    r = _Reader(raw)
+    r, d = _Reader(raw), _PROCESS
     return MirrorMakerSettings(
-        mm2_state_dir=r.text("mm2.state.dir") or "mm2-state",
-        mm2_configs_topic=r.stripped("mm2.configs.topic", "") or "mm2-configs.internal",
-        mm2_configs_cluster=r.stripped("mm2.configs.cluster", ""),
-        mm2_leader_session_timeout_ms=r.whole("mm2.leader.session.timeout.ms", 10_000),
+        mm2_state_dir=r.text("mm2.state.dir") or d.mm2_state_dir,
+        mm2_configs_topic=r.stripped("mm2.configs.topic", "") or d.mm2_configs_topic,
+        mm2_configs_cluster=r.stripped("mm2.configs.cluster", d.mm2_configs_cluster),
+        mm2_leader_session_timeout_ms=r.whole(
+            "mm2.leader.session.timeout.ms", d.mm2_leader_session_timeout_ms
+        ),
     )
 
 
 def tasks_max(config: Mapping[str, str]) -> int:
     """Connect's `tasks.max` of any connector's resolved config (ConnectorConfig: 1)."""
-    return _Reader(config).whole("tasks.max", 1)
+    return _Reader(config).whole("tasks.max", _SOURCE.tasks_max)
