@@ -6,6 +6,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from mm2.config.copy_settings import copy_settings
 from mm2.config.librdkafka import (
     ClientConfig,
     ClientRole,
@@ -21,6 +22,7 @@ from mm2.config.settings import (
     mirror_maker_settings,
 )
 from mm2.config.values import parse_bool
+from mm2.copy.settings import CopySettings
 from mm2.errors import ConfigError
 from mm2.policies.filter import (
     ConfigPropertyFilter,
@@ -123,6 +125,21 @@ class Flow:
             self.connector_config(CHECKPOINT),
             self.connector_config(HEARTBEAT),
             {k: self.providers.resolve(v) for k, v in self.worker.items()},
+        )
+
+    @functools.cached_property
+    def copy_settings(self) -> CopySettings:
+        """What every copy task of the flow is given besides its partitions (built once; the
+        planner hands this value to each copy task unchanged). ConfigError when
+        exactly.once.support=required cannot be met."""
+        return copy_settings(
+            self.settings,
+            source=self.source,
+            target=self.target,
+            source_consumer=self.source_consumer_config(),
+            target_producer=self.target_producer_config(),
+            source_admin=self.source_admin_config(),
+            mirrors_schemas=syncs_schemas(self.connectors[SOURCE]),
         )
 
     # -- clients, in librdkafka terms (MirrorConnectorConfig's prefix precedence) --

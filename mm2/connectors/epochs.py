@@ -14,7 +14,6 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Protocol
 
 from mm2.connect.spi import CopyTaskView, LeaderEpoch
@@ -25,43 +24,15 @@ from mm2.connectors.topic_schedule import TopicSchedule, step
 from mm2.copy.positions import PositionsTopic
 from mm2.copy.routes import Route
 from mm2.copy.runner import CopyRunner
+from mm2.copy.settings import CopySettings
 from mm2.copy.spec import BEGINNING, LIBRDKAFKA_BATCH_SIZE, Assignment, CopyTaskSpec
 from mm2.errors import ConfigError, KafkaClientError, ProducerFencedError
 
-__all__ = ["EpochPlanner", "EpochSettings", "Publisher", "StartOffsets"]
+__all__ = ["EpochPlanner", "Publisher", "StartOffsets"]
 
 log = logging.getLogger(__name__)
 
 TP = tuple[str, int]
-
-
-@dataclass(frozen=True)
-class EpochSettings:
-    """What every copy task of a flow is given, besides its partitions."""
-
-    flow: str
-    source: str
-    target: str
-    tasks_max: int
-    exactly_once: bool
-    source_consumer: dict[str, str]
-    target_producer: dict[str, str]
-    boundary_ms: int = 100
-    skip_oversized: bool = False
-    offset_lag_max: int = 100
-    # The flow mirrors schemas: its copy tasks rewrite schema IDs (mm2.copy.schema_gate).
-    schema_ids: bool = False
-    schema_id_keys: bool = True
-    schema_id_values: bool = True
-    schema_key_strategy: str = "TopicNameStrategy"
-    schema_value_strategy: str = "TopicNameStrategy"
-    schema_wait_ms: int = 60_000
-    # The flow's replication policy's isHeartbeatsTopic: with schema_ids, those topics' records
-    # are copied as they are (Assignment.as_is).
-    is_heartbeats: Callable[[str], bool] = lambda _topic: False
-    # The source's admin client settings, for the copy tasks' look at the source topics' ids
-    # before each commit (CopyTaskSpec.source_admin).
-    source_admin: dict[str, str] | None = None
 
 
 class Publisher(Protocol):
@@ -97,12 +68,16 @@ Prove = Callable[[Mapping[str, Route]], tuple[dict[TP, int], dict[TP, int]]]
 
 
 class EpochPlanner:
-    """Runs a flow's copy epochs over injected parts."""
+    """Runs a flow's copy epochs over injected parts. `settings` (mm2.config's
+    Flow.copy_settings) goes unchanged into every copy task's spec; `is_heartbeats` is the
+    flow's replication policy's isHeartbeatsTopic: with schema IDs rewritten, those topics'
+    records are copied as they are (Assignment.as_is)."""
 
     def __init__(
         self,
-        settings: EpochSettings,
+        settings: CopySettings,
         *,
+        is_heartbeats: Callable[[str], bool] = lambda _topic: False,
         positions: PositionsTopic,
         feed: PositionsFeed,
         schedule: TopicSchedule,
@@ -119,6 +94,7 @@ class EpochPlanner:
         left_open: LeftOpenWatch | None = None,
     ) -> None:
         self.settings = settings
+        self._is_heartbeats = is_heartbeats
         self._positions = positions
         self.feed = feed
         self._schedule = schedule
@@ -273,34 +249,21 @@ class EpochPlanner:
         lead = self._leader()
         specs = [
             CopyTaskSpec(
-                flow=s.flow,
+                settings=s,
                 task=i,
                 connector=self._positions.connector,
-                source_alias=s.source,
                 source_cluster_id=self._cluster_id,
-                source_consumer=s.source_consumer,
-                target_producer=s.target_producer,
                 offsets_topic=self._positions.topic,
                 partitions=[self._assignment(t, p, target) for t, p, target in part],
                 transactional_id=ids[i] if s.exactly_once else None,
-                boundary_ms=s.boundary_ms,
-                skip_oversized=s.skip_oversized,
                 syncs_topic=syncs_topic,
                 syncs_producer=syncs_producer,
-                offset_lag_max=s.offset_lag_max,
                 epoch=self._epoch,
                 assignments_from=assignments_from,
                 offsets_consumer=dict(self._positions.consumer_config),
                 topic_limits={target: limits[target] for *_, target in part if target in limits},
                 leader_topic=lead.topic if lead is not None else "",
                 leader_epoch=lead.epoch if lead is not None else "",
-                schema_ids=s.schema_ids,
-                schema_id_keys=s.schema_id_keys,
-                schema_id_values=s.schema_id_values,
-                schema_key_strategy=s.schema_key_strategy,
-                schema_value_strategy=s.schema_value_strategy,
-                schema_wait_ms=s.schema_wait_ms,
-                source_admin=s.source_admin,
             )
             for i, part in enumerate(dealt)
         ]
@@ -530,7 +493,7 @@ class EpochPlanner:
         route = self._schedule.routes.get(topic)
         topic_id = route.topic_id if route is not None else ""
         self._dealt_ids[topic] = topic_id
-        as_is = self.settings.schema_ids and self.settings.is_heartbeats(topic)
+        as_is = self.settings.schema_ids and self._is_heartbeats(topic)
         return Assignment(topic, partition, target, self._next_offset(topic, partition, topic_id),
                           topic_id, as_is)  # fmt: skip
 

@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mm2.config.model import SOURCE, Flow, syncs_schemas
+from mm2.config.model import Flow
 from mm2.connect.spi import Connector, CopyTaskView, Task, TaskContext
-from mm2.connectors.epochs import EpochPlanner, EpochSettings
+from mm2.connectors.epochs import EpochPlanner
 from mm2.connectors.left_open import LeftOpenWatch
 from mm2.connectors.offset_syncs import offset_syncs_target, positions_from_syncs
 from mm2.connectors.positions_feed import PositionsFeed
@@ -29,7 +29,6 @@ from mm2.copy.fencing import end_left_open, fence_transactional_ids, held_in
 from mm2.copy.positions import PositionsTopic
 from mm2.copy.runner import CopyRunner
 from mm2.copy.spec import TRANSACTION_TIMEOUT_MS
-from mm2.errors import ConfigError
 from mm2.kafka.config_topic import check_leader_epoch
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
@@ -43,7 +42,6 @@ __all__ = [
     "MirrorSourceTask",
     "SourceParts",
     "build_parts",
-    "exactly_once",
     "flow_state_dir",
     "spark_conf",
 ]
@@ -62,27 +60,6 @@ def flow_state_dir(config: Mapping[str, str]) -> Path:
     return base / f"{config['source.cluster.alias']}_to_{config['target.cluster.alias']}"
 
 
-def exactly_once(flow: Flow, read_committed: bool) -> bool:
-    """Apache's keys: `exactly.once.source.support` (per flow, top level, or the target's
-    `<alias>.exactly.once.source.support`), enabled unless disabled; and the connector's
-    `exactly.once.support=required`, which needs a read_committed source consumer."""
-    settings = flow.settings
-    on = settings.worker.exactly_once_source_support != "disabled"
-    if settings.source.exactly_once_support == "required":
-        if not on:
-            raise ConfigError(
-                "exactly.once.support=required, but exactly.once.source.support is disabled",
-                key="exactly.once.support",
-            )
-        if not read_committed:
-            raise ConfigError(
-                "exactly.once.support=required needs the source consumer's "
-                "isolation.level=read_committed",
-                key="exactly.once.support",
-            )
-    return on
-
-
 @dataclass
 class SourceParts:
     """What a MirrorSourceTask works with; build_parts makes the real ones."""
@@ -98,12 +75,9 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
     leadership it runs under."""
     metrics = context.metrics
     s = flow.settings.source
-    schemas = flow.settings.schema
+    settings = flow.copy_settings  # built once; every copy task is handed it as it is
     source_admin = flow.source_admin_config()
-    # librdkafka reads committed data unless told otherwise (Java's default is uncommitted):
-    # aborted transactions are not mirrored. Lag uses the same bound (the LSO).
-    consumer = {"isolation.level": "read_committed", **flow.source_consumer_config()}
-    read_committed = consumer["isolation.level"] == "read_committed"
+    read_committed = settings.source_consumer["isolation.level"] == "read_committed"
     positions = PositionsTopic.of(flow)
     schedule = TopicSchedule(
         flow.name, flow.source, flow.target,
@@ -115,28 +89,6 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
     )  # fmt: skip
     feed = PositionsFeed(flow.name, flow.source, flow.target, positions, metrics)
     progress = ProgressGroup.for_flow(flow)
-    settings = EpochSettings(
-        flow=flow.name,
-        source=flow.source,
-        target=flow.target,
-        tasks_max=s.tasks_max,
-        exactly_once=exactly_once(flow, read_committed),
-        source_consumer=consumer,
-        target_producer=flow.target_producer_config(),
-        boundary_ms=s.transaction_boundary_interval_ms,
-        skip_oversized=s.skip_oversized_records,
-        offset_lag_max=s.offset_lag_max,
-        # The schema connector writes the ID map only while it runs: with it, IDs are rewritten.
-        schema_ids=syncs_schemas(flow.connectors[SOURCE])
-        and schemas.sync_schemas_interval_seconds is not None,
-        schema_id_keys=schemas.ids_keys,
-        schema_id_values=schemas.ids_values,
-        schema_key_strategy=schemas.key_strategy,
-        schema_value_strategy=schemas.value_strategy,
-        schema_wait_ms=schemas.ids_wait_ms,
-        is_heartbeats=flow.replication_policy().is_heartbeats_topic,
-        source_admin=source_admin,
-    )
 
     def make_runner() -> CopyRunner:
         return CopyJob(spark_context(spark_conf(config)), flow.name)
@@ -151,6 +103,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
 
     planner = EpochPlanner(
         settings,
+        is_heartbeats=flow.replication_policy().is_heartbeats_topic,
         positions=positions,
         feed=feed,
         schedule=schedule,
@@ -163,7 +116,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         metrics=metrics,
         start_offsets=progress,
         prove=lambda routes: positions_from_syncs(
-            flow, routes, consumer, schema_ids=settings.schema_ids
+            flow, routes, settings.source_consumer, schema_ids=settings.schema_ids
         ),
         leader=lambda: context.leader_epoch,
         check_leader=lambda lead: check_leader_epoch(

@@ -26,7 +26,7 @@ def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm) -> Consumer:
     return Consumer(
         {
             "group.id": f"mm2-copier-{spec.flow}",
-            **spec.source_consumer,
+            **spec.settings.source_consumer,
             # An offset the source no longer has is judged by the copy loop (_out_of_range),
             # never reset silently: the partitions without a position get an explicit start.
             "auto.offset.reset": "error",

@@ -2,8 +2,8 @@
 
 It runs inside a Spark task (mm2.copy.task) for as long as its epoch lasts. Each record goes to
 the same partition of the remote topic as soon as it arrives; a transaction ends when it is
-`boundary_ms` old or the source has nothing more for now, carrying one position per partition
-it touched. The transaction and a producer's failure belong to the sink (mm2.copy.transaction),
+`transaction.boundary.interval.ms` old or the source has nothing more, with a position per partition
+it touched. The transaction and a producer's failure are the sink's (mm2.copy.transaction),
 judging refused records to mm2.copy.refusals; after the commit the loop writes offset syncs.
 
 A source topic deleted and created again under the same name is a new topic whose offsets start
@@ -135,7 +135,7 @@ class CopyLoop:
         # consumer starts there with it, so the source's leader checks its log still holds it.
         self._epochs: dict[TP, int] = {}
         self._skip: set[tuple[str, int, int]] = set()
-        reset = spec.source_consumer.get("auto.offset.reset", "earliest")
+        reset = spec.settings.source_consumer.get("auto.offset.reset", "earliest")
         self._unpositioned = RESET.get(str(reset).strip().lower(), OFFSET_INVALID)
         self._consumer = consumer
         self._alarm = alarm
@@ -157,22 +157,25 @@ class CopyLoop:
     def open(cls, spec: CopyTaskSpec) -> CopyLoop:
         """A copy task with real clients; its producer has fenced every earlier holder of its
         transactional id when this returns."""
-        alarm = AuthAlarm(cluster_label(spec.source_consumer, spec.source_alias))
+        alarm = AuthAlarm(cluster_label(spec.settings.source_consumer, spec.source))
         feed = None
         if spec.offsets_consumer is not None and spec.assignments_from >= 0:
             feed = AssignmentFeed(
                 spec.offsets_consumer, spec.offsets_topic, flow=spec.flow, epoch=spec.epoch,
                 task=spec.task, start=spec.assignments_from,
             )  # fmt: skip
+        source_admin = spec.settings.source_admin
         return cls(
             spec,
             consumer=source_consumer(spec, alarm),
             alarm=alarm,
             sink=TransactionSink.open(spec),
-            syncs=OffsetSyncEmitter(spec.syncs_topic, spec.syncs_producer, spec.offset_lag_max),
+            syncs=OffsetSyncEmitter(
+                spec.syncs_topic, spec.syncs_producer, spec.settings.offset_lag_max
+            ),
             feed=feed,
             schemas=SchemaGate.open(spec),
-            topic_ids=TopicAdmin(spec.source_admin) if spec.source_admin else None,
+            topic_ids=TopicAdmin(source_admin) if source_admin else None,
         )
 
     def resume_from(self, committed: StoredPositions) -> list[str]:
@@ -290,7 +293,9 @@ class CopyLoop:
         txn = self._txn
         if txn is not None:
             age_ms = (now - txn.opened) * 1000
-            if age_ms >= self.spec.boundary_ms or (not messages and age_ms >= _IDLE_COMMIT_MS):
+            if age_ms >= self.spec.settings.transaction_boundary_interval_ms or (
+                not messages and age_ms >= _IDLE_COMMIT_MS
+            ):
                 self._end_transaction()
         elif not messages and now >= self._markers_due:  # idle: past markers, lag 0
             self._markers_due = now + 1.0

@@ -65,7 +65,7 @@ def operators_fault(
         failure = classify(err)
         where = f"record {stats.topic}-{stats.partition}@{up}"
         if failure.kind == "record-too-large":
-            if spec.skip_oversized or not too_large_by_itself(spec, stats, size):
+            if spec.settings.skip_oversized_records or not too_large_by_itself(spec, stats, size):
                 continue
             limit = spec.topic_limits.get(stats.target_topic)
             accepts = f"{limit} bytes" if limit is not None else "what it accepts"

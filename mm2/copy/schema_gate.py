@@ -60,20 +60,21 @@ class SchemaGate:
     def open(cls, spec: CopyTaskSpec) -> SchemaGate | None:
         """The gate of a flow that mirrors schemas; None for every other flow (records are
         copied byte for byte)."""
-        if not spec.schema_ids:
+        if not spec.settings.schema_ids:
             return None
         if spec.offsets_consumer is None:  # never copy source IDs silently
             raise ConfigError(
                 f"{spec.flow}: schema IDs are to be rewritten but the copy task was given no "
                 "reader of the offsets topic, where the ID map is"
             )
+        s = spec.settings
         rewriter = SchemaIdRewriter(
-            prefixed_keys=spec.schema_id_keys, prefixed_values=spec.schema_id_values,
-            strategies=(spec.schema_key_strategy, spec.schema_value_strategy),
+            prefixed_keys=s.schema_ids_keys, prefixed_values=s.schema_ids_values,
+            strategies=(s.key_subject_name_strategy, s.value_subject_name_strategy),
         )  # fmt: skip
         feed = SchemaIdFeed.open(
             spec.offsets_consumer, spec.offsets_topic, flow=spec.flow,
-            cluster=spec.source_alias, rewriter=rewriter,
+            cluster=spec.source, rewriter=rewriter,
         )  # fmt: skip
         return cls(spec, feed)
 
@@ -123,14 +124,14 @@ class SchemaGate:
         now = time.monotonic()
         for (topic, partition), (offset, missing) in self.held.items():
             since = self._since[(topic, partition)][1]
-            late = (now - since) * 1000 >= self.spec.schema_wait_ms
+            late = (now - since) * 1000 >= self.spec.settings.schema_ids_wait_ms
             if late and ((topic, partition), offset) not in self._said:
                 self._said.add(((topic, partition), offset))
                 log.warning(
                     "%s: %s-%d@%d has waited %.0f s (schema.ids.wait.ms = %d): %s; the "
                     "partition stays held until the schema connector maps it (see its status "
                     "and log); the flow's other partitions go on", self.spec.flow, topic,
-                    partition, offset, now - since, self.spec.schema_wait_ms, missing,
+                    partition, offset, now - since, self.spec.settings.schema_ids_wait_ms, missing,
                 )  # fmt: skip
         return []
 

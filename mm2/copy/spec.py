@@ -1,4 +1,4 @@
-"""What the planner hands each copy task: its partitions, clients and transaction settings.
+"""What the planner hands each copy task: the flow's settings and what the task was dealt.
 
 A spec crosses into a Spark task as JSON, so it holds plain values only.
 """
@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
+
+from mm2.copy.settings import CopySettings
 
 __all__ = ["BEGINNING", "TP", "TRANSACTION_TIMEOUT_MS", "Assignment", "CopyTaskSpec"]
 
@@ -38,24 +40,22 @@ class Assignment:
 
 @dataclass(frozen=True)
 class CopyTaskSpec:
-    """Everything one copy task needs, as JSON a Spark task can be handed."""
+    """Everything one copy task needs, as JSON a Spark task can be handed: the flow's settings
+    (one value, the same in every spec of the flow) and what this task and epoch were dealt."""
 
-    flow: str
+    settings: CopySettings
     task: int
+    # Connect's offsets topic of the flow (mm2.copy.positions): the connector its positions
+    # are keyed by, the source cluster's id written with each, and the topic.
     connector: str
-    source_alias: str
     source_cluster_id: str
-    source_consumer: dict[str, str]
-    target_producer: dict[str, str]
     offsets_topic: str
     partitions: list[Assignment]
+    # Connect's `<group.id>-<connector>-<task>`; None: the flow copies at least once.
     transactional_id: str | None = None
-    boundary_ms: int = 100
-    transaction_timeout_ms: int = TRANSACTION_TIMEOUT_MS
-    skip_oversized: bool = False
+    # Where the copy task writes offset syncs (None: emit.offset-syncs.enabled is false).
     syncs_topic: str = ""
     syncs_producer: dict[str, str] | None = None
-    offset_lag_max: int = 100
     # Partitions the planner adds while the epoch runs (mm2.copy.assignment): the epoch's id,
     # where its records start in the offsets topic, and how to read it (None: never).
     epoch: str = ""
@@ -68,19 +68,6 @@ class CopyTaskSpec:
     # election): the task starts only while the config topic's newest leader record is of it.
     leader_topic: str = ""
     leader_epoch: str = ""
-    # Schema IDs rewritten through the flow's map (mm2.copy.schema_gate): on when
-    # the flow mirrors schemas; keys and values each may be left alone; how long a record
-    # whose ID is not mapped yet waits before the task restarts.
-    schema_ids: bool = False
-    schema_id_keys: bool = True
-    schema_id_values: bool = True
-    schema_key_strategy: str = "TopicNameStrategy"  # which subjects describe a topic's keys
-    schema_value_strategy: str = "TopicNameStrategy"
-    schema_wait_ms: int = 60_000
-    # The source's admin client settings: before each commit the task asks the source for the
-    # ids of the topics it copied records of (mm2.copy.loop, a topic deleted and created
-    # again). None: never asked.
-    source_admin: dict[str, str] | None = None
 
     @property
     def batch_bytes(self) -> int:
@@ -89,21 +76,29 @@ class CopyTaskSpec:
         return min([LIBRDKAFKA_BATCH_SIZE, *self.topic_limits.values()])
 
     @property
+    def flow(self) -> str:
+        return self.settings.flow
+
+    @property
     def source(self) -> str:
-        return self.flow.partition("->")[0]
+        return self.settings.source
 
     @property
     def target(self) -> str:
-        return self.flow.partition("->")[2]
+        return self.settings.target
 
     def to_json(self) -> str:
         # Not dataclasses.asdict: it rebuilds dict subclasses (mm2's ClientConfig) by type.
         raw = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        raw["settings"] = {
+            f.name: getattr(self.settings, f.name) for f in dataclasses.fields(self.settings)
+        }
         raw["partitions"] = [dataclasses.astuple(a) for a in self.partitions]
         return json.dumps(raw, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> CopyTaskSpec:
         raw = json.loads(text)
+        raw["settings"] = CopySettings(**raw["settings"])
         raw["partitions"] = [Assignment(*a) for a in raw["partitions"]]
         return cls(**raw)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from mm2.copy.positions import PARTITIONER, position_record
-from mm2.copy.spec import LIBRDKAFKA_BATCH_SIZE, CopyTaskSpec
+from mm2.copy.spec import LIBRDKAFKA_BATCH_SIZE, TRANSACTION_TIMEOUT_MS, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.errors import AbortableTransactionError, KafkaClientError, ProducerFencedError
 from mm2.kafka.failure import (
@@ -49,19 +49,20 @@ def producer_settings(spec: CopyTaskSpec) -> dict[str, Setting]:
         # produce with the broker's defaults (not compacted, one partition): the topic sync
         # and PositionsTopic.ensure create them as they must be.
         "allow.auto.create.topics": False,
-        **spec.target_producer,
+        **spec.settings.target_producer,
         **PARTITIONER,
-        "logger": ClientLog(cluster_label(spec.target_producer, spec.target)),
+        "logger": ClientLog(cluster_label(spec.settings.target_producer, spec.target)),
     }
     # librdkafka fills a batch up to batch.size and, unlike Java's producer, never splits one the
     # broker refuses: a batch must never be larger than the smallest remote topic accepts.
     asked = int(str(settings.get("batch.size", LIBRDKAFKA_BATCH_SIZE)))
     settings["batch.size"] = min(asked, spec.batch_bytes)
-    if spec.skip_oversized:  # only the oversized record may fail, not its batch-mates
+    # With skip.oversized.records only the oversized record may fail, not its batch-mates.
+    if spec.settings.skip_oversized_records:
         settings.update({"batch.num.messages": 1, "linger.ms": 0})
     if spec.transactional_id:
         settings["transactional.id"] = spec.transactional_id
-        settings["transaction.timeout.ms"] = spec.transaction_timeout_ms
+        settings["transaction.timeout.ms"] = TRANSACTION_TIMEOUT_MS
     return settings
 
 
@@ -86,7 +87,7 @@ class TransactionSink:
 
     @classmethod
     def open(cls, spec: CopyTaskSpec) -> TransactionSink:
-        alarm = AuthAlarm(cluster_label(spec.target_producer, spec.target))
+        alarm = AuthAlarm(cluster_label(spec.settings.target_producer, spec.target))
         return cls(spec, Producer({**producer_settings(spec), "error_cb": alarm}), alarm)
 
     def _call(self, action: Callable[[], object], what: str) -> None:
@@ -158,7 +159,7 @@ class TransactionSink:
         """The position of one partition (its last offset consumed) with what was copied, and
         the source topic's id and the leader epoch of that record where known."""
         key, value, headers = position_record(
-            self.spec.connector, self.spec.source_alias, stats.topic, stats.partition,
+            self.spec.connector, self.spec.source, stats.topic, stats.partition,
             stats.position, cluster_id=self.spec.source_cluster_id, stats=stats,
             topic_id=topic_id, leader_epoch=leader_epoch,
         )  # fmt: skip

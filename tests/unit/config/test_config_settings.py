@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from pathlib import Path
 
 import pytest
 
 from mm2.config import Flow, load_properties, parse_properties
+from mm2.config.copy_settings import exactly_once
 from mm2.config.settings import (
     CheckpointSettings,
     HeartbeatSettings,
+    SchemaSettings,
     SourceSettings,
     WorkerSettings,
 )
+from mm2.errors import ConfigError
 
 BASE = """clusters = a, b
 a.bootstrap.servers = a:9092
@@ -118,3 +122,88 @@ def test_process_settings() -> None:
     assert config.settings.mm2_leader_session_timeout_ms == 5
     assert config.settings.mm2_configs_cluster == ""
     assert config.settings.mm2_state_dir == "mm2-state"
+
+
+@pytest.mark.parametrize(
+    ("extra", "on"),
+    [
+        ("", True),
+        ("exactly.once.source.support = disabled", False),
+        ("b.exactly.once.source.support = disabled", False),
+        ("a->b.exactly.once.source.support = enabled", True),
+    ],
+)
+def test_exactly_once_is_on_unless_apaches_key_disables_it(extra: str, on: bool) -> None:
+    assert exactly_once(flow(extra).settings, read_committed=True) is on
+    assert flow(extra).copy_settings.exactly_once is on
+
+
+def test_exactly_once_required_needs_read_committed() -> None:
+    with pytest.raises(ConfigError, match="read_committed"):
+        exactly_once(flow("exactly.once.support = required").settings, read_committed=False)
+    uncommitted = "exactly.once.support = required\na.consumer.isolation.level = read_uncommitted\n"
+    with pytest.raises(ConfigError, match="read_committed"):
+        _ = flow(uncommitted).copy_settings
+
+
+def test_the_copy_settings_are_built_once_from_the_flows_settings_and_defaults() -> None:
+    f = flow()
+    copy = f.copy_settings
+    assert copy is f.copy_settings
+    assert (copy.flow, copy.source, copy.target) == ("a->b", "a", "b")
+    source, schema = SourceSettings(), SchemaSettings()
+    assert copy.tasks_max == source.tasks_max
+    assert copy.transaction_boundary_interval_ms == source.transaction_boundary_interval_ms
+    assert copy.offset_lag_max == source.offset_lag_max
+    assert copy.skip_oversized_records == source.skip_oversized_records
+    assert copy.schema_ids is False  # no registries named: nothing to rewrite
+    assert (copy.schema_ids_keys, copy.schema_ids_values) == (schema.ids_keys, schema.ids_values)
+    assert copy.schema_ids_wait_ms == schema.ids_wait_ms
+    assert copy.key_subject_name_strategy == schema.key_strategy
+    assert copy.value_subject_name_strategy == schema.value_strategy
+    # librdkafka's keys, plain dicts: an executor unpickles them without mm2.config
+    assert copy.source_consumer["isolation.level"] == "read_committed"
+    assert copy.source_consumer["bootstrap.servers"] == "a:9092"
+    assert copy.target_producer["bootstrap.servers"] == "b:9092"
+    assert copy.source_admin["bootstrap.servers"] == "a:9092"
+    clients = (copy.source_consumer, copy.target_producer, copy.source_admin)
+    assert all(type(client) is dict for client in clients)
+    assert pickle.loads(pickle.dumps(copy)) == copy
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "value"),
+    [
+        ("tasks.max = 4", "tasks_max", 4),
+        ("a->b.offset.lag.max = 7", "offset_lag_max", 7),
+        ("transaction.boundary.interval.ms = 250", "transaction_boundary_interval_ms", 250),
+        ("skip.oversized.records = true", "skip_oversized_records", True),
+        ("exactly.once.source.support = disabled", "exactly_once", False),
+        ("schema.ids.keys = false", "schema_ids_keys", False),
+        ("schema.ids.values = false", "schema_ids_values", False),
+        ("schema.ids.wait.ms = 5000", "schema_ids_wait_ms", 5000),
+        ("key.subject.name.strategy = io.confluent.kafka.serializers.subject.RecordNameStrategy",
+         "key_subject_name_strategy", "RecordNameStrategy"),
+        ("value.subject.name.strategy = TopicRecordNameStrategy", "value_subject_name_strategy",
+         "TopicRecordNameStrategy"),
+        ("a.consumer.isolation.level = read_uncommitted", "source_consumer",
+         {"isolation.level": "read_uncommitted"}),
+        ("b.producer.linger.ms = 20", "target_producer", {"linger.ms": "20"}),
+    ],
+)  # fmt: skip
+def test_each_key_reaches_the_copy_settings(line: str, field: str, value: object) -> None:
+    got = getattr(flow(line + "\n").copy_settings, field)
+    if isinstance(value, dict):
+        assert value.items() <= got.items()
+    else:
+        assert got == value
+
+
+REGISTRIES = "a.schema.registry.url = http://a:8081\nb.schema.registry.url = http://b:8081\n"
+
+
+def test_schema_ids_are_rewritten_while_the_flows_schemas_are_mirrored() -> None:
+    assert flow(REGISTRIES).copy_settings.schema_ids is True
+    assert flow("a.schema.registry.url = http://a:8081\n").copy_settings.schema_ids is False
+    off = REGISTRIES + "sync.schemas.enabled = false\n"
+    assert flow(off).copy_settings.schema_ids is False

@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 
 from mm2.connect.spi import LeaderEpoch
-from mm2.connectors.epochs import EndLeftOpen, EpochPlanner, EpochSettings
+from mm2.connectors.epochs import EndLeftOpen, EpochPlanner
 from mm2.connectors.left_open import LeftOpenWatch
 from mm2.copy.failure import CopyFailure
 from mm2.copy.positions import StoredPositions
 from mm2.copy.routes import Route
 from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.errors import KafkaClientError, ProducerFencedError, RecordTooLargeError
+from tests.support.specs import copy_settings, copy_spec
 
 
 class FakePositions:
@@ -160,12 +161,9 @@ def _planner(
 
     positions = FakePositions(calls)
     positions.created = created
-    settings = EpochSettings(
-        flow="primary->backup", source="primary", target="backup", tasks_max=2,
-        exactly_once=True, source_consumer={}, target_producer={},
-    )  # fmt: skip
     planner = EpochPlanner(
-        settings,
+        copy_settings(tasks_max=2, source_consumer={}, target_producer={}),
+        is_heartbeats=lambda topic: topic == "beats",
         positions=positions,  # type: ignore[arg-type]
         feed=FakeFeed(calls, stored or {}),  # type: ignore[arg-type]
         schedule=FakeSchedule(routes),  # type: ignore[arg-type]
@@ -249,6 +247,7 @@ def test_the_first_epoch_starts_on_the_first_settle_with_the_stored_positions() 
         "primary-mm2-MirrorSourceConnector-1",
     ]
     assert specs[0].assignments_from == 7 and calls.count("settle") == 1
+    assert all(s.settings is planner.settings for s in specs)  # the flow's one value
 
 
 def test_an_operators_failure_from_a_copy_task_fails_the_planner_with_its_class() -> None:
@@ -267,16 +266,12 @@ def test_an_operators_failure_from_a_copy_task_fails_the_planner_with_its_class(
 
 def test_with_schema_ids_the_policys_heartbeats_topics_are_copied_as_they_are() -> None:
     planner, _ = _planner([])
-    planner.settings = dataclasses.replace(
-        planner.settings, schema_ids=True, is_heartbeats=lambda topic: topic == "beats"
-    )
+    planner.settings = dataclasses.replace(planner.settings, schema_ids=True)
     assert planner._assignment("beats", 0, "primary.beats").as_is
     assert not planner._assignment("orders", 0, "primary.orders").as_is
     planner.settings = dataclasses.replace(planner.settings, schema_ids=False)
     assert not planner._assignment("beats", 0, "primary.beats").as_is  # nothing is rewritten
-    spec = CopyTaskSpec(
-        "f", 0, "c", "a", "id", {}, {}, "t", [Assignment("b", 0, "p.b", 1, "", True)]
-    )
+    spec = copy_spec(settings=planner.settings, partitions=[Assignment("b", 0, "p.b", 1, "", True)])
     assert CopyTaskSpec.from_json(spec.to_json()) == spec
 
 
@@ -313,7 +308,7 @@ def test_a_topic_re_created_since_its_positions_were_stored_is_copied_from_its_s
     runner = planner.runner
     assert isinstance(runner, FakeRunner)
     # the copy tasks ask the source for the topics' ids before each commit (mm2.copy.loop)
-    assert [spec.source_admin for spec in runner.started[0]] == [admin, admin]
+    assert [spec.settings.source_admin for spec in runner.started[0]] == [admin, admin]
     assignments = [a for spec in runner.started[0] for a in spec.partitions]
     # Partition 0's position is of the deleted topic: from the start, never after offset 2999;
     # partition 1's was written for the topic as it is now.

@@ -27,7 +27,7 @@ from mm2.errors import (
 )
 from mm2.kafka.failure import AuthAlarm
 from mm2.offset_syncs.emitter import OffsetSyncEmitter
-from tests.support.specs import copy_spec
+from tests.support.specs import copy_settings, copy_spec
 
 OFFSETS = "mm2-offsets.primary.internal"
 
@@ -154,7 +154,7 @@ def _copier(
         transactional=transactional,
         partitions=[Assignment("orders", 0, "primary.orders", 10)],
         offsets_topic=OFFSETS,
-        skip_oversized=skip_oversized,
+        settings=copy_settings(skip_oversized_records=skip_oversized),
         topic_limits=limits or {},
     )
     producer: Any = FakeProducer(producer_settings(spec))  # stands in for confluent-kafka's

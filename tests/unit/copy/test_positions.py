@@ -1,14 +1,13 @@
 """Positions in Connect's offsets topic: record bytes, what a reader keeps, and the planner's
-pure decisions (exactly-once keys, a copy task's error)."""
+pure decisions (a copy task's spec and error)."""
 
 from __future__ import annotations
 
 import json
+import pickle
 
 import pytest
 
-from mm2.config import load_properties, parse_properties
-from mm2.connectors.source import exactly_once
 from mm2.copy.failure import CopyFailure, CopyTaskFailed
 from mm2.copy.positions import (
     CLUSTER_ID_HEADER,
@@ -30,7 +29,7 @@ from mm2.copy.source_ends import (
 )
 from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
-from mm2.errors import ConfigError, KafkaClientError, MM2Error, RecordTooLargeError
+from mm2.errors import KafkaClientError, MM2Error, RecordTooLargeError
 from mm2.records.java_partitioner import java_partition, murmur2
 from tests.support.specs import copy_spec
 
@@ -145,38 +144,10 @@ def test_stored_positions_keep_the_latest_and_name_foreign_clusters() -> None:
     assert positions.foreign("ours") == {("u", 0): "theirs"}
 
 
-def _flow(extra: str = "") -> object:
-    text = f"""clusters = a, b
-a.bootstrap.servers = a:9092
-b.bootstrap.servers = b:9092
-a->b.enabled = true
-{extra}
-"""
-    return load_properties(parse_properties(text, "mm2.properties")).flow("a", "b")
-
-
-@pytest.mark.parametrize(
-    ("extra", "on"),
-    [
-        ("", True),
-        ("exactly.once.source.support = disabled", False),
-        ("b.exactly.once.source.support = disabled", False),
-        ("a->b.exactly.once.source.support = enabled", True),
-    ],
-)
-def test_exactly_once_is_on_unless_apaches_key_disables_it(extra: str, on: bool) -> None:
-    assert exactly_once(_flow(extra), read_committed=True) is on  # type: ignore[arg-type]
-
-
-def test_exactly_once_required_needs_read_committed() -> None:
-    flow = _flow("exactly.once.support = required")
-    with pytest.raises(ConfigError, match="read_committed"):
-        exactly_once(flow, read_committed=False)  # type: ignore[arg-type]
-
-
-def test_copy_task_spec_survives_json() -> None:
+def test_copy_task_spec_survives_json_and_pickle() -> None:
     spec = copy_spec(flow="a->b", task=1, partitions=[Assignment("t", 0, "a.t", 42)])
     assert CopyTaskSpec.from_json(spec.to_json()) == spec
+    assert pickle.loads(pickle.dumps(spec)) == spec
 
 
 def test_a_copy_tasks_error_crosses_spark_typed() -> None:

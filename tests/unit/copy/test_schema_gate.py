@@ -19,7 +19,7 @@ from mm2.copy.transaction import TransactionSink, producer_settings
 from mm2.kafka.failure import AuthAlarm
 from mm2.offset_syncs.emitter import OffsetSyncEmitter
 from mm2.records.schema_ids import SchemaIdMapping, SchemaSubject
-from tests.support.specs import copy_spec
+from tests.support.specs import copy_settings, copy_spec
 from tests.unit.copy.test_copy_loop import FakeMessage, FakeProducer, WatermarkConsumer
 
 
@@ -67,8 +67,7 @@ def _copier(
             Assignment("orders", 0, "primary.orders", 10),
             Assignment("orders", 1, "primary.orders", 10),
         ],
-        schema_ids=True,
-        schema_wait_ms=wait_ms,
+        settings=copy_settings(schema_ids=True, schema_ids_wait_ms=wait_ms),
     )
     producer = FakeProducer(producer_settings(spec))
     feed = FakeFeed(rewriter)
