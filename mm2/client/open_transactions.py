@@ -17,12 +17,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from mm2.kafka.offsets import OffsetLister
+from mm2.records import TP
 
 __all__ = ["HANGING_S", "OpenTransaction", "OpenTransactions"]
 
 HANGING_S = 60.0
-
-TP = tuple[str, int]
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from mm2.client.lag import mirrored_topic
 from mm2.config import Flow
 from mm2.copy.positions import PositionsTopic, StoredPositions
-from mm2.copy.spec import TP
 from mm2.errors import KafkaClientError, TopicNotFoundError
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
+from mm2.records import TP
 
 __all__ = [
     "LiveEnds",

@@ -258,7 +258,8 @@ _OURS_FLOW: dict[str, KeyDoc] = {
     ),
     "schema.ids.wait.ms": KeyDoc(
         "flow",
-        "how long a record whose schema ID is not mapped yet is held before the task restarts",
+        "how long a partition held at a record whose schema ID is not mapped yet waits before a "
+        "WARN names it (the partition stays held; the others go on)",
         ours=True,
     ),
     "key.subject.name.strategy": KeyDoc(

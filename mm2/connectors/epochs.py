@@ -27,12 +27,11 @@ from mm2.copy.runner import CopyRunner
 from mm2.copy.settings import CopySettings
 from mm2.copy.spec import BEGINNING, LIBRDKAFKA_BATCH_SIZE, Assignment, CopyTaskSpec
 from mm2.errors import ConfigError, KafkaClientError, ProducerFencedError
+from mm2.records import TP
 
 __all__ = ["EpochPlanner", "Publisher", "StartOffsets"]
 
 log = logging.getLogger(__name__)
-
-TP = tuple[str, int]
 
 
 class Publisher(Protocol):

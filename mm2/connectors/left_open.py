@@ -23,12 +23,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from mm2.errors import MM2Error
+from mm2.records import TP
 
 __all__ = ["LeftOpenWatch"]
 
 log = logging.getLogger(__name__)
 
-TP = tuple[str, int]
 # The partitions of these topics held back, each with its last stable offset.
 Probe = Callable[[Sequence[str]], Mapping[TP, int]]
 

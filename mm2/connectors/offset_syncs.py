@@ -9,11 +9,9 @@ from mm2.client.syncs import read_syncs, syncs_location
 from mm2.config.model import SOURCE, Flow
 from mm2.copy.rebuild import Anchor, prove_positions
 from mm2.copy.routes import Route
-from mm2.records import OffsetSync
+from mm2.records import TP, OffsetSync
 
 __all__ = ["offset_syncs_target", "positions_from_syncs"]
-
-TP = tuple[str, int]
 
 
 def offset_syncs_target(flow: Flow) -> tuple[str, dict[str, str] | None]:

@@ -20,8 +20,8 @@ from mm2.copy.positions import PositionRecord, StoredPositions
 from mm2.copy.positions_reader import KeyPartitions
 from mm2.copy.ready import CopyReady
 from mm2.copy.routes import Route
-from mm2.copy.spec import TP
 from mm2.copy.stats import CopyStats
+from mm2.records import TP
 
 __all__ = ["BatchMetrics", "PositionsFeed", "ReaderSource", "Tail"]
 

@@ -21,7 +21,7 @@ from typing import Protocol
 from mm2.config.model import Flow
 from mm2.errors import KafkaClientError
 from mm2.kafka.groups import GroupAdmin
-from mm2.records import OffsetAndMetadata, TopicPartition
+from mm2.records import TP, OffsetAndMetadata, TopicPartition
 
 __all__ = ["GroupOffsets", "ProgressGroup"]
 
@@ -29,8 +29,6 @@ log = logging.getLogger(__name__)
 
 # A failing commit is logged again after this long when its cause stays the same.
 _REPEAT_WARNING_S = 300.0
-
-TP = tuple[str, int]
 
 
 class GroupOffsets(Protocol):

@@ -34,8 +34,7 @@ from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
 from mm2.pipeline.copy_job import CopyJob
 from mm2.pipeline.session import spark_context
-
-TP = tuple[str, int]
+from mm2.records import TP
 
 __all__ = [
     "MirrorSourceConnector",

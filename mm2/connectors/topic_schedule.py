@@ -13,12 +13,11 @@ from typing import Protocol
 from mm2.connectors.every import Every
 from mm2.copy.routes import Route
 from mm2.errors import KafkaClientError
+from mm2.records import TP
 
 __all__ = ["EndOffsets", "RouteMetrics", "TopicSchedule", "TopicSyncing", "step"]
 
 log = logging.getLogger(__name__)
-
-TP = tuple[str, int]
 
 
 class TopicSyncing(Protocol):

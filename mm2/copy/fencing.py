@@ -32,12 +32,11 @@ from mm2.errors import KafkaClientError
 from mm2.kafka.failure import ClientLog, client_error, cluster_label
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin
+from mm2.records import TP
 
 __all__ = ["end_left_open", "fence_transactional_ids", "held_back", "held_in"]
 
 log = logging.getLogger(__name__)
-
-TP = tuple[str, int]
 
 
 def fence_transactional_ids(

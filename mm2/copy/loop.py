@@ -45,7 +45,7 @@ from mm2.copy.positions import StoredPositions
 from mm2.copy.refusals import Retries, operators_fault, oversized
 from mm2.copy.schema_gate import SchemaGate
 from mm2.copy.schema_ids import Missing
-from mm2.copy.spec import BEGINNING, TP, Assignment, CopyTaskSpec
+from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.copy.transaction import AbortableTransactionError, TransactionSink
 from mm2.errors import ConfigError, KafkaClientError
@@ -58,6 +58,7 @@ from mm2.kafka.failure import (
 from mm2.kafka.topics import TopicAdmin
 from mm2.offset_syncs.emitter import OffsetSyncEmitter
 from mm2.offset_syncs.sync_trail import offset_runs
+from mm2.records import TP
 
 __all__ = ["CopyLoop", "TopicIds"]
 

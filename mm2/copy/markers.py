@@ -16,9 +16,10 @@ from collections.abc import Mapping
 
 from confluent_kafka import Consumer, TopicPartition
 
-from mm2.copy.spec import TP, Assignment
+from mm2.copy.spec import Assignment
 from mm2.copy.stats import CopyStats
 from mm2.copy.transaction import AbortableTransactionError, TransactionSink
+from mm2.records import TP
 
 __all__ = ["move_past_markers", "past_markers"]
 

@@ -26,12 +26,13 @@ from confluent_kafka import KafkaError, Producer
 from mm2.copy.positions_reader import KeyPartitions, PositionsReader
 from mm2.copy.ready import CopyReady, decode_ready
 from mm2.copy.source_ends import SourceEnds, decode_source_ends
-from mm2.copy.spec import BEGINNING, TP
+from mm2.copy.spec import BEGINNING
 from mm2.copy.stats import CopyStats
 from mm2.errors import ConfigError, KafkaClientError, RecordFormatError
 from mm2.kafka.admin import describe_cluster
 from mm2.kafka.failure import ClientLog, cluster_label
 from mm2.kafka.topics import TopicAdmin
+from mm2.records import TP
 from mm2.records.connect_offsets import (
     ConnectOffsetKey,
     MirrorSourcePartition,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer, KafkaError, Message, TopicPartition
 
-from mm2.copy.spec import TP
+from mm2.records import TP
 
 __all__ = ["Anchor", "prove_positions"]
 

@@ -28,8 +28,9 @@ from confluent_kafka import TopicPartition
 
 from mm2.copy.schema_ids import Headers, Missing, Rewritten, SchemaIdRewriter
 from mm2.copy.schema_map import SchemaIdFeed
-from mm2.copy.spec import TP, CopyTaskSpec
+from mm2.copy.spec import CopyTaskSpec
 from mm2.errors import ConfigError
+from mm2.records import TP
 
 __all__ = ["SchemaGate"]
 

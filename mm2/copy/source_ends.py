@@ -22,9 +22,9 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mm2.copy.spec import TP
 from mm2.errors import KafkaClientError
 from mm2.kafka.producer import RecordProducer
+from mm2.records import TP
 
 __all__ = [
     "SOURCE_ENDS_CONNECTOR",

@@ -10,10 +10,10 @@ import json
 from dataclasses import dataclass
 
 from mm2.copy.settings import CopySettings
+from mm2.records import TP
 
 __all__ = ["BEGINNING", "TP", "TRANSACTION_TIMEOUT_MS", "Assignment", "CopyTaskSpec"]
 
-TP = tuple[str, int]
 LIBRDKAFKA_BATCH_SIZE = 1_000_000
 # A copy task's transaction.timeout.ms: the coordinator aborts a transaction open longer.
 TRANSACTION_TIMEOUT_MS = 60_000

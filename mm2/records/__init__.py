@@ -12,9 +12,10 @@ from mm2.records.connect_offsets import (
 )
 from mm2.records.heartbeat import Heartbeat
 from mm2.records.offset_sync import OffsetSync
-from mm2.records.partition import OffsetAndMetadata, TopicPartition
+from mm2.records.partition import TP, OffsetAndMetadata, TopicPartition
 
 __all__ = [
+    "TP",
     "Checkpoint",
     "ConnectOffsetKey",
     "ConnectPartition",

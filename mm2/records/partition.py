@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["OffsetAndMetadata", "TopicPartition"]
+__all__ = ["TP", "OffsetAndMetadata", "TopicPartition"]
+
+# A partition as a plain (topic, partition) pair: the key of the dictionaries of the copy path,
+# the planner and the clients.
+TP = tuple[str, int]
 
 
 class TopicPartition(NamedTuple):

@@ -22,6 +22,7 @@ from aiokafka.errors import IncompatibleBrokerVersion, KafkaError, for_code
 from aiokafka.helpers import create_ssl_context
 
 from mm2.errors import ConfigError, KafkaClientError
+from mm2.records import TP
 from mm2.share_groups.protocol import (
     AlterShareGroupOffsets,
     DescribeShareGroupOffsets,
@@ -32,7 +33,6 @@ from mm2.share_groups.protocol import (
 __all__ = ["ShareGroupAdmin", "ShareGroupError", "ShareGroupState", "ShareOffset", "client_kwargs"]
 
 T = TypeVar("T")
-TP = tuple[str, int]
 _NON_EMPTY_GROUP = 68  # AlterShareGroupOffsets while the group has members
 _GROUP_ID_NOT_FOUND = 69
 

@@ -21,14 +21,12 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
-from mm2.records import TopicPartition
+from mm2.records import TP, TopicPartition
 from mm2.share_groups.admin import ShareGroupState, ShareOffset
 
 __all__ = ["ShareGroupSync", "ShareGroups", "share_position"]
 
 log = logging.getLogger(__name__)
-
-TP = tuple[str, int]
 
 
 class ShareGroups(Protocol):
