@@ -19,7 +19,8 @@ import httpx
 from mm2.api.client_headers import CHANGE_HEADERS
 from mm2.cli.offset_tools import table
 from mm2.client.failover import DEFAULT_TIMEOUT
-from mm2.client.switchover import SwitchoverError, SwitchoverReport, switchover
+from mm2.client.switchover import switchover
+from mm2.client.switchover_report import SwitchoverError, SwitchoverReport
 from mm2.config import load
 from mm2.errors import ConfigError, MM2Error
 

@@ -52,15 +52,7 @@ from mm2.client.switchover_report import (
 from mm2.config import Flow
 from mm2.kafka.groups import GroupAdmin
 
-__all__ = [
-    "FlowControl",
-    "GroupMove",
-    "PartitionAtSwitch",
-    "Step",
-    "SwitchoverError",
-    "SwitchoverReport",
-    "switchover",
-]
+__all__ = ["switchover"]
 
 
 def _partitions(lag: LagReport) -> list[PartitionAtSwitch]:

@@ -43,8 +43,8 @@ class CopySettings:
     # Ours: the flow mirrors schemas (its schema connector runs), so copy tasks rewrite schema
     # IDs through its map (mm2.copy.schema_gate): schema.ids.keys and schema.ids.values say
     # which, schema.ids.wait.ms how long a partition held at a record whose ID is not mapped
-    # yet waits before a WARN names it (it stays held), and Confluent's key/value.subject.name.strategy (the class's simple
-    # name) which subjects describe a topic.
+    # yet waits before a WARN names it (it stays held), and Confluent's
+    # key/value.subject.name.strategy (the class's simple name) which subjects describe a topic.
     schema_ids: bool
     schema_ids_keys: bool
     schema_ids_values: bool

@@ -21,7 +21,7 @@ from mm2.client.failover import Applied
 from mm2.client.lag import LagReport
 from mm2.client.plan import FailoverPlan
 from mm2.client.recovery import RecoveryPoint
-from mm2.client.switchover import FlowControl
+from mm2.client.switchover_report import FlowControl
 from mm2.config import MirrorMakerConfig
 from mm2.config.model import Flow
 from mm2.runtime.changes import Changes, ChangeStore

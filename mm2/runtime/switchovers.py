@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from mm2.client.switchover import FlowControl, SwitchoverError, SwitchoverReport, switchover
+from mm2.client.switchover import switchover
+from mm2.client.switchover_report import FlowControl, SwitchoverError, SwitchoverReport
 from mm2.config import Flow
 from mm2.errors import ConflictError, MM2Error, NotFoundError
 

@@ -13,7 +13,7 @@ from mm2.client.failover import Applied
 from mm2.client.lag import LagReport
 from mm2.client.plan import FailoverPlan
 from mm2.client.recovery import RecoveryPoint
-from mm2.client.switchover import FlowControl
+from mm2.client.switchover_report import FlowControl
 from mm2.runtime.connector_admin import ConnectorInfo
 from mm2.runtime.flows import FlowView
 from mm2.runtime.herder import Plugins

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from mm2.client.failover import Applied
 from mm2.client.plan import FailoverError, FailoverPlan, PartitionMove
-from mm2.client.switchover import FlowControl, SwitchoverError, SwitchoverReport
+from mm2.client.switchover_report import FlowControl, SwitchoverError, SwitchoverReport
 from mm2.config import Flow
 from mm2.records import OffsetAndMetadata, TopicPartition
 from mm2.runtime import flow_admin

@@ -18,7 +18,8 @@ from mm2.cli.switchover import render_report
 from mm2.client import switchover as switchover_module
 from mm2.client.lag import LagReport
 from mm2.client.registries import make_target_writable
-from mm2.client.switchover import SwitchoverReport, switchover
+from mm2.client.switchover import switchover
+from mm2.client.switchover_report import SwitchoverReport
 from mm2.config import Flow, load_properties, parse_properties
 from mm2.schemas import RegistryClient, RegistrySettings
 

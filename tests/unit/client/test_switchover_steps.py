@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from mm2.client.lag import LagReport, PartitionLag
-from mm2.client.switchover import SwitchoverError, SwitchoverReport, _drain, _Run, _set_state
+from mm2.client.switchover import _drain, _Run, _set_state
+from mm2.client.switchover_report import SwitchoverError, SwitchoverReport
 
 
 def report(*rows: tuple[int, int]) -> LagReport:

@@ -17,7 +17,7 @@ from mm2.client.failover import Applied
 from mm2.client.lag import LagReport, PartitionLag
 from mm2.client.plan import FailoverPlan, PartitionMove
 from mm2.client.recovery import RecoveryPoint
-from mm2.client.switchover import FlowControl
+from mm2.client.switchover_report import FlowControl
 from mm2.config import load_properties, parse_properties
 from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.copy.routes import Route
