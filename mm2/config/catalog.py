@@ -194,6 +194,11 @@ _FLOW: dict[str, KeyDoc] = {
     "heartbeats.replication.enabled": KeyDoc(
         "flow", "whether heartbeats topics are copied whatever `topics` says"
     ),
+    "metric.names.formats": KeyDoc(
+        "flow",
+        "which names of Apache's MirrorMaker metrics /metrics serves: `legacy`, `new` "
+        "(KIP-1280) or both; mm2's own names always",
+    ),
     "use.incremental.alter.configs": KeyDoc("flow", _UNUSED),
     "task.assigned.partitions": KeyDoc("flow", _TASKS),
     "task.index": KeyDoc("flow", _TASKS),
