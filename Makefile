@@ -140,8 +140,9 @@ integration: $(STAMP) kafka-jars apicurio gssapi-client ## the tests on real Kaf
 # Two lanes (pytest-xdist processes), each with its own session clusters, taking whole modules
 # (a module's clusters and mirrors stay in one process), the longest first (tests/conftest.py).
 # Most of a broker test's time is waiting (an outage, a stall window, a log-rate minute), so two
-# lanes on two cores take less: on this project's 2-core machine, from fresh clones, the tests
-# after `make check` took 38 min in one lane and 23 to 27 min in two. LANES= runs one lane.
+# lanes on two cores take less. On this project's 2-core machine, from a fresh clone, the tests
+# after `make check` took 41 min in two lanes (582 tests); three lanes took about as long and
+# failed tests under the load. LANES= runs one lane.
 LANES ?= -n 2 --dist loadfile
 
 # Everything: the fast lane first, then every test it leaves out (the `system` and `slow` unit
