@@ -46,16 +46,16 @@ class RoutedFlows:
                 return self._mirror.flow(source, target).state
             except NotFoundError:
                 return None
-        for attempt in range(STATE_TRIES):
+        for _ in range(STATE_TRIES - 1):
             try:
-                answer = self._call("GET", leader, f"/flows/{source}/{target}", ok=(200, 404))
+                return self._remote_state(leader, source, target)
             except ConflictError:
-                if attempt == STATE_TRIES - 1:
-                    raise
                 time.sleep(1.0)
-                continue
-            return None if answer.status_code == 404 else str(answer.json()["state"])
-        raise AssertionError("unreachable")
+        return self._remote_state(leader, source, target)
+
+    def _remote_state(self, leader: Leader, source: str, target: str) -> str | None:
+        answer = self._call("GET", leader, f"/flows/{source}/{target}", ok=(200, 404))
+        return None if answer.status_code == 404 else str(answer.json()["state"])
 
     def pause(self, source: str, target: str) -> None:
         self._change(source, target, "pause", self._mirror.pause_flow)
