@@ -28,7 +28,7 @@ the command again after a failure half-way does nothing twice.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -198,31 +198,35 @@ def _check(
             f"sent back")  # fmt: skip
 
 
+def _with_members(
+    admin: Callable[[], GroupAdmin], groups: Iterable[str], why: str
+) -> dict[str, str]:
+    """The groups that have members now, each with `why` after its member count and state."""
+    names = sorted(set(groups))
+    if not names:
+        return {}
+    states = admin().describe(names)
+    return {g: f"{s.members} member(s) {why} ({s.state})" for g, s in states.items() if s.active}
+
+
 def _reading_on_source(flow: Flow, groups: list[str], timeout: float) -> dict[str, str]:
     """Source groups that have members now, with why they will not be moved."""
-    if not groups:
-        return {}
-    admin = GroupAdmin(flow.source_admin_config(label="switchover-source-admin"), timeout=timeout)
-    states = admin.describe(sorted(set(groups)))
+
+    def admin() -> GroupAdmin:
+        config = flow.source_admin_config(label="switchover-source-admin")
+        return GroupAdmin(config, timeout=timeout)
+
     return {
-        g: f"{s.members} member(s) still consuming on {flow.source} ({s.state}); stop them, "
-        "then run the switchover again"
-        for g, s in states.items()
-        if s.active
+        g: f"{why}; stop them, then run the switchover again"
+        for g, why in _with_members(admin, groups, f"still consuming on {flow.source}").items()
     }
 
 
 def _busy_groups(flow: Flow, plans: list[FailoverPlan], timeout: float) -> dict[str, str]:
     """Target groups that have members now, with why they will be left alone."""
-    names = sorted({p.committed_as for p in plans})
-    if not names:
-        return {}
-    states = target_group_admin(flow, timeout).describe(names)
-    return {
-        g: f"{s.members} member(s) on {flow.target} ({s.state}); stop them first"
-        for g, s in states.items()
-        if s.active
-    }
+    names = [p.committed_as for p in plans]
+    busy = _with_members(lambda: target_group_admin(flow, timeout), names, f"on {flow.target}")
+    return {g: f"{why}; stop them first" for g, why in busy.items()}
 
 
 def _say_lag(run: _Run, lag: LagReport, moved: dict[tuple[str, int], int] | None) -> None:
