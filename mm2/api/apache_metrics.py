@@ -136,6 +136,23 @@ class _Families:
             family.add_metric(labels, float(value))
 
 
+def _add(
+    legacy: _Families,
+    new: _Families,
+    chosen: frozenset[str],
+    values: Mapping[str, float],
+    tags: list[str],
+    connector: str,
+    task: int | None,
+) -> None:
+    """One row's series under the names `chosen` asks for (metric.names.formats): the legacy
+    ones by their tags, the new ones also by connector and task (none without a task)."""
+    if "legacy" in chosen:
+        legacy.add(values, tags)
+    if "new" in chosen and task is not None:
+        new.add(values, [jmx_value(connector), str(task), *tags])
+
+
 class ApacheNamesCollector(Collector):
     """Apache's metric names for what this process runs (flows run elsewhere are skipped, as
     mm2's own families skip them)."""
@@ -182,13 +199,16 @@ class ApacheNamesCollector(Collector):
                 continue
             chosen = wanted(s.source, s.target, _SOURCE)
             tags = [jmx_value(v) for v in (s.source, s.target, s.target_topic, str(s.partition))]
-            values = _source_values(s)
-            if "legacy" in chosen:
-                legacy_source.add(values, tags)
-            if "new" in chosen and s.owner is not None:
-                # a partition's series are its task's, as Apache registers them per task
-                name = connector_name(f"{s.source}->{s.target}", _SOURCE)
-                new_source.add(values, [jmx_value(name), str(s.owner), *tags])
+            # a partition's series are its task's, as Apache registers them per task
+            _add(
+                legacy_source,
+                new_source,
+                chosen,
+                _source_values(s),
+                tags,
+                connector_name(f"{s.source}->{s.target}", _SOURCE),
+                s.owner,
+            )
         checkpoint_tasks = {
             split_flow(flow): status.tasks[0].id
             for flow, status in statuses
@@ -201,13 +221,15 @@ class ApacheNamesCollector(Collector):
                 continue
             chosen = wanted(c.source, c.target, _CHECKPOINT)
             tags = [jmx_value(v) for v in (c.source, c.target, c.group, c.topic, str(c.partition))]
-            values = _checkpoint_values(c)
-            if "legacy" in chosen:
-                legacy_checkpoint.add(values, tags)
-            task = checkpoint_tasks.get((c.source, c.target))
-            if "new" in chosen and task is not None:
-                name = connector_name(f"{c.source}->{c.target}", _CHECKPOINT)
-                new_checkpoint.add(values, [jmx_value(name), str(task), *tags])
+            _add(
+                legacy_checkpoint,
+                new_checkpoint,
+                chosen,
+                _checkpoint_values(c),
+                tags,
+                connector_name(f"{c.source}->{c.target}", _CHECKPOINT),
+                checkpoint_tasks.get((c.source, c.target)),
+            )
         for families in (legacy_source, legacy_checkpoint, new_source, new_checkpoint):
             yield from families.families.values()
 
