@@ -75,7 +75,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
     metrics = context.metrics
     s = flow.settings.source
     settings = flow.copy_settings  # built once; every copy task is handed it as it is
-    source_admin = flow.source_admin_config()
+    source_admin = settings.source_admin  # the copy tasks' source admin, built with the value
     read_committed = settings.source_consumer["isolation.level"] == "read_committed"
     positions = PositionsTopic.of(flow)
     schedule = TopicSchedule(
