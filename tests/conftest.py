@@ -55,7 +55,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 # longest modules go first (by the durations `make test` prints), so that no long module starts
 # when the other lane is nearly done.
 LONGEST_FIRST = (
-    "test_resilience",
     "test_spark_cluster",
     "test_apache_takeover",
     "test_soak",

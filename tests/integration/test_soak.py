@@ -1,13 +1,14 @@
-"""The long run: every fault of test_resilience, one after the other, in one run
+"""The long run: every fault a mirror meets in production, one after the other, in one run
 under continuous load, healed with no REST call and no manual step.
 
 An idempotent producer writes to 4 source partitions for the whole run; each record's value
 carries its partition's sequence number. Meanwhile the mirror is killed with SIGKILL twice and
 started again (once its whole process tree, once its main process only), the target cluster is
-down for 60 s, the source broker restarts, and the mirror is stopped and started again on a
-deleted mm2.state.dir. At the end a read_committed reader of the target
-must see, per partition, every sequence number once and in order: 0 lost, 0 duplicates,
-0 reordered.
+down for 60 s (after which REST shows the source task RUNNING again), the source broker is down
+for 20 s (after which a topic config changed on the source still reaches the remote topic), and
+the mirror is stopped and started again on a deleted mm2.state.dir (positions live in Kafka).
+At the end a read_committed reader of the target must see, per partition, every sequence number
+once and in order: 0 lost, 0 duplicates, 0 reordered.
 
 The clusters are this module's own: the test halts and resumes both of them.
 """
@@ -19,8 +20,10 @@ import shutil
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from confluent_kafka import KafkaException
+from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
 
 from mm2.localcluster import LocalClusters
 from tests.support.clusters import ClusterPair
@@ -28,6 +31,7 @@ from tests.support.kafka import admin_client, last_values
 from tests.support.mirror import (
     MirrorProcess,
     caught_up,
+    free_port,
     make_topic,
     write_properties,
 )
@@ -39,6 +43,7 @@ log = logging.getLogger(__name__)
 
 RATE = 200  # records/s over all partitions, for the whole run
 TARGET_DOWN_S = 60
+SOURCE_DOWN_S = 20  # long enough for the mirror's clients to notice
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +57,12 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
     source, target = clusters["soak-source"], clusters["soak-target"]
     topic = make_topic(source, "soak")
     remote = f"primary.{topic}"
-    props = write_properties(tmp_path, source.bootstrap_servers, target.bootstrap_servers, topic)
+    port = free_port()
+    listener = f"listeners = http://127.0.0.1:{port}\n"
+    props = write_properties(
+        tmp_path, source.bootstrap_servers, target.bootstrap_servers, topic, listener
+    )
+    api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60)
     state = tmp_path / "state"
     producer = sequenced_producer(source, topic, RATE)
     mirrors: list[MirrorProcess] = []
@@ -86,6 +96,22 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
         # By the mirror alone: nobody aborts a transaction by hand. A transaction the target's
         # stop left open on the offsets topic (2 runs of 3 met one) is the mirror's to end.
         eventually(lambda: copied() > mark, timeout=300, what=what, log=current.log)
+
+    def source_task_running() -> bool:
+        """REST reads the outcome: the flow's MirrorSourceConnector and its task RUNNING."""
+        names = api.get("/connectors").json()
+        found = [n for n in names if "MirrorSourceConnector" in n and n.startswith("primary")]
+        assert len(found) == 1, names
+        body = api.get(f"/connectors/{found[0]}/status").json()
+        tasks = body.get("tasks") or []
+        running = [t["state"] for t in tasks] == ["RUNNING"] * len(tasks)
+        return body["connector"]["state"] == "RUNNING" and bool(tasks) and running
+
+    def remote_config(name: str) -> str | None:
+        resource = ConfigResource("topic", remote)
+        admin = admin_client(target.client_config())
+        entry = admin.describe_configs([resource])[resource].result(30).get(name)
+        return None if entry is None else entry.value
 
     def remote_exists() -> bool:
         topics = admin_client(target.client_config()).list_topics(timeout=10).topics
@@ -122,15 +148,38 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
         phase("target resumed")
         progress_beyond(mark, "everything produced until the target came back", current)
         phase("caught up after the target outage")
+        eventually(
+            answers(source_task_running),
+            timeout=120,
+            what="the MirrorSourceConnector and its task RUNNING",
+            log=current.log,
+        )
 
         source.halt()
         phase("source broker stopped")
-        time.sleep(5)
+        time.sleep(SOURCE_DOWN_S)
         source.resume()
         mark = producer.sent
         phase("source broker started again")
+        change = ConfigResource(
+            "topic",
+            topic,
+            incremental_configs=[
+                ConfigEntry(
+                    "retention.ms", "123456789", incremental_operation=AlterConfigOpType.SET
+                )
+            ],
+        )
+        admin_client(source.client_config()).incremental_alter_configs([change])[change].result(60)
         progress_beyond(mark, "everything produced until the source came back", current)
         phase("caught up after the source restart")
+        eventually(
+            answers(lambda: remote_config("retention.ms") == "123456789"),
+            timeout=180,
+            what="the config change on the remote topic",
+            log=current.log,
+        )
+        phase("config change made after the source restart on the remote topic")
 
         assert current.stop() == 0, current.log()[-3000:]
         assert state.is_dir(), "mm2.state.dir was never created"
@@ -155,6 +204,7 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
         assert current.stop() == 0, current.log()[-3000:]
     finally:
         producer.stop()
+        api.close()
         if follower is not None:
             follower.close()
         target.resume()

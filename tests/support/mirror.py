@@ -21,7 +21,7 @@ from confluent_kafka import Producer
 from mm2.localcluster import LocalCluster
 from tests.support.kafka import Cluster, create_topic, last_values
 
-# Partitions of the topics the resilience and soak tests write under load.
+# Partitions of the topics the soak and restart tests write under load.
 PARTITIONS = 4
 
 
