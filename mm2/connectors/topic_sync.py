@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
 from mm2.config.model import Flow
+from mm2.connectors.acl_sync import AclSync
+from mm2.connectors.once_log import DETAILED_CHANGES, OnceLog
 from mm2.connectors.topic_rules import (
     TopicPlan,
-    acl_bindings_to_sync,
     config_ops,
     new_topic_configs,
     plan_topics,
@@ -25,7 +26,6 @@ from mm2.connectors.topic_rules import (
 )
 from mm2.copy.routes import Route
 from mm2.errors import AuthenticationError, KafkaClientError
-from mm2.kafka.acls import AclBinding
 from mm2.kafka.topics import ConfigOp, NewTopicSpec, TopicAdmin
 
 __all__ = ["TopicSync"]
@@ -37,8 +37,6 @@ log = logging.getLogger(__name__)
 RESYNC_SECONDS = 600.0
 # Without an authorizer, ask again this seldom (it only changes with a broker restart).
 ACL_RECHECK_SECONDS = 60.0
-# A pass that creates or grows more remote topics than this logs one summary line, not one each.
-DETAILED_CHANGES = 5
 # A remote topic whose max.message.bytes could not be read (not there yet, no DescribeConfigs
 # ACL) is asked for again after this long, not at every poll of the planner.
 LIMITS_RETRY_S = 30.0
@@ -69,7 +67,6 @@ class TopicSync:
         self._target = target
         self._clock = clock
         self._resync = resync_seconds
-        self._acl_recheck = acl_recheck_seconds
         self._policy = flow.replication_policy()
         self._topic_filter = flow.topic_filter()
         self._config_filter = flow.config_property_filter()
@@ -79,10 +76,18 @@ class TopicSync:
         self._discovered: dict[tuple[str, int], float] = {}  # (remote, partitions) -> first seen
         self._applied_configs: dict[str, tuple[ConfigOp, ...]] = {}
         self._configs_reset = -math.inf
-        self._created_acls: set[AclBinding] = set()
-        self._acls_reset = -math.inf
-        self._no_authorizer_since: float | None = None
-        self._warned: dict[str, str] = {}
+        self._once = OnceLog(flow.name, log)
+        self._acls = AclSync(
+            flow,
+            source,
+            target,
+            self._once,
+            replicated=self.should_replicate_topic,
+            remote_topic=self.remote_topic,
+            clock=clock,
+            resync_seconds=resync_seconds,
+            recheck_seconds=acl_recheck_seconds,
+        )
         self._limits: dict[str, int] = {}  # remote topic -> its max.message.bytes, as described
         self._limits_asked: dict[str, float] = {}  # when each was last asked for (not found)
 
@@ -137,7 +142,8 @@ class TopicSync:
         try:
             ids = self._source.topic_ids(routes)
         except KafkaClientError as exc:
-            _raise_if_unauthenticated(exc)
+            if isinstance(exc, AuthenticationError):
+                raise  # only a person can fix credentials: the task FAILS
             log.debug("%s: source topic ids not read: %s", self.flow.name, exc)
             ids = {t: r.topic_id for t, r in self._routes.items()}
         return {t: replace(r, topic_id=ids.get(t, "")) for t, r in routes.items()}
@@ -165,9 +171,9 @@ class TopicSync:
         try:
             described = self._source.describe_topic_configs(create)
         except KafkaClientError as exc:
-            _raise_if_unauthenticated(exc)
-            self._warn("describe-configs", f"cannot read configs of new source topics: {exc}")
-            return False, set()
+            return self._once.failed(
+                exc, "describe-configs", "cannot read configs of new source topics", (False, set())
+            )
         specs = [
             NewTopicSpec(
                 self.remote_topic(topic),
@@ -181,9 +187,9 @@ class TopicSync:
         try:
             results = self._target.create_topics(specs)
         except KafkaClientError as exc:
-            _raise_if_unauthenticated(exc)
-            self._warn("create-topics", f"creating remote topics failed: {exc}")
-            return False, set()
+            return self._once.failed(
+                exc, "create-topics", "creating remote topics failed", (False, set())
+            )
         created: list[tuple[str, int, float]] = []
         failed: dict[str, str] = {}
         for spec in specs:
@@ -191,11 +197,11 @@ class TopicSync:
             if isinstance(outcome, KafkaClientError):
                 failed[spec.name] = str(outcome)
                 continue
-            self._warned.pop(f"create:{spec.name}", None)
+            self._once.forget(f"create:{spec.name}")
             if outcome == "created":
                 waited = self._since_discovery(spec.name, spec.partitions)
                 created.append((spec.name, spec.partitions, waited))
-        self._warn_each("create", "could not create remote topic", failed)
+        self._once.warn_each("create", "could not create remote topic", failed)
         self._log_changes("created remote topic", "created", created)
         return bool(specs), {name for name, _, _ in created}
 
@@ -206,8 +212,13 @@ class TopicSync:
             for topic, partitions, waited in changes:
                 log.info(
                     "%s: %s %s on %s with %d partitions, %.1fs after discovery",
-                    self.flow.name, one, topic, self.flow.target, partitions, waited,
-                )  # fmt: skip
+                    self.flow.name,
+                    one,
+                    topic,
+                    self.flow.target,
+                    partitions,
+                    waited,
+                )
             return
         for topic, partitions, _ in changes:
             log.debug("%s: %s %s with %d partitions", self.flow.name, one, topic, partitions)
@@ -217,10 +228,16 @@ class TopicSync:
         log.info(
             "%s: %s %d remote topics on %s (%d partitions in all), %.1f to %.1fs after "
             "discovery: %s and %d more",
-            self.flow.name, many, len(changes), self.flow.target,
-            sum(partitions for _, partitions, _ in changes), min(waits), max(waits),
-            shown, len(changes) - DETAILED_CHANGES,
-        )  # fmt: skip
+            self.flow.name,
+            many,
+            len(changes),
+            self.flow.target,
+            sum(partitions for _, partitions, _ in changes),
+            min(waits),
+            max(waits),
+            shown,
+            len(changes) - DETAILED_CHANGES,
+        )
 
     def _add_partitions(self, increase: Mapping[str, int]) -> bool:
         if not increase:
@@ -228,11 +245,9 @@ class TopicSync:
         try:
             failures = self._target.increase_partitions(increase)
         except KafkaClientError as exc:
-            _raise_if_unauthenticated(exc)
-            self._warn("create-partitions", f"adding partitions failed: {exc}")
-            return False
+            return self._once.failed(exc, "create-partitions", "adding partitions failed", False)
         grown: list[tuple[str, int, float]] = []
-        self._warn_each(
+        self._once.warn_each(
             "grow",
             "could not add partitions to",
             {r: str(failures[r]) for r in increase if r in failures},
@@ -240,7 +255,7 @@ class TopicSync:
         for remote, count in increase.items():
             if remote in failures:
                 continue
-            self._warned.pop(f"grow:{remote}", None)
+            self._once.forget(f"grow:{remote}")
             grown.append((remote, count, self._since_discovery(remote, count)))
         self._log_changes("grew remote topic", "grew", grown)
         return True
@@ -252,17 +267,20 @@ class TopicSync:
         the target unreachable) is left out, and its batches keep librdkafka's bound."""
         now = self._clock()
         missing = sorted(
-            r for r in set(remotes) - self._limits.keys()
+            r
+            for r in set(remotes) - self._limits.keys()
             if now - self._limits_asked.get(r, -math.inf) >= LIMITS_RETRY_S
-        )  # fmt: skip
+        )
         self._limits_asked.update(dict.fromkeys(missing, now))
         if missing:
             try:
                 described = self._target.describe_topic_configs(missing)
             except KafkaClientError as exc:
-                _raise_if_unauthenticated(exc)
-                log.debug("%s: cannot read remote topics' max.message.bytes: %s",
-                          self.flow.name, exc)  # fmt: skip
+                if isinstance(exc, AuthenticationError):
+                    raise  # only a person can fix credentials: the task FAILS
+                log.debug(
+                    "%s: cannot read remote topics' max.message.bytes: %s", self.flow.name, exc
+                )
                 described = {}
             for remote, entries in described.items():
                 for entry in entries:
@@ -282,9 +300,7 @@ class TopicSync:
         try:
             described = self._source.describe_topic_configs(routes)
         except KafkaClientError as exc:
-            _raise_if_unauthenticated(exc)
-            self._warn("sync-configs", f"cannot read source topic configs: {exc}")
-            return 0
+            return self._once.failed(exc, "sync-configs", "cannot read source topic configs", 0)
         wanted = {
             routes[topic].target_topic: config_ops(entries, self._config_filter)
             for topic, entries in described.items()
@@ -296,15 +312,13 @@ class TopicSync:
         try:
             failures = self._target.incremental_alter_configs(changed)
         except KafkaClientError as exc:
-            _raise_if_unauthenticated(exc)
-            self._warn("sync-configs", f"altering remote topic configs failed: {exc}")
-            return 0
-        self._warned.pop("sync-configs", None)
+            return self._once.failed(exc, "sync-configs", "altering remote topic configs failed", 0)
+        self._once.forget("sync-configs")
         for remote, ops in changed.items():
             if remote in failures:
-                self._warn(f"configs:{remote}", f"config sync failed: {failures[remote]}")
+                self._once.warn(f"configs:{remote}", f"config sync failed: {failures[remote]}")
                 continue
-            self._warned.pop(f"configs:{remote}", None)
+            self._once.forget(f"configs:{remote}")
             self._limits.pop(remote, None)  # read again when next asked
             self._limits_asked.pop(remote, None)
             before = self._applied_configs.get(remote)
@@ -319,84 +333,4 @@ class TopicSync:
     # -- ACLs --
     def sync_acls(self) -> int:
         """Create the target's topic ACLs derived from the source's; never deletes. The count."""
-        now = self._clock()
-        quiet = self._no_authorizer_since
-        if quiet is not None and now - quiet < self._acl_recheck:
-            log.debug("%s: no ACL authorizer on %s, skipping", self.flow.name, self.flow.source)
-            return 0
-        if now - self._acls_reset >= self._resync:
-            self._created_acls.clear()
-            self._acls_reset = now
-        try:
-            bindings = self._source.describe_topic_acls()
-        except KafkaClientError as exc:
-            _raise_if_unauthenticated(exc)
-            self._warn("sync-acls", f"cannot read source topic ACLs: {exc}")
-            return 0
-        if bindings is None:
-            if self._no_authorizer_since is None:
-                log.info(
-                    "%s: no ACL authorizer is configured on %s, so no topic ACL syncing will "
-                    "take place; consider setting sync.topic.acls.enabled=false",
-                    self.flow.name,
-                    self.flow.source,
-                )
-            else:
-                log.debug("%s: no ACL authorizer on %s, skipping", self.flow.name, self.flow.source)
-            self._no_authorizer_since = now
-            return 0
-        self._no_authorizer_since = None
-        wanted = acl_bindings_to_sync(bindings, self.should_replicate_topic, self.remote_topic)
-        new = [b for b in dict.fromkeys(wanted) if b not in self._created_acls]
-        if not new:
-            return 0
-        try:
-            failures = self._target.create_acls(new)
-        except KafkaClientError as exc:
-            _raise_if_unauthenticated(exc)
-            self._warn("sync-acls", f"creating ACLs on {self.flow.target} failed: {exc}")
-            return 0
-        self._warned.pop("sync-acls", None)
-        if failures:
-            first = next(iter(failures.values()))
-            self._warn("acls", f"{len(failures)} ACL bindings not created: {first}")
-        created = [b for b in new if b not in failures]
-        self._created_acls.update(created)
-        if created:
-            log.info(
-                "%s: synced %d topic ACL bindings to %s",
-                self.flow.name,
-                len(created),
-                self.flow.target,
-            )
-        return len(created)
-
-    def _warn_each(self, kind: str, what: str, failures: Mapping[str, str]) -> None:
-        """_warn for each topic's failure; when many are new in one pass, one line for them."""
-        messages = {t: f"{what} {t}: {e}" for t, e in failures.items()}
-        fresh = {t: m for t, m in messages.items() if self._warned.get(f"{kind}:{t}") != m}
-        if len(fresh) <= DETAILED_CHANGES:
-            for topic, message in fresh.items():
-                self._warn(f"{kind}:{topic}", message)
-            return
-        for topic, message in fresh.items():
-            self._warned[f"{kind}:{topic}"] = message
-        errors = sorted({failures[t] for t in fresh})
-        log.warning(
-            "%s: %s %d topics (%s, ...): %s%s",
-            self.flow.name, what, len(fresh), ", ".join(list(fresh)[:DETAILED_CHANGES]),
-            errors[0], f" (and {len(errors) - 1} other errors)" if len(errors) > 1 else "",
-        )  # fmt: skip
-
-    def _warn(self, key: str, message: str) -> None:
-        """Log a problem once per distinct message, since the calls repeat every few seconds."""
-        if self._warned.get(key) != message:
-            self._warned[key] = message
-            log.warning("%s: %s", self.flow.name, message)
-
-
-def _raise_if_unauthenticated(exc: KafkaClientError) -> None:
-    """Failed calls are logged and tried again next interval, except a cluster that refuses our
-    credentials: only a person can fix that, so the task must say it (FAILED) rather than log."""
-    if isinstance(exc, AuthenticationError):
-        raise exc
+        return self._acls.sync()
