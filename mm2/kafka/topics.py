@@ -132,6 +132,18 @@ class TopicAdmin:
         # A margin over the request timeout, so librdkafka reports its own timeout first.
         return future.result(timeout=self._timeout + 5)
 
+    def _failures(
+        self, futures: Mapping[_K, concurrent.futures.Future[_T]], what: Callable[[_K], str]
+    ) -> dict[_K, KafkaClientError]:
+        """The requests of one call that failed, each as the error of `what(key)`."""
+        failures: dict[_K, KafkaClientError] = {}
+        for key, future in futures.items():
+            try:
+                self._wait(future)
+            except (KafkaException, concurrent.futures.TimeoutError) as exc:
+                failures[key] = self._error(what(key), exc)
+        return failures
+
     # -- topics and partitions --
     def list_topics(self, *, include_internal: bool = False) -> dict[str, int]:
         """Partition count of every topic (broker-internal ones only when asked)."""
@@ -255,14 +267,8 @@ class TopicAdmin:
             )
         except KafkaException as exc:
             raise self._error("creating partitions", exc) from exc
-        failures: dict[str, KafkaClientError] = {}
-        for topic, future in futures.items():
-            try:
-                self._wait(future)
-            except (KafkaException, concurrent.futures.TimeoutError) as exc:
-                if _code(exc) != KafkaError.INVALID_PARTITIONS:
-                    failures[topic] = self._error(f"adding partitions to {topic}", exc)
-        return failures
+        failures = self._failures(futures, lambda topic: f"adding partitions to {topic}")
+        return {t: e for t, e in failures.items() if e.code != "INVALID_PARTITIONS"}
 
     # -- topic configs --
     def describe_topic_configs(self, topics: Iterable[str]) -> dict[str, list[TopicConfigEntry]]:
@@ -302,13 +308,8 @@ class TopicAdmin:
             )
         except KafkaException as exc:
             raise self._error("altering topic configs", exc) from exc
-        failures: dict[str, KafkaClientError] = {}
-        for resource, future in futures.items():
-            try:
-                self._wait(future)
-            except (KafkaException, concurrent.futures.TimeoutError) as exc:
-                failures[resource.name] = self._error(f"altering configs of {resource.name}", exc)
-        return failures
+        failures = self._failures(futures, lambda r: f"altering configs of {r.name}")
+        return {resource.name: error for resource, error in failures.items()}
 
     # -- topic ACLs --
     def describe_topic_acls(self) -> list[AclBinding] | None:
@@ -356,14 +357,8 @@ class TopicAdmin:
             futures = self._admin.create_acls(list(by_kafka), request_timeout=self._timeout)
         except KafkaException as exc:
             raise self._error("creating ACLs", exc) from exc
-        failures: dict[AclBinding, KafkaClientError] = {}
-        for kafka_binding, future in futures.items():
-            binding = by_kafka[kafka_binding]
-            try:
-                self._wait(future)
-            except (KafkaException, concurrent.futures.TimeoutError) as exc:
-                failures[binding] = self._error(f"creating ACL on {binding.name}", exc)
-        return failures
+        failures = self._failures(futures, lambda k: f"creating ACL on {by_kafka[k].name}")
+        return {by_kafka[k]: error for k, error in failures.items()}
 
 
 # A KRaft controller refuses a CreateTopics request of more partitions than this
