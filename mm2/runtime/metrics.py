@@ -10,6 +10,14 @@ from dataclasses import dataclass, field
 
 from mm2.copy.routes import Route
 from mm2.copy.stats import CopyStats
+from mm2.runtime.snapshots import (
+    NO_SAMPLES,
+    CheckpointSnapshot,
+    FlowEvent,
+    PartitionSnapshot,
+    SchemaSyncSnapshot,
+    Spread,
+)
 
 __all__ = [
     "CheckpointSnapshot",
@@ -37,19 +45,6 @@ class _Batch:
     age: tuple[float, float, float] | None
 
 
-@dataclass(frozen=True)
-class Spread:
-    """min, max and avg of the samples of the last 30 s: Apache's windowed Min/Max/Avg stats,
-    NaN when there was none (as Kafka's metrics give them)."""
-
-    min: float = float("nan")
-    max: float = float("nan")
-    avg: float = float("nan")
-
-
-_NONE = Spread()
-
-
 @dataclass
 class _Stats:
     target_topic: str
@@ -75,77 +70,6 @@ class _Stats:
     # Read from Kafka by the flow's LagMonitor: (records behind, age of the oldest not copied).
     kafka_lag: tuple[int, float] | None = None
     owner: int | None = None  # the copy task that has the partition now
-
-
-@dataclass(frozen=True)
-class PartitionSnapshot:
-    """Figures for one source partition, named after MM2's metrics (reference §5)."""
-
-    source: str
-    target: str
-    topic: str
-    partition: int
-    target_topic: str
-    record_count: int
-    byte_count: int
-    skipped_count: int
-    record_rate: float
-    byte_rate: float
-    replication_latency_ms_min: float
-    replication_latency_ms_max: float
-    replication_latency_ms_avg: float
-    record_age_ms_min: float
-    record_age_ms_max: float
-    record_age_ms_avg: float
-    lag_records: int
-    lag_seconds: float
-    owner: int | None = None
-    gone_count: int = 0
-    truncated_count: int = 0
-    # Apache's Value and windowed stats (the fields above are since the process started).
-    replication_latency_ms: float = 0.0
-    record_age_ms: float = 0.0
-    recent_replication_latency_ms: Spread = _NONE
-    recent_record_age_ms: Spread = _NONE
-
-
-@dataclass(frozen=True)
-class CheckpointSnapshot:
-    """checkpoint-latency-ms of one group's downstream partition (MirrorCheckpointConnector)."""
-
-    source: str
-    target: str
-    group: str
-    topic: str
-    partition: int
-    checkpoint_count: int
-    checkpoint_latency_ms: float
-    checkpoint_latency_ms_min: float
-    checkpoint_latency_ms_max: float
-    checkpoint_latency_ms_avg: float
-    recent_checkpoint_latency_ms: Spread = _NONE
-
-
-@dataclass(frozen=True)
-class SchemaSyncSnapshot:
-    """A flow's schema sync (MirrorSchemaConnector): whether the flow keeps its records' schema
-    IDs or translates them, and what its passes wrote since the process started."""
-
-    source: str
-    target: str
-    id_mode: str  # "kept" or "translated"
-    versions_registered: int
-    mappings_written: int
-
-
-@dataclass(frozen=True)
-class FlowEvent:
-    """Something an operator must hear of that a state does not show for long: a source topic
-    re-created, records deleted before they were copied, a source log found truncated."""
-
-    time_ms: int
-    kind: str  # "topic-recreated", "records-gone", "log-truncated", "transactions-ended"
-    message: str
 
 
 @dataclass
@@ -383,10 +307,12 @@ class MetricsRegistry:
         with self._lock:
             was = self._schemas.get((source, target))
             self._schemas[(source, target)] = SchemaSyncSnapshot(
-                source, target, id_mode,
+                source,
+                target,
+                id_mode,
                 registered + (was.versions_registered if was else 0),
                 mappings + (was.mappings_written if was else 0),
-            )  # fmt: skip
+            )
 
     def schema_snapshot(self) -> list[SchemaSyncSnapshot]:
         with self._lock:
@@ -431,25 +357,40 @@ class MetricsRegistry:
                 count = s.record_count
                 out.append(
                     PartitionSnapshot(
-                        source, target, topic, partition, s.target_topic, count, s.byte_count,
-                        s.skipped_count, records / (_WINDOW_MS / 1000), size / (_WINDOW_MS / 1000),
-                        s.latency_min if count else 0.0, s.latency_max,
+                        source,
+                        target,
+                        topic,
+                        partition,
+                        s.target_topic,
+                        count,
+                        s.byte_count,
+                        s.skipped_count,
+                        records / (_WINDOW_MS / 1000),
+                        size / (_WINDOW_MS / 1000),
+                        s.latency_min if count else 0.0,
+                        s.latency_max,
                         s.latency_sum / count if count else 0.0,
-                        s.age_min if count else 0.0, s.age_max,
-                        s.age_sum / count if count else 0.0, lag, lag_s, s.owner,
-                        gone_count=s.gone_count, truncated_count=s.truncated_count,
-                        replication_latency_ms=s.latency_last, record_age_ms=s.age_last,
+                        s.age_min if count else 0.0,
+                        s.age_max,
+                        s.age_sum / count if count else 0.0,
+                        lag,
+                        lag_s,
+                        s.owner,
+                        gone_count=s.gone_count,
+                        truncated_count=s.truncated_count,
+                        replication_latency_ms=s.latency_last,
+                        record_age_ms=s.age_last,
                         recent_replication_latency_ms=_spread(latencies, records),
                         recent_record_age_ms=_spread(ages, aged),
                     )
-                )  # fmt: skip
+                )
         return out
 
 
 def _spread(samples: Sequence[tuple[float, float, float]], n: int) -> Spread:
     """The min, max and avg of samples' (min, max, sum), `n` values in all."""
     if not samples or n <= 0:
-        return _NONE
+        return NO_SAMPLES
     return Spread(
         min(s[0] for s in samples), max(s[1] for s in samples), sum(s[2] for s in samples) / n
     )
