@@ -170,7 +170,8 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
                 )
             ],
         )
-        admin_client(source.client_config()).incremental_alter_configs([change])[change].result(60)
+        source_admin = admin_client(source.client_config())  # kept until the answer came
+        source_admin.incremental_alter_configs([change])[change].result(60)
         progress_beyond(mark, "everything produced until the source came back", current)
         phase("caught up after the source restart")
         eventually(
