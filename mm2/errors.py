@@ -48,6 +48,7 @@ __all__ = [
     "RecordFormatError",
     "RecordRefusedError",
     "RecordTooLargeError",
+    "RefusedByClusterError",
     "TopicNotFoundError",
     "error_class",
 ]
@@ -126,47 +127,41 @@ class KafkaClientError(MM2Error):
         self.code = code
 
 
-class AuthenticationError(KafkaClientError):
+class RefusedByClusterError(KafkaClientError):
+    """A cluster refused something that only a person can change (credentials, ACLs, a topic's
+    limits): trying again cannot help, and the task says it (FAILED) rather than retry."""
+
+    operator = True
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message, retriable=False, code=code)
+
+
+class AuthenticationError(RefusedByClusterError):
     """A cluster refused our credentials (SASL) or the TLS handshake failed; names the cluster's
     alias and bootstrap servers."""
 
     kind = "authentication"
-    operator = True
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, retriable=False)
 
 
-class AuthorizationError(KafkaClientError):
+class AuthorizationError(RefusedByClusterError):
     """A cluster's ACLs refuse a request mm2 needs; names the cluster and the request."""
 
     kind = "authorization"
-    operator = True
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, retriable=False)
 
 
-class RecordTooLargeError(KafkaClientError):
+class RecordTooLargeError(RefusedByClusterError):
     """A source record is larger than the target topic accepts; names topic, partition, offset."""
 
     kind = "record-too-large"
-    operator = True
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, retriable=False)
 
 
-class RecordRefusedError(KafkaClientError):
+class RecordRefusedError(RefusedByClusterError):
     """The target refuses a record for a reason that trying again cannot change (a timestamp
     outside the remote topic's limits, a policy, a null key on a compacted topic); names the
     topic-partition, the offset and the broker's reason."""
 
     kind = "record-refused"
-    operator = True
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, retriable=False)
 
 
 class ProducerFencedError(KafkaClientError):

@@ -193,14 +193,17 @@ def client_error(
     where = f" on {cluster}" if cluster else ""
     if failure.kind == "authentication":
         return AuthenticationError(
-            f"authentication failed for {cluster or 'the cluster'} while {what}: {failure.detail}"
+            f"authentication failed for {cluster or 'the cluster'} while {what}: {failure.detail}",
+            code=failure.code,
         )
     if failure.kind == "authorization":
-        return AuthorizationError(f"{what}{where}: not authorized: {failure.detail}")
+        return AuthorizationError(
+            f"{what}{where}: not authorized: {failure.detail}", code=failure.code
+        )
     if failure.kind == "record-too-large":
-        return RecordTooLargeError(f"{what}{where}: {failure.detail}")
+        return RecordTooLargeError(f"{what}{where}: {failure.detail}", code=failure.code)
     if failure.kind == "refused":
-        return RecordRefusedError(f"{what}{where}: refused: {failure.detail}")
+        return RecordRefusedError(f"{what}{where}: refused: {failure.detail}", code=failure.code)
     return KafkaClientError(
         f"{what}{where}: {failure.detail}", retriable=failure.retriable, code=failure.code
     )
