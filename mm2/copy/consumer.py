@@ -5,6 +5,7 @@ from __future__ import annotations
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer
 
 from mm2.copy.spec import CopyTaskSpec
+from mm2.copy.stuck import STATS_INTERVAL_MS, FetchStates
 from mm2.kafka.failure import AuthAlarm, ClientLog
 
 __all__ = ["RESET", "source_consumer"]
@@ -21,12 +22,15 @@ RESET = {
 }
 
 
-def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm) -> Consumer:
-    """A copy task's consumer on the source: assigned, never committing."""
+def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm, states: FetchStates) -> Consumer:
+    """A copy task's consumer on the source: assigned, never committing; its statistics tell
+    `states` each partition's fetch state (mm2.copy.stuck)."""
     return Consumer(
         {
             "group.id": f"mm2-copier-{spec.flow}",
+            "statistics.interval.ms": STATS_INTERVAL_MS,
             **spec.settings.source_consumer,
+            "stats_cb": states,
             # An offset the source no longer has is judged by the copy loop (_out_of_range),
             # never reset silently: the partitions without a position get an explicit start.
             "auto.offset.reset": "error",

@@ -47,6 +47,7 @@ from mm2.copy.schema_gate import SchemaGate
 from mm2.copy.schema_ids import Missing
 from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
+from mm2.copy.stuck import FetchStates
 from mm2.copy.transaction import AbortableTransactionError, TransactionSink
 from mm2.errors import ConfigError, KafkaClientError
 from mm2.kafka.failure import (
@@ -125,6 +126,7 @@ class CopyLoop:
         feed: AssignmentFeed | None,
         schemas: SchemaGate | None = None,
         topic_ids: TopicIds | None = None,
+        fetch_states: FetchStates | None = None,
     ) -> None:
         """Collaborators injected; open() builds the real ones."""
         self.spec = spec
@@ -145,6 +147,7 @@ class CopyLoop:
         self._feed = feed
         self._schemas = schemas
         self._topic_ids = topic_ids
+        self._fetch_states = fetch_states
         # Partitions of a source topic found deleted and created again (the new topic's id):
         # never assigned again in this epoch; the planner copies the new topic in the next.
         self._left: dict[TP, str] = {}
@@ -166,9 +169,10 @@ class CopyLoop:
                 task=spec.task, start=spec.assignments_from,
             )  # fmt: skip
         source_admin = spec.settings.source_admin
+        states = FetchStates()
         return cls(
             spec,
-            consumer=source_consumer(spec, alarm),
+            consumer=source_consumer(spec, alarm, states),
             alarm=alarm,
             sink=TransactionSink.open(spec),
             syncs=OffsetSyncEmitter(
@@ -177,6 +181,7 @@ class CopyLoop:
             feed=feed,
             schemas=SchemaGate.open(spec),
             topic_ids=TopicAdmin(source_admin) if source_admin else None,
+            fetch_states=states,
         )
 
     def resume_from(self, committed: StoredPositions) -> list[str]:
@@ -291,6 +296,7 @@ class CopyLoop:
                 ]
                 if released:
                     self._consumer.incremental_assign(released)
+            self._assign_stuck()
         txn = self._txn
         if txn is not None:
             age_ms = (now - txn.opened) * 1000
@@ -310,6 +316,31 @@ class CopyLoop:
             self._next.update(moved)
             for tp in moved:  # the position follows a marker now, of no known epoch
                 self._epochs.pop(tp, None)
+
+    def _assign_stuck(self) -> None:
+        """Partitions the consumer waits on without fetching (mm2.copy.stuck): the open
+        transaction ends first, then each is assigned again from its last commit."""
+        if self._fetch_states is None:
+            return
+        held = self._schemas.held if self._schemas is not None else {}
+        stuck = {
+            tp: state
+            for tp, state in self._fetch_states.stuck().items()
+            if tp in self._next and tp not in self._left and tp not in held
+        }
+        if not stuck:
+            return
+        self._end_transaction()
+        names = ", ".join(f"{t}-{p} ({state})" for (t, p), state in sorted(stuck.items()))
+        log.warning(
+            "%s task %d: the source consumer stopped fetching %s; assigning again from "
+            "the last commit",
+            self.spec.flow,
+            self.spec.task,
+            names,
+        )
+        self._consumer.incremental_unassign([TopicPartition(t, p) for t, p in stuck])
+        self._consumer.incremental_assign([self._start(t, p, self._next[(t, p)]) for t, p in stuck])
 
     def _copy(self, messages: list[Message]) -> None:
         produce = self._sink.produce
