@@ -26,8 +26,9 @@ from mm2.api.schemas import (
     mask,
 )
 from mm2.config.model import is_password
-from mm2.config.names import CONNECTOR_CLASSES, TYPES
+from mm2.config.names import CONNECTOR_CLASSES
 from mm2.config.providers import redact
+from mm2.config.value_types import TYPES
 
 __all__ = ["router"]
 
@@ -90,8 +91,9 @@ def leader_answers(url: str, me: str | None) -> str | None:
     """None when the process at `url` answers GET /health within LEADER_PROBE_S; else why
     not (its flows then copy nowhere)."""
     try:
-        answer = httpx.get(url.rstrip("/") + "/health", timeout=LEADER_PROBE_S,
-                           headers={FORWARDED: me or "?"})  # fmt: skip
+        answer = httpx.get(
+            url.rstrip("/") + "/health", timeout=LEADER_PROBE_S, headers={FORWARDED: me or "?"}
+        )
     except httpx.HTTPError as exc:
         return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return None if answer.status_code < 500 else f"HTTP {answer.status_code}"
@@ -102,11 +104,11 @@ def leaders(mirror: Mirror) -> dict[str, LeaderBody | None]:
     """Per target cluster, the process that runs its flows (null: none elected yet); empty
     when this process runs without elections."""
     return {
-        cluster: None if leader is None else LeaderBody(
-            url=leader.url, worker_id=leader.worker_id, this_worker=leader.this_worker
-        )
+        cluster: None
+        if leader is None
+        else LeaderBody(url=leader.url, worker_id=leader.worker_id, this_worker=leader.this_worker)
         for cluster, leader in mirror.leaders().items()
-    }  # fmt: skip
+    }
 
 
 @router.get("/connector-plugins", response_model=list[PluginBody], response_model_by_alias=True)
@@ -125,12 +127,21 @@ def _config_info(key: str, value: str | None, errors: list[str]) -> ConfigInfo:
     kind = TYPES.get(key, "string")
     definition = ConfigKeyDefinition(
         name=key,
-        type="PASSWORD" if is_password(key) else str(kind).upper() if isinstance(kind, str)
+        type="PASSWORD"
+        if is_password(key)
+        else str(kind).upper()
+        if isinstance(kind, str)
         else "STRING",
         required=key in ("connector.class", "source.cluster.alias", "target.cluster.alias"),
-        default_value=None, importance="MEDIUM", documentation="", group=None, order=-1,
-        width="NONE", display_name=key, dependents=[],
-    )  # fmt: skip
+        default_value=None,
+        importance="MEDIUM",
+        documentation="",
+        group=None,
+        order=-1,
+        width="NONE",
+        display_name=key,
+        dependents=[],
+    )
     shown = value if value is None or not is_password(key) else mask({key: value})[key]
     return ConfigInfo(
         definition=definition,

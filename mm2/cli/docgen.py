@@ -23,7 +23,7 @@ from mm2.config.catalog import CATALOG, KeyDoc, Where
 from mm2.config.client_defs import CLIENT_DEFS, Def
 from mm2.config.keys import TOP_LEVEL
 from mm2.config.librdkafka import ClientRole, translate_client_config
-from mm2.config.names import BOUNDS, CLIENT_CONFIG_NAMES, TYPES, ValueType
+from mm2.config.names import CLIENT_CONFIG_NAMES
 from mm2.config.settings import (
     APACHE_INTERVALS_S,
     DEFAULT_INTERVALS_S,
@@ -31,6 +31,7 @@ from mm2.config.settings import (
     flow_settings,
     mirror_maker_settings,
 )
+from mm2.config.value_types import BOUNDS, TYPES, ValueType
 from mm2.policies import filter as filters
 from mm2.policies.replication import DEFAULT_POLICY_CLASS, DefaultReplicationPolicy
 from mm2.runtime.rest_config import DEFAULT_LISTENERS

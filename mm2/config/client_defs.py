@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from mm2.config.names import ValueType
+from mm2.config.value_types import ValueType
 
 __all__ = ["CLIENT_DEFS", "SASL_MECHANISMS", "STORE_TYPES", "Def", "client_def"]
 

@@ -20,8 +20,8 @@ from mm2.config.names import (
     CONNECT_STORAGE_NAMES,
     CONNECTOR_CONFIG_NAMES,
     MM2_NAMES,
-    TYPES,
 )
+from mm2.config.value_types import TYPES
 from mm2.config.values import ValueProblem, check_def, check_value, closest
 
 __all__ = [
@@ -65,9 +65,18 @@ TOP_LEVEL: dict[str, Def] = {
 # Top-level prefixes whose keys reach the Connect worker or the Spark session.
 _TOP_PREFIXES = ("config.providers.", "listeners.https.", "spark.")
 _WORKER_PREFIXES = (
-    "offset.storage.", "config.storage.", "status.storage.", "key.converter", "value.converter",
-    "header.converter", "task.", "worker.", "replication.policy.", "offset.flush.", "group.",
-)  # fmt: skip
+    "offset.storage.",
+    "config.storage.",
+    "status.storage.",
+    "key.converter",
+    "value.converter",
+    "header.converter",
+    "task.",
+    "worker.",
+    "replication.policy.",
+    "offset.flush.",
+    "group.",
+)
 _BOOTSTRAP = re.compile(r".*?\[?([0-9a-zA-Z\-%._:]*)\]?:([0-9]+)")
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from mm2.config.keys import shape
-from mm2.config.names import TYPES
+from mm2.config.value_types import TYPES
 from mm2.config.values import ValueProblem, parse_bool
 
 __all__ = ["configdef_boolean", "java_parse_boolean", "java_trim", "kinder_readings"]

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 
 from mm2.config.client_defs import Def
-from mm2.config.names import ALSO, BOUNDS, CASE_SENSITIVE, TYPES, ValueType
+from mm2.config.value_types import ALSO, BOUNDS, CASE_SENSITIVE, TYPES, ValueType
 from mm2.policies.filter import compile_pattern_list
 from mm2.policies.replication import PolicyConfigError
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from mm2.config.librdkafka import TranslationProblem
 from mm2.config.model import Flow
-from mm2.config.names import TYPES
+from mm2.config.value_types import TYPES
 from mm2.config.values import ValueProblem, check_value
 from mm2.runtime.herder import Plugins
 

@@ -8,19 +8,64 @@ import pytest
 
 from mm2.config.client_defs import CLIENT_DEFS, Def
 from mm2.config.keys import check_bootstrap
-from mm2.config.names import TYPES
+from mm2.config.value_types import TYPES
 from mm2.config.values import ValueProblem, check_def, connector_def
 from tests.support.apache_oracle import ApacheOracle
 
 pytestmark = pytest.mark.system  # Apache's own classes answer: a JVM
 
 VALUES = [
-    "", " ", "0", "1", "-1", "-2", "2", "9", "10", "17", "22", "23", "900", "901", "3600",
-    "4999", "5000", "86400", "-131072", "-131073", "32767", "32768", "-32769",
-    "2147483647", "2147483648", "-2147483649", "9223372036854775807", "9223372036854775808",
-    "+5", "1_000", "0x10", "1.5", "0.5", "0.49", "0.25", "0.26", "1.0", "1e0", "0.5d", "NaN",
-    "x", "true", "TRUE", " false ", "yes", "ALL", "all", "most", "Gzip", "zip",
-]  # fmt: skip
+    "",
+    " ",
+    "0",
+    "1",
+    "-1",
+    "-2",
+    "2",
+    "9",
+    "10",
+    "17",
+    "22",
+    "23",
+    "900",
+    "901",
+    "3600",
+    "4999",
+    "5000",
+    "86400",
+    "-131072",
+    "-131073",
+    "32767",
+    "32768",
+    "-32769",
+    "2147483647",
+    "2147483648",
+    "-2147483649",
+    "9223372036854775807",
+    "9223372036854775808",
+    "+5",
+    "1_000",
+    "0x10",
+    "1.5",
+    "0.5",
+    "0.49",
+    "0.25",
+    "0.26",
+    "1.0",
+    "1e0",
+    "0.5d",
+    "NaN",
+    "x",
+    "true",
+    "TRUE",
+    " false ",
+    "yes",
+    "ALL",
+    "all",
+    "most",
+    "Gzip",
+    "zip",
+]
 # Where mm2 refuses what Apache's ConfigDef lets through, and why (Apache fails later, or the
 # value cannot work with librdkafka).
 STRICTER = {
@@ -92,10 +137,22 @@ def test_connector_key_agrees_with_apache(apache: ApacheOracle, definitions: str
 
 @pytest.mark.parametrize(
     "value",
-    ["localhost:9092", "localhost", "", " , ", "127.0.0.1:9092,localhost:9093", "localhost:",
-     ":9092", "[::1]:9092", "PLAINTEXT://localhost:9092", "localhost:99999", "localhost:9092, ",
-     "localhost:0", "127.0.0.1"],
-)  # fmt: skip
+    [
+        "localhost:9092",
+        "localhost",
+        "",
+        " , ",
+        "127.0.0.1:9092,localhost:9093",
+        "localhost:",
+        ":9092",
+        "[::1]:9092",
+        "PLAINTEXT://localhost:9092",
+        "localhost:99999",
+        "localhost:9092, ",
+        "localhost:0",
+        "127.0.0.1",
+    ],
+)
 def test_bootstrap_servers_agree_with_apache(apache: ApacheOracle, value: str) -> None:
     # Resolvable names only: Apache also drops names DNS does not know, mm2 leaves that to
     # the client at start (the file may be checked on another host).

@@ -18,13 +18,13 @@ from mm2.config.names import (
     CONNECT_STORAGE_NAMES,
     CONNECTOR_CONFIG_NAMES,
     MM2_NAMES,
-    TYPES,
 )
 from mm2.config.settings import (
     DEFAULT_INTERVALS_S,
     MirrorMakerSettings,
     flow_settings,
 )
+from mm2.config.value_types import TYPES
 from mm2.runtime.mirror_maker import MirrorMaker
 from tests.support.paths import REPO
 
