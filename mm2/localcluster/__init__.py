@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mm2.localcluster.cluster import DEFAULT_JVM_OPTIONS, LocalCluster, LocalClusters
+from mm2.localcluster.cluster import LocalCluster, LocalClusters
 from mm2.localcluster.jars import KAFKA_VERSION, resolve_classpath
-from mm2.localcluster.java import JavaRuntime, find_java
+from mm2.localcluster.java import DEFAULT_JVM_OPTIONS, JavaRuntime, find_java
 from mm2.localcluster.kdc import LocalKdc
 from mm2.localcluster.security import (
     BrokerTls,

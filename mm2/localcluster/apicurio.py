@@ -72,11 +72,15 @@ class ApicurioRegistry:
         java = str(find_java().executable)
         jar = _runner_jar(apicurio_home())
         command = [
-            java, "-Xmx384m", "-XX:TieredStopAtLevel=1",
-            f"-Dquarkus.http.host={LOOPBACK}", f"-Dquarkus.http.port={self.port}",
+            java,
+            "-Xmx384m",
+            "-XX:TieredStopAtLevel=1",
+            f"-Dquarkus.http.host={LOOPBACK}",
+            f"-Dquarkus.http.port={self.port}",
             f"-Dquarkus.management.port={self.management_port}",
-            "-jar", str(jar),
-        ]  # fmt: skip
+            "-jar",
+            str(jar),
+        ]
         with self._log_path.open("wb") as log:
             self._process = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, cwd=jar.parent

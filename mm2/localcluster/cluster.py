@@ -2,21 +2,16 @@
 
 A picked port that another process grabs before the JVM binds it is retried with fresh ports
 (up to three attempts); a port the caller named that is taken is a BrokerStartError at once.
-
-Longer than most modules (about 430 lines): formatting, starting, probing and stopping N
-clusters with their port retries is one lifecycle, and split it would be read back and forth.
 """
 
 from __future__ import annotations
 
-import base64
 import logging
 import re
 import shutil
 import subprocess
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -25,53 +20,27 @@ from mm2.errors import BrokerStartError, KafkaClientError
 from mm2.kafka.admin import wait_until_ready
 from mm2.localcluster import process
 from mm2.localcluster.jars import KAFKA_VERSION, resolve_classpath
-from mm2.localcluster.java import find_java
+from mm2.localcluster.java import DEFAULT_JVM_OPTIONS, find_java
 from mm2.localcluster.ports import free_port, port_is_free
 from mm2.localcluster.properties import (
     DEFAULT_LISTENERS,
+    LOG4J2,
     BrokerLayout,
+    default_client_listener,
     layout_broker,
+    new_cluster_id,
     render_properties,
 )
 from mm2.localcluster.security import SecureListener, listener_settings
 
-__all__ = ["DEFAULT_JVM_OPTIONS", "LocalCluster", "LocalClusters", "new_cluster_id"]
+__all__ = ["DEFAULT_JVM_OPTIONS", "LocalCluster", "LocalClusters"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_JVM_OPTIONS: tuple[str, ...] = (
-    "-Xms128m",
-    "-Xmx512m",
-    "-XX:+UseSerialGC",  # two cores shared by several JVMs and Spark: no parallel GC threads
-    "-XX:+ExitOnOutOfMemoryError",
-    "-Djava.awt.headless=true",
-)
 _NODE_ID = 1
 _ATTEMPTS = 3
 _BIND_FAILURE = re.compile(r"BindException|Address already in use")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-_LOG4J2 = """\
-status = warn
-appender.out.type = Console
-appender.out.name = out
-appender.out.target = SYSTEM_OUT
-appender.out.layout.type = PatternLayout
-appender.out.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.out.ref = out
-logger.kafka.name = kafka
-logger.kafka.level = INFO
-logger.state.name = state.change.logger
-logger.state.level = WARN
-"""
-
-
-def new_cluster_id() -> str:
-    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding, not led by '-'."""
-    while True:
-        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        if not text.startswith("-"):  # would read as an option on the storage tool's command line
-            return text
 
 
 class LocalCluster:
@@ -137,7 +106,7 @@ class LocalCluster:
     @property
     def bootstrap_servers(self) -> str:
         layout = self._require_layout()
-        name = self._client_listener or _default_client_listener(layout)
+        name = self._client_listener or default_client_listener(layout)
         return layout.endpoint(name).address
 
     @property
@@ -186,8 +155,12 @@ class LocalCluster:
         between the coordinator's decision and its markers (docs/architecture.md)."""
         if self._process is not None:
             if process.terminate([self._process], grace=grace) and grace > 0:
-                log.warning("%s: the broker did not stop within %.0f s and was killed (a "
-                            "transaction committing then may hang)", self.name, grace)  # fmt: skip
+                log.warning(
+                    "%s: the broker did not stop within %.0f s and was killed (a "
+                    "transaction committing then may hang)",
+                    self.name,
+                    grace,
+                )
             self._process = None
 
     def resume(self) -> LocalCluster:
@@ -219,7 +192,7 @@ class LocalCluster:
         if self._workdir is None:
             self._workdir = Path(tempfile.mkdtemp(prefix=f"mm2-{self.name}-"))
         (self.workdir / "data").mkdir(parents=True, exist_ok=True)
-        (self.workdir / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
+        (self.workdir / "log4j2.properties").write_text(LOG4J2, encoding="utf-8")
         self._layout_ports()
         self._command = [
             str(java),
@@ -284,7 +257,9 @@ class LocalCluster:
             started = self.log_path.stat().st_size if self.log_path.exists() else 0
             if self._wait_once():
                 return
-            bind_failed = _BIND_FAILURE.search(_read_from(self.log_path, started)) is not None
+            bind_failed = (
+                _BIND_FAILURE.search(process.read_from(self.log_path, started)) is not None
+            )
             picked = bool(self._require_layout().picked_ports)
             if not (bind_failed and picked and attempt < _ATTEMPTS):
                 reason = "a port was already in use" if bind_failed else "the broker exited"
@@ -321,20 +296,6 @@ class LocalCluster:
         self._process = None
         if self._own_workdir and self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
-
-
-def _default_client_listener(layout: BrokerLayout) -> str:
-    names = [e.name for e in layout.client_endpoints]
-    return "PLAINTEXT" if "PLAINTEXT" in names else names[0]
-
-
-def _read_from(path: Path, offset: int) -> str:
-    try:
-        with path.open("rb") as handle:
-            handle.seek(offset)
-            return handle.read().decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        return ""
 
 
 def _start_all(clusters: Sequence[LocalCluster]) -> None:

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from mm2.errors import JavaNotFoundError
 
-__all__ = ["MIN_JAVA_MAJOR", "JavaRuntime", "find_java", "parse_java_major"]
+__all__ = ["DEFAULT_JVM_OPTIONS", "MIN_JAVA_MAJOR", "JavaRuntime", "find_java", "parse_java_major"]
 
 MIN_JAVA_MAJOR = 17
 _INSTALL_HINT = (
@@ -72,3 +72,13 @@ def find_java(env: Mapping[str, str] | None = None) -> JavaRuntime:
             f"{executable} is Java {major}, Kafka 4 needs {MIN_JAVA_MAJOR}+; {_INSTALL_HINT}"
         )
     return JavaRuntime(executable, major)
+
+
+# The brokers' JVM options (LocalCluster's default).
+DEFAULT_JVM_OPTIONS: tuple[str, ...] = (
+    "-Xms128m",
+    "-Xmx512m",
+    "-XX:+UseSerialGC",  # two cores shared by several JVMs and Spark: no parallel GC threads
+    "-XX:+ExitOnOutOfMemoryError",
+    "-Djava.awt.headless=true",
+)

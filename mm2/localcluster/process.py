@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["read_tail", "spawn", "terminate"]
+__all__ = ["read_from", "read_tail", "spawn", "terminate"]
 
 _PR_SET_PDEATHSIG = 1
 _live: set[subprocess.Popen[bytes]] = set()
@@ -123,3 +123,13 @@ def read_tail(path: Path, lines: int = 20) -> str:
         return ""
     text = data.decode("utf-8", errors="replace")
     return "\n".join(text.splitlines()[-lines:])
+
+
+def read_from(path: Path, offset: int) -> str:
+    """The text of `path` from byte `offset` ("" when it does not exist)."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            return handle.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""

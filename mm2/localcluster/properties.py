@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import re
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,9 +13,12 @@ from mm2.errors import ConfigError
 
 __all__ = [
     "BROKER_DEFAULTS",
+    "LOG4J2",
     "BrokerLayout",
     "Endpoint",
+    "default_client_listener",
     "layout_broker",
+    "new_cluster_id",
     "parse_listeners",
     "render_properties",
 ]
@@ -159,3 +164,33 @@ def render_properties(properties: Mapping[str, str]) -> str:
     """A Java .properties file, one sorted `key=value` per line."""
     lines = [f"{_escape(k)}={_escape(v)}" for k, v in sorted(properties.items())]
     return "\n".join(lines) + "\n"
+
+
+# The brokers' log4j2 configuration: INFO to stdout, which the launcher writes to the log file.
+LOG4J2 = """\
+status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.target = SYSTEM_OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = out
+logger.kafka.name = kafka
+logger.kafka.level = INFO
+logger.state.name = state.change.logger
+logger.state.level = WARN
+"""
+
+
+def new_cluster_id() -> str:
+    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding, not led by '-'."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):  # would read as an option on the storage tool's command line
+            return text
+
+
+def default_client_listener(layout: BrokerLayout) -> str:
+    names = [e.name for e in layout.client_endpoints]
+    return "PLAINTEXT" if "PLAINTEXT" in names else names[0]

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from mm2.errors import ConfigError
-from mm2.localcluster.cluster import new_cluster_id
 from mm2.localcluster.jars import explain_maven_failure, pom_text
 from mm2.localcluster.java import parse_java_major
 from mm2.localcluster.properties import (
     BrokerLayout,
     layout_broker,
+    new_cluster_id,
     parse_listeners,
     render_properties,
 )
