@@ -155,11 +155,13 @@ class Admin:
         while waiting:
             meta = self._admin.list_topics(timeout=30)
             waiting = {
-                n for n in waiting
-                if n not in meta.topics or meta.topics[n].error is not None
+                n
+                for n in waiting
+                if n not in meta.topics
+                or meta.topics[n].error is not None
                 or len(meta.topics[n].partitions) < partitions
                 or any(p.leader < 0 for p in meta.topics[n].partitions.values())
-            }  # fmt: skip
+            }
             if waiting and time.monotonic() > deadline:
                 raise RuntimeError(f"{len(waiting)} new topics have no leader after {timeout} s")
             if waiting:

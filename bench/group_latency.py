@@ -200,10 +200,13 @@ def latencies(
                 continue
             exact = landed + 1
             reached = next(
-                (t for t, offsets in seen
-                 if t >= commit.at and offsets.get(partition, -1) >= exact),
+                (
+                    t
+                    for t, offsets in seen
+                    if t >= commit.at and offsets.get(partition, -1) >= exact
+                ),
                 None,
-            )  # fmt: skip
+            )
             if reached is None:
                 missed += 1
             else:

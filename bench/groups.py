@@ -65,9 +65,12 @@ def _one(ctx: Context, system: SystemName, extra: dict[str, str], suffix: str) -
         try:
             sent = _paced(producer, topic, sent, s.w5_rate, s.w5_seconds, label)
             ctx.wait_arrivals(
-                mirror, [(target, p) for p in range(s.w5_partitions)], sum(sent.values()),
-                timeout_s=mirror.elapsed() + 120, desc=f"{label} drained",
-            )  # fmt: skip
+                mirror,
+                [(target, p) for p in range(s.w5_partitions)],
+                sum(sent.values()),
+                timeout_s=mirror.elapsed() + 120,
+                desc=f"{label} drained",
+            )
             time.sleep(_SETTLE_S)
         finally:
             source.stop()

@@ -94,22 +94,28 @@ def _openapi(app: FastAPI, *, secured: bool) -> dict[str, Any]:
                 if method.upper() in STATE_CHANGING:
                     responses.setdefault(
                         "403",
-                        {"description": "Sent by a browser from another site, or by a browser "
-                                        f"without the {REQUEST_HEADER} header",
-                         "content": {"application/json": {"schema": error}}},
-                    )  # fmt: skip
+                        {
+                            "description": "Sent by a browser from another site, or by a browser "
+                            f"without the {REQUEST_HEADER} header",
+                            "content": {"application/json": {"schema": error}},
+                        },
+                    )
                 if responses.pop("422", None) is not None:
                     responses.setdefault(
                         "400",
-                        {"description": "Invalid request",
-                         "content": {"application/json": {"schema": error}}},
-                    )  # fmt: skip
+                        {
+                            "description": "Invalid request",
+                            "content": {"application/json": {"schema": error}},
+                        },
+                    )
                 if secured:
                     responses.setdefault(
                         "401",
-                        {"description": "Credentials missing or wrong",
-                         "content": {"application/json": {"schema": error}}},
-                    )  # fmt: skip
+                        {
+                            "description": "Credentials missing or wrong",
+                            "content": {"application/json": {"schema": error}},
+                        },
+                    )
         for unused in ("HTTPValidationError", "ValidationError"):
             doc.get("components", {}).get("schemas", {}).pop(unused, None)
         if secured:

@@ -140,8 +140,7 @@ def flow_recovery_point(mirror: Mirror, source: str, target: str) -> RecoveryPoi
     since the time the ends the target holds were read. The positions come from the offsets
     topic on the target: it answers with the source cluster gone."""
     point = mirror.recovery_point(source, target)
-    return RecoveryPointBody.model_validate({"source": source, "target": target,
-                                             **point.to_json()})  # fmt: skip
+    return RecoveryPointBody.model_validate({"source": source, "target": target, **point.to_json()})
 
 
 @router.post("/{source}/{target}/switchover", status_code=202, response_model=SwitchoverBody)
@@ -159,10 +158,14 @@ def start_switchover(
     flow."""
     body = body or SwitchoverRequestBody()
     control = RoutedFlows(mirror, forward_headers(request, mirror))
-    job = mirror.start_switchover(source, target, dry_run=body.dry_run,
-                                  start_reverse=body.start_reverse,
-                                  drain_timeout=body.drain_timeout_seconds,
-                                  control=control)  # fmt: skip
+    job = mirror.start_switchover(
+        source,
+        target,
+        dry_run=body.dry_run,
+        start_reverse=body.start_reverse,
+        drain_timeout=body.drain_timeout_seconds,
+        control=control,
+    )
     return SwitchoverBody.of(job)
 
 
@@ -183,12 +186,21 @@ def flow_history(mirror: Mirror, history: History, source: str, target: str) -> 
     the first sample). /ui draws its charts from it."""
     mirror.flow(source, target)  # NotFoundError (404) for a flow that does not exist
     points = [
-        HistoryPointBody(time_ms=p.time_ms, lag_records=p.lag_records,
-                         lag_seconds=p.lag_seconds, records_per_second=p.records_per_second)
+        HistoryPointBody(
+            time_ms=p.time_ms,
+            lag_records=p.lag_records,
+            lag_seconds=p.lag_seconds,
+            records_per_second=p.records_per_second,
+        )
         for p in history.points(source, target)
-    ]  # fmt: skip
-    return FlowHistoryBody(source=source, target=target, sample_seconds=history.every,
-                           keep_seconds=history.keep, points=points)  # fmt: skip
+    ]
+    return FlowHistoryBody(
+        source=source,
+        target=target,
+        sample_seconds=history.every,
+        keep_seconds=history.keep,
+        points=points,
+    )
 
 
 @router.put("/{source}/{target}/pause", status_code=202)

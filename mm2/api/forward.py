@@ -125,8 +125,12 @@ async def forward_to_leader(request: Request) -> None:
             )
     except httpx.HTTPError as exc:
         if read:
-            log.info("leader %s of %s did not answer (%s); answering here", leader.url,
-                     leader.cluster, exc)  # fmt: skip
+            log.info(
+                "leader %s of %s did not answer (%s); answering here",
+                leader.url,
+                leader.cluster,
+                exc,
+            )
             return
         raise ConflictError(
             f"the leader of {leader.cluster} ({leader.url}) did not answer ({exc}); if it is "
@@ -175,8 +179,13 @@ async def runners_views(
         try:
             answer = await client.get(url, headers=headers)
         except httpx.HTTPError as exc:
-            log.info("leader %s did not answer for %s->%s (%s); showing this process's view",
-                     asked[key].url, key[0], key[1], exc)  # fmt: skip
+            log.info(
+                "leader %s did not answer for %s->%s (%s); showing this process's view",
+                asked[key].url,
+                key[0],
+                key[1],
+                exc,
+            )
             return None
         if answer.status_code != 200:
             return None

@@ -24,8 +24,9 @@ class LivenessCollector(Collector):
         )
         last_beat = GaugeMetricFamily(
             "mm2_heartbeat_last_timestamp_seconds",
-            "Unix time of the last heartbeat the target cluster acknowledged", labels=_FLOW,
-        )  # fmt: skip
+            "Unix time of the last heartbeat the target cluster acknowledged",
+            labels=_FLOW,
+        )
         passes = CounterMetricFamily(
             "mm2_checkpoint_pass_count",
             "checkpoint passes that left every group's checkpoints current on the target",

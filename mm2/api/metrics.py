@@ -36,8 +36,13 @@ _CHECKPOINT = "kafka_connect_mirror_checkpoint_connector_"
 _PARTITION = ["source", "target", "topic", "partition"]
 _GROUP = ["source", "target", "group", "topic", "partition"]
 _STATES: tuple[State, ...] = (
-    "UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING",
-)  # fmt: skip
+    "UNASSIGNED",
+    "RUNNING",
+    "PAUSED",
+    "STOPPED",
+    "FAILED",
+    "RESTARTING",
+)
 
 
 class MirrorCollector(Collector):
@@ -65,26 +70,34 @@ class MirrorCollector(Collector):
             return GaugeMetricFamily(name, doc, labels=_PARTITION)
 
         fams: dict[str, GaugeMetricFamily | CounterMetricFamily] = {
-            "record_count": CounterMetricFamily(_SOURCE + "record_count", "records replicated",
-                                                labels=_PARTITION),
-            "byte_count": CounterMetricFamily(_SOURCE + "byte_count", "bytes replicated",
-                                              labels=_PARTITION),
-            "skipped": CounterMetricFamily("mm2_skipped_oversized_records",
-                                           "records skipped as too large", labels=_PARTITION),
+            "record_count": CounterMetricFamily(
+                _SOURCE + "record_count", "records replicated", labels=_PARTITION
+            ),
+            "byte_count": CounterMetricFamily(
+                _SOURCE + "byte_count", "bytes replicated", labels=_PARTITION
+            ),
+            "skipped": CounterMetricFamily(
+                "mm2_skipped_oversized_records", "records skipped as too large", labels=_PARTITION
+            ),
             "gone": CounterMetricFamily(
                 "mm2_source_records_gone",
                 "records deleted from the source (retention, DeleteRecords) before they were "
-                "copied", labels=_PARTITION),
+                "copied",
+                labels=_PARTITION,
+            ),
             "truncated": CounterMetricFamily(
                 "mm2_source_log_truncations",
                 "times the source's log was found truncated below the position (an unclean "
-                "leader election): copied again from its start", labels=_PARTITION),
+                "leader election): copied again from its start",
+                labels=_PARTITION,
+            ),
             "record_rate": gauge(_SOURCE + "record_rate", "records/s over the last 30 s"),
             "byte_rate": gauge(_SOURCE + "byte_rate", "bytes/s over the last 30 s"),
             "lag_records": gauge("mm2_replication_lag_records", "source records not yet copied"),
-            "lag_seconds": gauge("mm2_replication_lag_seconds",
-                                 "seconds since the last copied record while behind"),
-        }  # fmt: skip
+            "lag_seconds": gauge(
+                "mm2_replication_lag_seconds", "seconds since the last copied record while behind"
+            ),
+        }
         for stat in ("min", "max", "avg"):
             for metric in ("replication_latency_ms", "record_age_ms"):
                 fams[f"{metric}_{stat}"] = gauge(f"{_SOURCE}{metric}_{stat}", f"{metric} {stat}")
@@ -93,10 +106,14 @@ class MirrorCollector(Collector):
                 continue
             labels = [s.source, s.target, s.target_topic, str(s.partition)]
             values = {
-                "record_count": s.record_count, "byte_count": s.byte_count,
-                "skipped": s.skipped_count, "record_rate": s.record_rate,
-                "gone": s.gone_count, "truncated": s.truncated_count,
-                "byte_rate": s.byte_rate, "lag_records": s.lag_records,
+                "record_count": s.record_count,
+                "byte_count": s.byte_count,
+                "skipped": s.skipped_count,
+                "record_rate": s.record_rate,
+                "gone": s.gone_count,
+                "truncated": s.truncated_count,
+                "byte_rate": s.byte_rate,
+                "lag_records": s.lag_records,
                 "lag_seconds": s.lag_seconds,
                 "replication_latency_ms_min": s.replication_latency_ms_min,
                 "replication_latency_ms_max": s.replication_latency_ms_max,
@@ -104,7 +121,7 @@ class MirrorCollector(Collector):
                 "record_age_ms_min": s.record_age_ms_min,
                 "record_age_ms_max": s.record_age_ms_max,
                 "record_age_ms_avg": s.record_age_ms_avg,
-            }  # fmt: skip
+            }
             for key, value in values.items():
                 fams[key].add_metric(labels, float(value))
         yield from fams.values()
@@ -134,7 +151,7 @@ class MirrorCollector(Collector):
             "source topics found deleted and created again since their positions were stored "
             "(copied again from the start of their log)",
             labels=["source", "target", "topic"],
-        )  # fmt: skip
+        )
         for (source, target, topic), times in sorted(self._metrics.recreated_topics().items()):
             if (source, target) not in elsewhere:
                 recreated.add_metric([source, target, topic], times)
@@ -145,7 +162,7 @@ class MirrorCollector(Collector):
             "an earlier copy task left open (a broker stopped while it ended); copied again "
             "from the last commit",
             labels=["source", "target"],
-        )  # fmt: skip
+        )
         for (source, target), times in sorted(self._metrics.ended_transactions().items()):
             if (source, target) not in elsewhere:
                 ended.add_metric([source, target], times)
@@ -155,7 +172,7 @@ class MirrorCollector(Collector):
             "seconds a transaction nobody ends has held a target partition back (remote "
             "topics and the offsets topic; read_committed readers stop there)",
             labels=["source", "target", "topic", "partition"],
-        )  # fmt: skip
+        )
         for (source, target, topic, partition), seconds in sorted(
             self._metrics.open_transactions().items()
         ):
@@ -171,15 +188,17 @@ class MirrorCollector(Collector):
             "1 when the flow rewrites schema IDs in flight (the target registry numbers schemas "
             "its own way), 0 when the target keeps the source's IDs (IMPORT mode)",
             labels=labels,
-        )  # fmt: skip
+        )
         registered = CounterMetricFamily(
-            "mm2_schema_versions_registered", "schema versions registered on the target registry",
+            "mm2_schema_versions_registered",
+            "schema versions registered on the target registry",
             labels=labels,
-        )  # fmt: skip
+        )
         mappings = CounterMetricFamily(
-            "mm2_schema_id_mappings", "source -> target schema ID mappings written to Kafka",
+            "mm2_schema_id_mappings",
+            "source -> target schema ID mappings written to Kafka",
             labels=labels,
-        )  # fmt: skip
+        )
         for s in self._metrics.schema_snapshot():
             if (s.source, s.target) in elsewhere:
                 continue
@@ -190,17 +209,20 @@ class MirrorCollector(Collector):
 
     def _states(self, elsewhere: set[tuple[str, str]]) -> Iterator[Metric]:
         connector = GaugeMetricFamily(
-            "kafka_connect_connector_status", "1 for the connector's current state",
+            "kafka_connect_connector_status",
+            "1 for the connector's current state",
             labels=["connector", "source", "target", "state"],
-        )  # fmt: skip
+        )
         task = GaugeMetricFamily(
-            "kafka_connect_connector_task_status", "1 for the task's current state",
+            "kafka_connect_connector_task_status",
+            "1 for the task's current state",
             labels=["connector", "task", "source", "target", "state"],
-        )  # fmt: skip
+        )
         restarts = CounterMetricFamily(
-            "mm2_task_restarts", "times the runner restarted the task after a failure",
+            "mm2_task_restarts",
+            "times the runner restarted the task after a failure",
             labels=["connector", "task", "source", "target"],
-        )  # fmt: skip
+        )
         connectors = GaugeMetricFamily("kafka_connect_worker_connector_count", "connectors")
         tasks = GaugeMetricFamily("kafka_connect_worker_task_count", "tasks")
         n_connectors = n_tasks = 0
@@ -233,9 +255,10 @@ class MirrorCollector(Collector):
         """mm2_flow_state: 1 on the flow's derived state (as /flows shows it), the cause on
         the series of a state other than RUNNING."""
         family = GaugeMetricFamily(
-            "mm2_flow_state", "1 for the flow's current state (RUNNING, DEGRADED, FAILED, ...)",
+            "mm2_flow_state",
+            "1 for the flow's current state (RUNNING, DEGRADED, FAILED, ...)",
             labels=["source", "target", "state", "cause"],
-        )  # fmt: skip
+        )
         for view in views:
             if view.runs_on:
                 continue

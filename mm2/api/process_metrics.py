@@ -59,18 +59,21 @@ class ProcessTreeCollector(Collector):
         rss = GaugeMetricFamily(
             "mm2_process_tree_resident_memory_bytes",
             "resident memory of the mirror's process tree by role (shared pages count in each "
-            "process, as RSS does)", labels=["role"],
-        )  # fmt: skip
+            "process, as RSS does)",
+            labels=["role"],
+        )
         pss = GaugeMetricFamily(
             "mm2_process_tree_proportional_memory_bytes",
             "proportional set size of the mirror's process tree by role (shared pages divided "
-            "among their sharers; Linux only)", labels=["role"],
-        )  # fmt: skip
+            "among their sharers; Linux only)",
+            labels=["role"],
+        )
         cpu = CounterMetricFamily(
             "mm2_process_tree_cpu_seconds",
             "CPU time (user and system) of the mirror's process tree by role, ended processes "
-            "included", labels=["role"],
-        )  # fmt: skip
+            "included",
+            labels=["role"],
+        )
         count = GaugeMetricFamily(
             "mm2_process_tree_processes", "processes in the mirror's tree by role", labels=["role"]
         )

@@ -93,7 +93,9 @@ class RoutedFlows:
                 f"({exc})"
             ) from None
         if answer.status_code not in ok:
-            raise ConflictError(f"the leader of {leader.cluster} ({leader.url}) answered "
-                                f"{method} {path} with {answer.status_code}: "
-                                f"{answer.text[:300]}")  # fmt: skip
+            raise ConflictError(
+                f"the leader of {leader.cluster} ({leader.url}) answered "
+                f"{method} {path} with {answer.status_code}: "
+                f"{answer.text[:300]}"
+            )
         return answer

@@ -144,8 +144,13 @@ class TaskStateBody(StateBody):
     @classmethod
     def of(cls, t: TaskStatus) -> TaskStateBody:
         partitions = None if t.partitions is None else list(t.partitions)
-        return cls(id=t.id, state=t.state, worker_id=t.worker_id, trace=_trace(t.trace),
-                   partitions=partitions)  # fmt: skip
+        return cls(
+            id=t.id,
+            state=t.state,
+            worker_id=t.worker_id,
+            trace=_trace(t.trace),
+            partitions=partitions,
+        )
 
 
 class ConnectorStateBody(BaseModel):
@@ -351,12 +356,14 @@ class GroupPlanBody(BaseModel):
         for m in plan.moves:
             end = ends.get((m.source.topic, m.source.partition))
             now, then = m.current_target_offset, m.target_offset
-            partitions.append({
-                **m.to_json(),
-                "source_log_end": end,
-                "source_lag": None if end is None else max(0, end - m.source_offset),
-                "target_behind": None if now is None or then is None else then - now,
-            })  # fmt: skip
+            partitions.append(
+                {
+                    **m.to_json(),
+                    "source_log_end": end,
+                    "source_lag": None if end is None else max(0, end - m.source_offset),
+                    "target_behind": None if now is None or then is None else then - now,
+                }
+            )
         return cls.model_validate(
             {**plan.to_json(), "partitions": partitions, "ready": ready, "why": why}
         )
@@ -463,8 +470,9 @@ class SwitchoverRequestBody(BaseModel):
     start_reverse: bool = Field(
         default=False, description="resume the flow back once this one is paused"
     )
-    drain_timeout_seconds: float = Field(default=300.0, gt=0, le=86_400,
-                                         description="how long to wait for lag 0")  # fmt: skip
+    drain_timeout_seconds: float = Field(
+        default=300.0, gt=0, le=86_400, description="how long to wait for lag 0"
+    )
 
 
 class SwitchoverBody(BaseModel):
@@ -485,10 +493,17 @@ class SwitchoverBody(BaseModel):
 
     @classmethod
     def of(cls, job: SwitchoverJob) -> SwitchoverBody:
-        return cls(flow=job.flow, dry_run=job.dry_run, start_reverse=job.start_reverse,
-                   running=job.running, started_ms=job.started_ms, finished_ms=job.finished_ms,
-                   said=list(job.said), error=job.error,
-                   report=None if job.report is None else job.report.to_json())  # fmt: skip
+        return cls(
+            flow=job.flow,
+            dry_run=job.dry_run,
+            start_reverse=job.start_reverse,
+            running=job.running,
+            started_ms=job.started_ms,
+            finished_ms=job.finished_ms,
+            said=list(job.said),
+            error=job.error,
+            report=None if job.report is None else job.report.to_json(),
+        )
 
 
 class HistoryPointBody(BaseModel):

@@ -40,8 +40,9 @@ def _home(config: MirrorMakerConfig) -> str | None:
         if chosen not in config.clusters:
             raise ConfigError(
                 f"{chosen!r} is not one of the clusters ({', '.join(config.clusters)})",
-                file=config.path, key="mm2.configs.cluster",
-            )  # fmt: skip
+                file=config.path,
+                key="mm2.configs.cluster",
+            )
         return chosen
     return config.flows[0].target if config.flows else None
 
@@ -69,9 +70,13 @@ def build_coordinator(config: MirrorMakerConfig, worker_id: str) -> Coordinator 
     def elect(alias: str, on_change: Callable[[bool], None]) -> Election:
         made = logs[alias]
         return LeaderElection(
-            alias, topic, made.consumer_config, on_change, ready=made.ensure_until,
+            alias,
+            topic,
+            made.consumer_config,
+            on_change,
+            ready=made.ensure_until,
             session_timeout_ms=session_ms,
-        )  # fmt: skip
+        )
 
     return Coordinator(
         worker_id=worker_id,

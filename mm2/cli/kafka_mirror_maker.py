@@ -186,8 +186,13 @@ def add_mm1_arguments(parser: argparse.ArgumentParser) -> None:
             help="refused: " + why.split(";")[0],
         )
     for name, right in _MISSPELT.items():
-        a(name, action=_Refuse, reason=f"not a MirrorMaker option; did you mean {right}?",
-          nargs="?", help=argparse.SUPPRESS)  # fmt: skip
+        a(
+            name,
+            action=_Refuse,
+            reason=f"not a MirrorMaker option; did you mean {right}?",
+            nargs="?",
+            help=argparse.SUPPRESS,
+        )
 
 
 def options_from(args: argparse.Namespace) -> MirrorMaker1Options:

@@ -232,15 +232,23 @@ def _print_registry(flow: Flow, registry: RegistryStep | None, dry_run: bool) ->
         print("\n".join(f"  {line}" for line in registry.said))
     elif mirrors_schemas(flow):
         print()
-        print(f"{flow.name} mirrors schemas: when producers move to {flow.target}, run this with "
-              f"--schema-registry to put {flow.target}'s registry in READWRITE")  # fmt: skip
+        print(
+            f"{flow.name} mirrors schemas: when producers move to {flow.target}, run this with "
+            f"--schema-registry to put {flow.target}'s registry in READWRITE"
+        )
 
 
 def render_recovery_point(point: RecoveryPoint) -> str:
     """The flow's recovery point: per source partition, copied up to, the source's end and when
     it was read, at risk (a bound only from ends read for this report), then one sentence."""
-    header = ["SOURCE PARTITION", "COPIED TO", "SOURCE END", "END READ AT (UTC)", "AT RISK<=",
-              "UNCOPIED BELOW END"]  # fmt: skip
+    header = [
+        "SOURCE PARTITION",
+        "COPIED TO",
+        "SOURCE END",
+        "END READ AT (UTC)",
+        "AT RISK<=",
+        "UNCOPIED BELOW END",
+    ]
 
     def cell(value: int | None) -> str:
         return "-" if value is None else str(value)
@@ -256,13 +264,15 @@ def render_recovery_point(point: RecoveryPoint) -> str:
         ]
         for r in point.partitions
     ]
-    return "\n".join([
-        f"recovery point of {point.flow} (what the mirror copied of the source's ends):",
-        "",
-        table(header, body),
-        "",
-        point.summary(),
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            f"recovery point of {point.flow} (what the mirror copied of the source's ends):",
+            "",
+            table(header, body),
+            "",
+            point.summary(),
+        ]
+    )
 
 
 class TranslateOffsets:
@@ -282,12 +292,15 @@ class TranslateOffsets:
         flow = _flow(config, args.source, args.target)
         if args.all_groups:
             if args.from_checkpoints:
-                raise ConfigError("--all-groups reads live commits and offset syncs: leave out "
-                                  "--from-checkpoints, or name one --group")  # fmt: skip
+                raise ConfigError(
+                    "--all-groups reads live commits and offset syncs: leave out "
+                    "--from-checkpoints, or name one --group"
+                )
             plans = translate_all_groups(
-                flow, reverse_flow=_optional_flow(config, args.target, args.source),
+                flow,
+                reverse_flow=_optional_flow(config, args.target, args.source),
                 timeout=args.timeout,
-            )  # fmt: skip
+            )
             if args.json:
                 print(json.dumps({"groups": [p.to_json() for p in plans]}, indent=2))
             else:

@@ -27,10 +27,30 @@ from mm2.kafka.offsets import OffsetLister
 
 __all__ = ["COMMANDS", "Lag", "Status"]
 
-STATUS_HEADER = ["FLOW", "TOPIC", "PARTITION", "LOG-END", "COPIED", "LAG", "LAG-S", "OWNER",
-                 "STATE"]  # fmt: skip
-LAG_HEADER = ["GROUP", "FLOW", "TOPIC", "PARTITION", "OFFSET", "LOG-SIZE", "LAG",
-              "TARGET-TOPIC", "TARGET-OFFSET", "TARGET-LOG-SIZE", "TARGET-LAG"]  # fmt: skip
+STATUS_HEADER = [
+    "FLOW",
+    "TOPIC",
+    "PARTITION",
+    "LOG-END",
+    "COPIED",
+    "LAG",
+    "LAG-S",
+    "OWNER",
+    "STATE",
+]
+LAG_HEADER = [
+    "GROUP",
+    "FLOW",
+    "TOPIC",
+    "PARTITION",
+    "OFFSET",
+    "LOG-SIZE",
+    "LAG",
+    "TARGET-TOPIC",
+    "TARGET-OFFSET",
+    "TARGET-LOG-SIZE",
+    "TARGET-LAG",
+]
 
 
 def _flows(config: MirrorMakerConfig, only: str | None) -> list[Flow]:
@@ -74,11 +94,19 @@ class _FromKafka:
             report = reader.read()
             problems += [f"{report.flow}: {p}" for p in report.problems]
             for p in report.partitions:
-                rows.append({
-                    "flow": report.flow, "topic": p.topic, "partition": p.partition,
-                    "log_end": p.log_end, "position": p.position, "lag_records": p.records,
-                    "lag_seconds": round(p.seconds, 3), "owner": None, "state": None,
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "flow": report.flow,
+                        "topic": p.topic,
+                        "partition": p.partition,
+                        "log_end": p.log_end,
+                        "position": p.position,
+                        "lag_records": p.records,
+                        "lag_seconds": round(p.seconds, 3),
+                        "owner": None,
+                        "state": None,
+                    }
+                )
         return rows, problems
 
 
@@ -115,11 +143,19 @@ class _FromRest:
 
 def render_status(rows: Sequence[dict[str, Any]], problems: Sequence[str]) -> str:
     body = [
-        [r["flow"], r["topic"], str(r["partition"]), _cell(r["log_end"]), _cell(r["position"]),
-         _cell(r["lag_records"]), _cell(r["lag_seconds"]), _cell(r.get("owner")),
-         _cell(r.get("state"))]
+        [
+            r["flow"],
+            r["topic"],
+            str(r["partition"]),
+            _cell(r["log_end"]),
+            _cell(r["position"]),
+            _cell(r["lag_records"]),
+            _cell(r["lag_seconds"]),
+            _cell(r.get("owner")),
+            _cell(r.get("state")),
+        ]
         for r in sorted(rows, key=lambda r: (r["flow"], r["topic"], r["partition"]))
-    ]  # fmt: skip
+    ]
     lines = [table(STATUS_HEADER, body)] if body else ["no partition mirrored (yet)"]
     lines += [f"! {p}" for p in problems]
     return "\n".join(lines)
@@ -130,8 +166,9 @@ class Status:
     HELP = "per flow, topic and partition: log end, copied position, lag, owner task, state"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("config", nargs="?", metavar="FILE",
-                            help="mm2.properties (read Kafka directly)")  # fmt: skip
+        parser.add_argument(
+            "config", nargs="?", metavar="FILE", help="mm2.properties (read Kafka directly)"
+        )
         parser.add_argument("--url", help="a running mirror's REST URL, e.g. http://host:8083")
         parser.add_argument("--user", metavar="USER:PASSWORD", help="REST Basic credentials")
         parser.add_argument("--flow", metavar="SOURCE->TARGET", help="one flow only")
@@ -175,9 +212,25 @@ class Lag:
             rows = [r for f in flows for r in group_rows(f, args.group, args.timeout)]
             if args.json:
                 return json.dumps(rows, indent=2)
-            body = [[_cell(r[k]) for k in ("group", "flow", "topic", "partition", "offset",
-                     "log_size", "lag", "target_topic", "target_offset", "target_log_size",
-                     "target_lag")] for r in rows]  # fmt: skip
+            body = [
+                [
+                    _cell(r[k])
+                    for k in (
+                        "group",
+                        "flow",
+                        "topic",
+                        "partition",
+                        "offset",
+                        "log_size",
+                        "lag",
+                        "target_topic",
+                        "target_offset",
+                        "target_log_size",
+                        "target_lag",
+                    )
+                ]
+                for r in rows
+            ]
             return table(LAG_HEADER, body) if body else f"group {args.group} has no commits"
 
         return _watch(args, once)
@@ -188,25 +241,37 @@ def group_rows(flow: Flow, group: str, timeout: float) -> list[dict[str, Any]]:
     plan = plan_failover(flow, group, timeout=timeout)
     source = OffsetLister(flow.source_admin_config(label="lag-admin"), timeout=timeout)
     target = OffsetLister(flow.target_admin_config(label="lag-admin"), timeout=timeout)
-    ends = source.offsets([(m.source.topic, m.source.partition) for m in plan.moves],
-                          latest=True, read_committed=False)  # fmt: skip
+    ends = source.offsets(
+        [(m.source.topic, m.source.partition) for m in plan.moves],
+        latest=True,
+        read_committed=False,
+    )
     remote = [m.target for m in plan.moves if m.target is not None]
-    target_ends = target.offsets([(t.topic, t.partition) for t in remote], latest=True,
-                                 read_committed=False)  # fmt: skip
+    target_ends = target.offsets(
+        [(t.topic, t.partition) for t in remote], latest=True, read_committed=False
+    )
     rows = []
     for m in plan.moves:
         end = ends.get((m.source.topic, m.source.partition))
         t_end = None if m.target is None else target_ends.get((m.target.topic, m.target.partition))
-        rows.append({
-            "group": group, "flow": flow.name, "topic": m.source.topic,
-            "partition": m.source.partition, "offset": m.source_offset, "log_size": end,
-            "lag": None if end is None else max(0, end - m.source_offset),
-            "target_topic": None if m.target is None else m.target.topic,
-            "target_offset": m.target_offset, "target_log_size": t_end,
-            "target_lag": None if t_end is None or m.target_offset is None
-            else max(0, t_end - m.target_offset),
-            "note": m.note,
-        })  # fmt: skip
+        rows.append(
+            {
+                "group": group,
+                "flow": flow.name,
+                "topic": m.source.topic,
+                "partition": m.source.partition,
+                "offset": m.source_offset,
+                "log_size": end,
+                "lag": None if end is None else max(0, end - m.source_offset),
+                "target_topic": None if m.target is None else m.target.topic,
+                "target_offset": m.target_offset,
+                "target_log_size": t_end,
+                "target_lag": None
+                if t_end is None or m.target_offset is None
+                else max(0, t_end - m.target_offset),
+                "note": m.note,
+            }
+        )
     return rows
 
 

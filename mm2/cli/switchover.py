@@ -32,8 +32,12 @@ class RestFlows:
 
     def __init__(self, url: str, user: str | None = None) -> None:
         auth = tuple(user.split(":", 1)) if user and ":" in user else None
-        self._api = httpx.Client(base_url=url.rstrip("/"), timeout=30, auth=auth,  # type: ignore[arg-type]
-                                 headers=CHANGE_HEADERS)  # fmt: skip
+        self._api = httpx.Client(
+            base_url=url.rstrip("/"),
+            timeout=30,
+            auth=auth,  # type: ignore[arg-type]
+            headers=CHANGE_HEADERS,
+        )
 
     def state(self, source: str, target: str) -> str | None:
         answer = self._call("GET", f"/flows/{source}/{target}", ok=(200, 404))
@@ -62,17 +66,33 @@ class RestFlows:
 
 
 def render_report(report: SwitchoverReport) -> str:
-    rows = [[f"{p.topic}-{p.partition}", str(p.source_end),
-             "-" if p.copied_to is None else str(p.copied_to), str(p.not_copied),
-             f"{p.not_copied_seconds:.1f}"] for p in report.partitions]  # fmt: skip
+    rows = [
+        [
+            f"{p.topic}-{p.partition}",
+            str(p.source_end),
+            "-" if p.copied_to is None else str(p.copied_to),
+            str(p.not_copied),
+            f"{p.not_copied_seconds:.1f}",
+        ]
+        for p in report.partitions
+    ]
     header = ["SOURCE PARTITION", "SOURCE END", "COPIED TO", "NOT COPIED", "SECONDS"]
-    steps = [[s.name, f"{s.seconds:.1f} s", "FAILED" if s.failed else "ok"]
-             for s in report.steps]  # fmt: skip
-    groups = [[g.group, g.committed_as, str(g.committed), str(g.kept),
-               "yes" if g.exact else "no", g.skipped or "-"] for g in report.groups]  # fmt: skip
+    steps = [[s.name, f"{s.seconds:.1f} s", "FAILED" if s.failed else "ok"] for s in report.steps]
+    groups = [
+        [
+            g.group,
+            g.committed_as,
+            str(g.committed),
+            str(g.kept),
+            "yes" if g.exact else "no",
+            g.skipped or "-",
+        ]
+        for g in report.groups
+    ]
     failed = ", ".join(report.failed_steps)
     out = [
-        f"switchover of {report.flow}" + (" (dry run)" if report.dry_run else "")
+        f"switchover of {report.flow}"
+        + (" (dry run)" if report.dry_run else "")
         + (": done" if report.done else "")
         + (f": failed at {failed} (see what it said)" if failed else ""),
         "",
@@ -80,7 +100,7 @@ def render_report(report: SwitchoverReport) -> str:
         "",
         f"recovery point: {report.not_copied} record(s) not copied, the oldest "
         f"{report.not_copied_seconds:.1f} s old",
-    ]  # fmt: skip
+    ]
     if groups:
         head = ["GROUP", "ON TARGET AS", "COMMITTED", "KEPT", "EXACT", "SKIPPED"]
         out += ["", table(head, groups)]
@@ -94,21 +114,44 @@ class Switchover:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--config", required=True, metavar="FILE", help="mm2.properties")
-        parser.add_argument("--from", required=True, dest="source", metavar="ALIAS",
-                            help="the cluster the clients leave")  # fmt: skip
-        parser.add_argument("--to", required=True, dest="target", metavar="ALIAS",
-                            help="the cluster they move to")  # fmt: skip
-        parser.add_argument("--url", required=True,
-                            help="the running mirror's REST URL (http://host:8083)")  # fmt: skip
+        parser.add_argument(
+            "--from",
+            required=True,
+            dest="source",
+            metavar="ALIAS",
+            help="the cluster the clients leave",
+        )
+        parser.add_argument(
+            "--to", required=True, dest="target", metavar="ALIAS", help="the cluster they move to"
+        )
+        parser.add_argument(
+            "--url", required=True, help="the running mirror's REST URL (http://host:8083)"
+        )
         parser.add_argument("--user", metavar="USER:PASSWORD", help="REST Basic credentials")
-        parser.add_argument("--dry-run", action="store_true",
-                            help="check and show lag and group plans; change nothing")  # fmt: skip
-        parser.add_argument("--start-reverse", action="store_true",
-                            help="resume the flow TO->FROM once this one is paused")  # fmt: skip
-        parser.add_argument("--drain-timeout", type=float, default=300.0, metavar="SECONDS",
-                            help="how long to wait for lag 0 (default 300)")  # fmt: skip
-        parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                            help=f"per Kafka request (default {DEFAULT_TIMEOUT:.0f})")  # fmt: skip
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="check and show lag and group plans; change nothing",
+        )
+        parser.add_argument(
+            "--start-reverse",
+            action="store_true",
+            help="resume the flow TO->FROM once this one is paused",
+        )
+        parser.add_argument(
+            "--drain-timeout",
+            type=float,
+            default=300.0,
+            metavar="SECONDS",
+            help="how long to wait for lag 0 (default 300)",
+        )
+        parser.add_argument(
+            "--timeout",
+            type=float,
+            default=DEFAULT_TIMEOUT,
+            metavar="SECONDS",
+            help=f"per Kafka request (default {DEFAULT_TIMEOUT:.0f})",
+        )
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
     def run(self, args: argparse.Namespace) -> int:
@@ -116,8 +159,9 @@ class Switchover:
         try:
             flow = config.flow(args.source, args.target)
         except KeyError:
-            raise ConfigError(f"no flow {args.source}->{args.target} in the file",
-                              file=config.path) from None  # fmt: skip
+            raise ConfigError(
+                f"no flow {args.source}->{args.target} in the file", file=config.path
+            ) from None
         try:
             reverse = config.flow(args.target, args.source)
         except KeyError:
@@ -127,10 +171,16 @@ class Switchover:
         say = (lambda line: print(line, file=sys.stderr, flush=True)) if args.json else print
         code = 0
         try:
-            report = switchover(flow, control, reverse_flow=reverse, dry_run=args.dry_run,
-                                start_reverse=args.start_reverse,
-                                drain_timeout=args.drain_timeout, timeout=args.timeout,
-                                say=say)  # fmt: skip
+            report = switchover(
+                flow,
+                control,
+                reverse_flow=reverse,
+                dry_run=args.dry_run,
+                start_reverse=args.start_reverse,
+                drain_timeout=args.drain_timeout,
+                timeout=args.timeout,
+                say=say,
+            )
         except SwitchoverError as exc:
             report, code = exc.report, 1
         finally:

@@ -28,8 +28,13 @@ def _subcommands() -> list[Subcommand]:
     # Imported here so `mm2 --help` stays fast and a broken tool does not break the others.
     from mm2.cli import kafka_mirror_maker, local_cluster, offset_tools, status, switchover
 
-    return [local_cluster, *offset_tools.COMMANDS, *switchover.COMMANDS, *status.COMMANDS,
-            *kafka_mirror_maker.COMMANDS]  # fmt: skip
+    return [
+        local_cluster,
+        *offset_tools.COMMANDS,
+        *switchover.COMMANDS,
+        *status.COMMANDS,
+        *kafka_mirror_maker.COMMANDS,
+    ]
 
 
 def build_parser(commands: Sequence[Subcommand]) -> argparse.ArgumentParser:

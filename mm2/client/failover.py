@@ -131,12 +131,28 @@ def translate_all_groups(
     with first_records(flow, timeout) as first_record:
         for group in sorted(groups):
             moves = plan_partitions(
-                commits[group], policy=policy, source=source, target=target, mirrored=mirrored,
-                forward=forward, backward=backward, current=current.get(renamed[group], {}),
+                commits[group],
+                policy=policy,
+                source=source,
+                target=target,
+                mirrored=mirrored,
+                forward=forward,
+                backward=backward,
+                current=current.get(renamed[group], {}),
                 first_record=first_record,
-            )  # fmt: skip
-            plans.append(FailoverPlan("failover", group, source, target, "offset syncs",
-                                      tuple(moves), tuple(notes), renamed[group]))  # fmt: skip
+            )
+            plans.append(
+                FailoverPlan(
+                    "failover",
+                    group,
+                    source,
+                    target,
+                    "offset syncs",
+                    tuple(moves),
+                    tuple(notes),
+                    renamed[group],
+                )
+            )
     return plans
 
 
@@ -150,8 +166,11 @@ def first_records(flow: Flow, timeout: float) -> Iterator[FirstRecord]:
     def first_record(tp: TopicPartition, offset: int) -> int | None:
         if not probe:
             config = flow.source_consumer_config(label="failover-source-consumer")
-            probe.append(FirstRecordProbe(config, group="mm2-first-record-failover",
-                                          timeout=min(timeout, 10.0)))  # fmt: skip
+            probe.append(
+                FirstRecordProbe(
+                    config, group="mm2-first-record-failover", timeout=min(timeout, 10.0)
+                )
+            )
         return probe[0].first_at_or_after(tp.topic, tp.partition, offset)
 
     try:
@@ -226,8 +245,9 @@ def _plan(
         moves = moves_from_checkpoints(
             checkpoints, policy=policy, source=source, target=target, current=current
         )
-        return FailoverPlan(kind, group, source, target, "checkpoints", tuple(moves), tuple(notes),
-                            renamed)  # fmt: skip
+        return FailoverPlan(
+            kind, group, source, target, "checkpoints", tuple(moves), tuple(notes), renamed
+        )
     if not commits:
         raise FailoverError(
             f"group {group!r} has no committed offsets on {source!r} ({_servers(source_config)})"
@@ -247,8 +267,9 @@ def _plan(
             current=current,
             first_record=first_record,
         )
-    return FailoverPlan(kind, group, source, target, "offset syncs", tuple(moves), tuple(notes),
-                        renamed)  # fmt: skip
+    return FailoverPlan(
+        kind, group, source, target, "offset syncs", tuple(moves), tuple(notes), renamed
+    )
 
 
 def _renamed(kind: str, flow: Flow, group: str) -> str:

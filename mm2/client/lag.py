@@ -87,9 +87,13 @@ def mirrored_topic(flow: Flow) -> Callable[[str], bool]:
     heartbeats = flow.settings.source.heartbeats_replication_enabled
 
     def mirrored(topic: str) -> bool:
-        return should_replicate_topic(topic, policy=policy, topic_filter=topic_filter,
-                                      target_alias=flow.target,
-                                      heartbeats_replication=heartbeats)  # fmt: skip
+        return should_replicate_topic(
+            topic,
+            policy=policy,
+            topic_filter=topic_filter,
+            target_alias=flow.target,
+            heartbeats_replication=heartbeats,
+        )
 
     return mirrored
 
@@ -184,8 +188,14 @@ class LagReader:
             for tp, end, pos, n in rows
         )
         self._check_open_transactions(problems)
-        return LagReport(self.flow.name, int(time.time() * 1000), out, tuple(problems),
-                         state.positions_at_ms, state.open_transactions)  # fmt: skip
+        return LagReport(
+            self.flow.name,
+            int(time.time() * 1000),
+            out,
+            tuple(problems),
+            state.positions_at_ms,
+            state.open_transactions,
+        )
 
     def _record_ends(
         self, asked_ms: int, partitions: list[tuple[str, int]], ends: dict[tuple[str, int], int]

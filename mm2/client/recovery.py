@@ -140,17 +140,23 @@ class RecoveryPoint:
         n = len(self.partitions)
         bound = self.at_risk_at_most
         if bound is not None:
-            return (f"records not copied: at most {bound} in {n} partition(s) (the source's "
-                    f"ends read at {utc(self.read_at_ms)} UTC, after the positions)")  # fmt: skip
+            return (
+                f"records not copied: at most {bound} in {n} partition(s) (the source's "
+                f"ends read at {utc(self.read_at_ms)} UTC, after the positions)"
+            )
         why = f"the source's ends are not current: {self.source_problem or 'not read'}"
         since = self.unknown_since_ms
         if since is not None:
             head = f"records not copied: unknown since {utc(since)} UTC"
         else:
-            head = (f"records not copied: unknown ({self.never_read} partition(s) without an "
-                    "end ever read)")  # fmt: skip
-        return (f"{head} ({why}); below the last ends read, {self.uncopied_below_ends} "
-                f"offset(s) in {n} partition(s) are not copied")  # fmt: skip
+            head = (
+                f"records not copied: unknown ({self.never_read} partition(s) without an "
+                "end ever read)"
+            )
+        return (
+            f"{head} ({why}); below the last ends read, {self.uncopied_below_ends} "
+            f"offset(s) in {n} partition(s) are not copied"
+        )
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -193,10 +199,17 @@ def assess(
         # no longer mirrors) risks nothing; a partition never copied risks its whole log.
         for tp in sorted(live.ends):
             last = stored.of_topic(tp, live.topic_ids.get(tp[0], ""))
-            rows.append(PartitionAtRisk(
-                tp[0], tp[1], None if last is None else last + 1, live.ends[tp],
-                live.read_at_ms, current=True, log_start=live.starts.get(tp),
-            ))  # fmt: skip
+            rows.append(
+                PartitionAtRisk(
+                    tp[0],
+                    tp[1],
+                    None if last is None else last + 1,
+                    live.ends[tp],
+                    live.read_at_ms,
+                    current=True,
+                    log_start=live.starts.get(tp),
+                )
+            )
         return RecoveryPoint(flow, live.read_at_ms, tuple(rows))
     for tp in sorted(set(stored.offsets) | set(stored.source_ends)):
         end, read_at = stored.source_ends.get(tp, (None, None))

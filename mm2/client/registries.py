@@ -79,8 +79,10 @@ def make_target_writable(
         return RegistryStep(tuple(said), failed)
     try:
         if back.settings.schema.sync_schemas_interval_seconds is None:
-            tell(f"{back.name} has sync.schemas.enabled = false: schemas registered on {b} "
-                 "stay there")  # fmt: skip
+            tell(
+                f"{back.name} has sync.schemas.enabled = false: schemas registered on {b} "
+                "stay there"
+            )
         else:
             with open_client(back.schema_registry_config("target")) as client:
                 tell(ids_back(client, name=f"{a}'s registry", flow_back=back.name))

@@ -127,10 +127,12 @@ def switchover(
         reading = _reading_on_source(flow, [p.group for p in plans], timeout)
         for plan in plans:
             why = reading.get(plan.group) or busy.get(plan.committed_as, "")
-            run.say(f"group {plan.group!r}: {len(plan.translated)} partition(s) to commit on {b}"
-                    + (" as " + repr(plan.committed_as) if plan.target_group else "")
-                    + (", exact" if plan.exact else f", re-read at most {plan.rereads_at_most}")
-                    + (f"; left alone: {why}" if why else ""))  # fmt: skip
+            run.say(
+                f"group {plan.group!r}: {len(plan.translated)} partition(s) to commit on {b}"
+                + (" as " + repr(plan.committed_as) if plan.target_group else "")
+                + (", exact" if plan.exact else f", re-read at most {plan.rereads_at_most}")
+                + (f"; left alone: {why}" if why else "")
+            )
         if not plans:
             run.say("no consumer group to move")
     reader = LagReader(flow, timeout=timeout)
@@ -140,10 +142,12 @@ def switchover(
                 lag = _data_only(flow, reader.read())
                 run.report.partitions = _partitions(lag)
                 _say_lag(run, lag, None)
-                run.say(f"dry run: nothing changed; {a}->{b} would be drained, {len(plans)} "
-                        f"group(s) committed on {b}, {a}->{b} paused"
-                        + (f", {b}'s registry READWRITE" if mirrors_schemas(flow) else "")
-                        + (f", {b}->{a} resumed" if start_reverse else ""))  # fmt: skip
+                run.say(
+                    f"dry run: nothing changed; {a}->{b} would be drained, {len(plans)} "
+                    f"group(s) committed on {b}, {a}->{b} paused"
+                    + (f", {b}'s registry READWRITE" if mirrors_schemas(flow) else "")
+                    + (f", {b}->{a} resumed" if start_reverse else "")
+                )
             _registries(run, flow, reverse_flow, dry_run=True)
             return run.report
         with run.step("drain"):
@@ -190,12 +194,16 @@ def _check(
         return
     back = control.state(b, a)
     if start_reverse and (back is None or back == "DISABLED" or not reverse_flow.enabled):
-        raise run.fail(f"the flow {b}->{a} is not enabled in the mirror: set "
-                       f"`{b}->{a}.enabled = true` (it can start paused) to start it")  # fmt: skip
+        raise run.fail(
+            f"the flow {b}->{a} is not enabled in the mirror: set "
+            f"`{b}->{a}.enabled = true` (it can start paused) to start it"
+        )
     policy = reverse_flow.replication_policy()
-    run.say(f"{b}->{a}: {back or 'not in the mirror'}; {b}'s topics reach {a} as "
-            f"{policy.format_remote_topic(b, '<topic>')!r}, {a}'s copies on {b} are not "
-            f"sent back")  # fmt: skip
+    run.say(
+        f"{b}->{a}: {back or 'not in the mirror'}; {b}'s topics reach {a} as "
+        f"{policy.format_remote_topic(b, '<topic>')!r}, {a}'s copies on {b} are not "
+        f"sent back"
+    )
 
 
 def _with_members(
@@ -232,11 +240,15 @@ def _busy_groups(flow: Flow, plans: list[FailoverPlan], timeout: float) -> dict[
 def _say_lag(run: _Run, lag: LagReport, moved: dict[tuple[str, int], int] | None) -> None:
     behind = sorted(lag.partitions, key=lambda p: -p.records)
     waiting = [p for p in behind if p.records]
-    run.say(f"{len(lag.partitions)} partition(s), {lag.records} record(s) not copied yet"
-            + (f", oldest {lag.seconds:.1f} s" if lag.records else ""))  # fmt: skip
+    run.say(
+        f"{len(lag.partitions)} partition(s), {lag.records} record(s) not copied yet"
+        + (f", oldest {lag.seconds:.1f} s" if lag.records else "")
+    )
     for p in waiting[:10]:
-        run.say(f"  {p.topic}-{p.partition}: end {p.log_end}, copied to {p.position}, "
-                f"{p.records} behind")  # fmt: skip
+        run.say(
+            f"  {p.topic}-{p.partition}: end {p.log_end}, copied to {p.position}, "
+            f"{p.records} behind"
+        )
     if len(waiting) > 10:
         run.say(f"  ... and {len(waiting) - 10} more")
     if moved:
@@ -256,12 +268,18 @@ def _drain(
     while True:
         lag = read()
         ends = {(p.topic, p.partition): p.log_end for p in lag.partitions}
-        moved = {} if last is None else {
-            tp: end - last.get(tp, end) for tp, end in ends.items() if end != last.get(tp, end)
-        }  # fmt: skip
+        moved = (
+            {}
+            if last is None
+            else {
+                tp: end - last.get(tp, end) for tp, end in ends.items() if end != last.get(tp, end)
+            }
+        )
         if last is not None and not moved and not lag.records and not lag.problems:
-            run.say(f"drained: {len(lag.partitions)} partition(s), every record copied, the "
-                    f"source's ends unchanged for {poll_seconds:g} s")  # fmt: skip
+            run.say(
+                f"drained: {len(lag.partitions)} partition(s), every record copied, the "
+                f"source's ends unchanged for {poll_seconds:g} s"
+            )
             return _partitions(lag)
         now = time.monotonic()
         if now - said_at >= 5 * poll_seconds or last is None:
@@ -269,8 +287,10 @@ def _drain(
             said_at = now
         if now > deadline:
             run.report.partitions = _partitions(lag)
-            raise run.fail(f"not drained within {drain_timeout:.0f} s ({lag.records} record(s) "
-                           "not copied): nothing was changed")  # fmt: skip
+            raise run.fail(
+                f"not drained within {drain_timeout:.0f} s ({lag.records} record(s) "
+                "not copied): nothing was changed"
+            )
         last = ends
         time.sleep(poll_seconds)
 
@@ -301,11 +321,19 @@ def _move_groups(
             moves.append(GroupMove(plan.group, plan.committed_as, skipped=str(exc)))
             run.say(f"group {plan.group!r} not moved: {exc}")
             continue
-        move = GroupMove(plan.group, plan.committed_as, len(applied.committed), len(applied.kept),
-                         plan.exact, plan.rereads_at_most)  # fmt: skip
+        move = GroupMove(
+            plan.group,
+            plan.committed_as,
+            len(applied.committed),
+            len(applied.kept),
+            plan.exact,
+            plan.rereads_at_most,
+        )
         moves.append(move)
-        run.say(f"group {plan.group!r}: {move.committed} partition(s) committed on "
-                f"{flow.target} as {plan.committed_as!r}, {move.kept} kept (ahead)")  # fmt: skip
+        run.say(
+            f"group {plan.group!r}: {move.committed} partition(s) committed on "
+            f"{flow.target} as {plan.committed_as!r}, {move.kept} kept (ahead)"
+        )
     return moves
 
 

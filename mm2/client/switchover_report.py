@@ -51,8 +51,12 @@ class Step:
     failed: bool = False
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "seconds": round(self.seconds, 3), "said": list(self.said),
-                "failed": self.failed}  # fmt: skip
+        return {
+            "name": self.name,
+            "seconds": round(self.seconds, 3),
+            "said": list(self.said),
+            "failed": self.failed,
+        }
 
 
 @dataclass(frozen=True)
@@ -68,9 +72,14 @@ class PartitionAtSwitch:
     not_copied_seconds: float
 
     def to_json(self) -> dict[str, object]:
-        return {"topic": self.topic, "partition": self.partition, "source_end": self.source_end,
-                "copied_to": self.copied_to, "not_copied": self.not_copied,
-                "not_copied_seconds": self.not_copied_seconds}  # fmt: skip
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "source_end": self.source_end,
+            "copied_to": self.copied_to,
+            "not_copied": self.not_copied,
+            "not_copied_seconds": self.not_copied_seconds,
+        }
 
 
 @dataclass(frozen=True)
@@ -86,9 +95,15 @@ class GroupMove:
     skipped: str = ""
 
     def to_json(self) -> dict[str, object]:
-        return {"group": self.group, "committed_as": self.committed_as,
-                "committed": self.committed, "kept": self.kept, "exact": self.exact,
-                "rereads_at_most": self.rereads_at_most, "skipped": self.skipped}  # fmt: skip
+        return {
+            "group": self.group,
+            "committed_as": self.committed_as,
+            "committed": self.committed,
+            "kept": self.kept,
+            "exact": self.exact,
+            "rereads_at_most": self.rereads_at_most,
+            "skipped": self.skipped,
+        }
 
 
 @dataclass
@@ -113,10 +128,13 @@ class SwitchoverReport:
         return max((p.not_copied_seconds for p in self.partitions), default=0.0)
 
     def to_json(self) -> dict[str, object]:
-        return {"flow": self.flow, "dry_run": self.dry_run, "done": self.done,
-                "failed_steps": self.failed_steps,
-                "recovery_point": {"records": self.not_copied,
-                                   "seconds": self.not_copied_seconds},
-                "steps": [s.to_json() for s in self.steps],
-                "partitions": [p.to_json() for p in self.partitions],
-                "groups": [g.to_json() for g in self.groups]}  # fmt: skip
+        return {
+            "flow": self.flow,
+            "dry_run": self.dry_run,
+            "done": self.done,
+            "failed_steps": self.failed_steps,
+            "recovery_point": {"records": self.not_copied, "seconds": self.not_copied_seconds},
+            "steps": [s.to_json() for s in self.steps],
+            "partitions": [p.to_json() for p in self.partitions],
+            "groups": [g.to_json() for g in self.groups],
+        }

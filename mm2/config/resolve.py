@@ -20,9 +20,16 @@ __all__ = [
 _CLIENT_PREFIX = re.compile(r"^(consumer|producer|admin)")
 # The top-level keys MirrorMakerConfig.workerConfig takes for every herder's worker.
 _WORKER_PREFIXES = (
-    "offset.storage", "config.storage", "status.storage", "key.converter", "value.converter",
-    "header.converter", "task", "worker", "replication.policy",
-)  # fmt: skip
+    "offset.storage",
+    "config.storage",
+    "status.storage",
+    "key.converter",
+    "value.converter",
+    "header.converter",
+    "task",
+    "worker",
+    "replication.policy",
+)
 _BYTE_ARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
 
 

@@ -150,9 +150,18 @@ def _jks_as_pkcs12(location: str, password: str, key_password: str | None) -> by
     if key_password is not None and key_password != password:
         # keytool takes a key password only with the alias of the key it belongs to.
         listing = _run_keytool(
-            ["-list", "-keystore", location, "-storetype", "JKS",
-             "-storepass:env", "MM2_STORE_PASSWORD"], secrets, what,
-        )  # fmt: skip
+            [
+                "-list",
+                "-keystore",
+                location,
+                "-storetype",
+                "JKS",
+                "-storepass:env",
+                "MM2_STORE_PASSWORD",
+            ],
+            secrets,
+            what,
+        )
         aliases = _KEY_ENTRY.findall(listing)
         if not aliases:
             raise StoreProblem(f"{what} holds no private key")
@@ -160,11 +169,26 @@ def _jks_as_pkcs12(location: str, password: str, key_password: str | None) -> by
     with tempfile.TemporaryDirectory(prefix="mm2-store-") as private:  # made 0700
         target = Path(private) / "store.p12"
         _run_keytool(
-            ["-importkeystore", "-noprompt", "-srckeystore", location, "-srcstoretype", "JKS",
-             "-srcstorepass:env", "MM2_STORE_PASSWORD", "-destkeystore", str(target),
-             "-deststoretype", "PKCS12", "-deststorepass:env", "MM2_KEY_PASSWORD", *extra],
-            secrets, what,
-        )  # fmt: skip
+            [
+                "-importkeystore",
+                "-noprompt",
+                "-srckeystore",
+                location,
+                "-srcstoretype",
+                "JKS",
+                "-srcstorepass:env",
+                "MM2_STORE_PASSWORD",
+                "-destkeystore",
+                str(target),
+                "-deststoretype",
+                "PKCS12",
+                "-deststorepass:env",
+                "MM2_KEY_PASSWORD",
+                *extra,
+            ],
+            secrets,
+            what,
+        )
         return target.read_bytes()
 
 

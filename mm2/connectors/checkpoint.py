@@ -115,9 +115,11 @@ class MirrorCheckpointTask(Task):
         )
         renaming = flow.group_mirroring_policy()
         self._group_sync = GroupSync(
-            GroupAdmin(target_admin), flow=flow.name, target=flow.target,
+            GroupAdmin(target_admin),
+            flow=flow.name,
+            target=flow.target,
             rename=lambda group: renaming.target_group(flow.source, group),
-        )  # fmt: skip
+        )
         self._load_checkpoints()
         self._translator, start = self._load_snapshot()
         self._syncs = self._sync_reader(start)
@@ -128,8 +130,11 @@ class MirrorCheckpointTask(Task):
         self._ready = True
         log.info(
             "%s: checkpoints to %s for %d group(s) found in it; offset syncs from %s",
-            flow.name, self._checkpoints_topic, len(self._checkpoints), self._syncs.topic,
-        )  # fmt: skip
+            flow.name,
+            self._checkpoints_topic,
+            len(self._checkpoints),
+            self._syncs.topic,
+        )
 
     def _share_group_sync(self) -> ShareGroupSync | None:
         """The flow's share-group sync, or None (said once) when its clusters' security
@@ -150,14 +155,15 @@ class MirrorCheckpointTask(Task):
         ends = OffsetLister(source_admin)
         renaming = flow.group_mirroring_policy()
         return ShareGroupSync(
-            *self._share_admins, flow=flow.name,
+            *self._share_admins,
+            flow=flow.name,
             translate=self._downstream,
             rename=self._rename,
             target_group=lambda group: renaming.target_group(flow.source, group),
             mirrors=lambda group: mirrors_group(self._group_filter, group),
             replicates=self._topic_filter.should_replicate_topic,
             stable_ends=lambda tps: ends.offsets(tps, latest=True, read_committed=True),
-        )  # fmt: skip
+        )
 
     def _share_step(self, step: Callable[[], None]) -> None:
         """A share-group refresh or sync; its failure never holds back the consumer groups'
@@ -256,8 +262,11 @@ class MirrorCheckpointTask(Task):
         gone = sorted(set(self._checkpoints) - set(groups))
         if gone:
             named = ", ".join(gone[:20]) + (", ..." if len(gone) > 20 else "")
-            log.info("%s: consumer groups gone from the source, no longer checkpointed: %s",
-                     self._flow.name, named)  # fmt: skip
+            log.info(
+                "%s: consumer groups gone from the source, no longer checkpointed: %s",
+                self._flow.name,
+                named,
+            )
             for group in gone:
                 del self._checkpoints[group]
             self._metrics.keep_checkpoint_groups(self._flow.source, self._flow.target, groups)

@@ -167,8 +167,11 @@ class EpochPlanner:
         self._created = False
         log.debug(
             "%s: prepared: internal topics in %.2f s, topics synced in %.2f s, settled in %.2f s",
-            name, ready - began, routed - ready, time.monotonic() - routed,
-        )  # fmt: skip
+            name,
+            ready - began,
+            routed - ready,
+            time.monotonic() - routed,
+        )
         self._runner = self._make_runner()
         return self._runner
 
@@ -208,8 +211,11 @@ class EpochPlanner:
         if slots < s.tasks_max and len(dealt) < min(s.tasks_max, sum(len(d) for d in dealt)):
             log.warning(
                 "%s: %d copy task(s) instead of tasks.max=%d: Spark has %d free slot(s)",
-                s.flow, len(dealt), s.tasks_max, slots,
-            )  # fmt: skip
+                s.flow,
+                len(dealt),
+                s.tasks_max,
+                slots,
+            )
         self._dealt = dealt
         self._publish_owners()
         if not dealt:
@@ -224,9 +230,12 @@ class EpochPlanner:
             self._announced = True
             log.info(
                 "%s: positions in %s on %s (%d stored), exactly-once %s",
-                s.flow, self._positions.topic, s.target, len(stored.offsets),
+                s.flow,
+                self._positions.topic,
+                s.target,
+                len(stored.offsets),
                 "on" if s.exactly_once else "off",
-            )  # fmt: skip
+            )
         foreign = stored.foreign(self._cluster_id)
         if foreign:
             (topic, partition), other = sorted(foreign.items())[0]
@@ -276,8 +285,13 @@ class EpochPlanner:
         if not self._epoch:
             if runner is not None and not self._schedule.routes:
                 return []
-            return [CopyTaskView(0, "no copy epoch yet: the planner syncs the topics and "
-                                 "reads the positions first", ())]  # fmt: skip
+            return [
+                CopyTaskView(
+                    0,
+                    "no copy epoch yet: the planner syncs the topics and reads the positions first",
+                    (),
+                )
+            ]
         running = runner is not None and runner.running
         ready = self.feed.ready
         views = []
@@ -317,9 +331,10 @@ class EpochPlanner:
         count = sum(len(placed) for placed in added.values())
         log.info(
             "%s: %d new partition(s) given to the running copy tasks (%s)",
-            self.settings.flow, count,
+            self.settings.flow,
+            count,
             ", ".join(f"task {task}: {len(placed)}" for task, placed in sorted(added.items())),
-        )  # fmt: skip
+        )
 
     def _assignment_change(self, runner: CopyRunner) -> dict[int, list[Placed]] | None:
         """What the running epoch's copy tasks must take on ({}: nothing), or None when the
@@ -333,15 +348,21 @@ class EpochPlanner:
         for topic, dealt_id in self._dealt_ids.items():
             route = routes.get(topic)
             if route is not None and dealt_id and route.topic_id and route.topic_id != dealt_id:
-                log.info("%s: source topic %s has a new topic id; new copy epoch",
-                         self.settings.flow, topic)  # fmt: skip
+                log.info(
+                    "%s: source topic %s has a new topic id; new copy epoch",
+                    self.settings.flow,
+                    topic,
+                )
                 return None
         # A remote topic accepting smaller batches than the running producers send (one that
         # joins, or whose max.message.bytes the config sync lowered): new producers, new epoch.
         limits = self._schedule.max_message_bytes(r.target_topic for r in routes.values())
         if min([LIBRDKAFKA_BATCH_SIZE, *limits.values()]) < self._batch_bytes:
-            log.info("%s: a remote topic accepts batches of %d bytes at most; new copy epoch",
-                     self.settings.flow, min(limits.values()))  # fmt: skip
+            log.info(
+                "%s: a remote topic accepts batches of %d bytes at most; new copy epoch",
+                self.settings.flow,
+                min(limits.values()),
+            )
             return None
         return extend_deal(self._dealt, routes)
 
@@ -393,9 +414,10 @@ class EpochPlanner:
         if held:
             log.warning(
                 "%s: %s held back by a transaction for longer than the copy tasks' can last; "
-                "new copy epoch, which ends what they left open", self.settings.flow,
+                "new copy epoch, which ends what they left open",
+                self.settings.flow,
                 ", ".join(f"{t}-{p} at offset {at}" for (t, p), at in sorted(held.items())),
-            )  # fmt: skip
+            )
         return bool(held)
 
     def _end_left_open(self, timeout: float) -> bool:
@@ -431,8 +453,10 @@ class EpochPlanner:
         log.warning(
             "%s: positions moved up to what the remote topics hold committed: %s (a broker's "
             "stop committed a transaction's records but left its positions open, ended "
-            "aborted): those records are not copied again", self.settings.flow, moves,
-        )  # fmt: skip
+            "aborted): those records are not copied again",
+            self.settings.flow,
+            moves,
+        )
 
     def _write_positions(self, positions: dict[TP, int]) -> None:
         """Positions of routed partitions written with their topic ids, then read back."""
@@ -460,8 +484,12 @@ class EpochPlanner:
         before = self._fence_ids()
         self.feed.read_to_end(self._schedule.routes, timeout)
         if eos and self._fence_ids() > before:  # ids of a run with a larger tasks.max
-            log.info("%s: copy task ids %d to %d ran before (a larger tasks.max): fenced too",
-                     self.settings.flow, before, self._fence_ids() - 1)  # fmt: skip
+            log.info(
+                "%s: copy task ids %d to %d ran before (a larger tasks.max): fenced too",
+                self.settings.flow,
+                before,
+                self._fence_ids() - 1,
+            )
             self._fence(timeout)
             ended = self._end_left_open(timeout) or ended
             self.feed.read_to_end(self._schedule.routes, timeout)  # what they committed
@@ -471,30 +499,37 @@ class EpochPlanner:
         # value written back as the newest would copy records again once it is routed).
         routes = self._schedule.routes
         offsets = {
-            tp: o for tp, o in self.feed.stored.offsets.items()
+            tp: o
+            for tp, o in self.feed.stored.offsets.items()
             if tp[0] in routes and tp[1] < routes[tp[0]].partitions
-        }  # fmt: skip
+        }
         if ended:
             self._catch_up_committed(offsets)
         if rewrite and eos and offsets:
             stored = self.feed.stored
             self._positions.write(
-                dict(offsets), cluster_id=self._cluster_id, topic_ids=stored.topic_ids,
+                dict(offsets),
+                cluster_id=self._cluster_id,
+                topic_ids=stored.topic_ids,
                 leader_epochs=stored.leader_epochs,
-            )  # fmt: skip
+            )
         log.debug(
             "%s: settled: %d id(s) fenced in %.2f s, positions read in %.2f s, written in %.2f s",
-            self.settings.flow, self._fence_ids() if eos else 0, fenced - began, read - fenced,
+            self.settings.flow,
+            self._fence_ids() if eos else 0,
+            fenced - began,
+            read - fenced,
             time.monotonic() - read,
-        )  # fmt: skip
+        )
 
     def _assignment(self, topic: str, partition: int, target: str) -> Assignment:
         route = self._schedule.routes.get(topic)
         topic_id = route.topic_id if route is not None else ""
         self._dealt_ids[topic] = topic_id
         as_is = self.settings.schema_ids and self._is_heartbeats(topic)
-        return Assignment(topic, partition, target, self._next_offset(topic, partition, topic_id),
-                          topic_id, as_is)  # fmt: skip
+        return Assignment(
+            topic, partition, target, self._next_offset(topic, partition, topic_id), topic_id, as_is
+        )
 
     def _next_offset(self, topic: str, partition: int, topic_id: str) -> int:
         tp = (topic, partition)
@@ -502,9 +537,15 @@ class EpochPlanner:
         was = self.feed.stored.topic_ids.get(tp, "")
         if start == BEGINNING and (topic, was) not in self._recreated:  # announced once
             self._recreated.add((topic, was))
-            log.warning("%s: source topic %s was deleted and created again since its positions "
-                        "were stored (topic id %s, stored for %s): copying it from the start of "
-                        "its log", self.settings.flow, topic, topic_id, was)  # fmt: skip
+            log.warning(
+                "%s: source topic %s was deleted and created again since its positions "
+                "were stored (topic id %s, stored for %s): copying it from the start of "
+                "its log",
+                self.settings.flow,
+                topic,
+                topic_id,
+                was,
+            )
             self._metrics.topic_recreated(self.settings.source, self.settings.target, topic)
         return start
 
@@ -526,9 +567,12 @@ class EpochPlanner:
             "rebuilt exactly from the offset syncs and the remote topics; %d more resume after "
             "their latest offset sync (the records copied since it come again); partitions "
             "without an offset sync start where auto.offset.reset says",
-            self.settings.flow, self._positions.topic, self.settings.target, len(proven),
+            self.settings.flow,
+            self._positions.topic,
+            self.settings.target,
+            len(proven),
             len(at_sync),
-        )  # fmt: skip
+        )
 
     def end_epoch(self, settle_timeout: float = 5.0) -> None:
         """Cancel the copy tasks and fence them at once: a Python worker that Spark has not

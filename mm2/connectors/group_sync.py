@@ -58,9 +58,16 @@ class GroupSync:
         active = {g for g, s in states.items() if s.active}
         for group in sorted(active - self._reported):
             state = states[group]
-            log.info("%s: not syncing offsets of group %r: it is %s on %s with %d member(s) "
-                     "(%s protocol)", self._flow, group, state.state, self._target,
-                     state.members, state.protocol)  # fmt: skip
+            log.info(
+                "%s: not syncing offsets of group %r: it is %s on %s with %d member(s) "
+                "(%s protocol)",
+                self._flow,
+                group,
+                state.state,
+                self._target,
+                state.members,
+                state.protocol,
+            )
         self._reported = active
         idle = [g for g in names if g not in active]
         planned = sync_group_offsets(
@@ -73,8 +80,14 @@ class GroupSync:
         state = self._groups.describe([group])[group]  # again, right before the write
         if state.active:
             self.skipped += 1
-            log.info("%s: offsets of group %r not synced: it became %s with %d member(s) on %s",
-                     self._flow, group, state.state, state.members, self._target)  # fmt: skip
+            log.info(
+                "%s: offsets of group %r not synced: it became %s with %d member(s) on %s",
+                self._flow,
+                group,
+                state.state,
+                state.members,
+                self._target,
+            )
             return
         current = self._groups.committed_offsets([group]).get(group, {})
         desired = {tp: cp.offset_and_metadata() for tp, cp in checkpoints.items()}
@@ -83,7 +96,11 @@ class GroupSync:
             return
         if not self._groups.alter_offsets(group, offsets):
             self.skipped += 1
-            log.info("%s: offsets of group %r not synced: a member joined it on %s just now",
-                     self._flow, group, self._target)  # fmt: skip
+            log.info(
+                "%s: offsets of group %r not synced: a member joined it on %s just now",
+                self._flow,
+                group,
+                self._target,
+            )
             return
         log.debug("%s: synced %d offset(s) of group %r", self._flow, len(offsets), group)

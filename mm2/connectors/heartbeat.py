@@ -38,9 +38,13 @@ class MirrorHeartbeatTask(Task):
         now = int(time.time() * 1000)
         beat = Heartbeat(self._source, self._target, now)
         self._producer.send(
-            self._topic, beat.to_key_bytes(), beat.to_value_bytes(), partition=0, timestamp=now,
+            self._topic,
+            beat.to_key_bytes(),
+            beat.to_value_bytes(),
+            partition=0,
+            timestamp=now,
             on_ack=lambda: self._liveness.heartbeat(self._source, self._target, now / 1000),
-        )  # fmt: skip
+        )
         return self._interval
 
     def stop(self) -> None:

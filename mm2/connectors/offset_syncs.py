@@ -46,6 +46,5 @@ def positions_from_syncs(
     ]
     target = flow.target_consumer_config(SOURCE, "positions-rebuild-consumer")
     copied: set[TP] = set()
-    proven = prove_positions(anchors, source_consumer, target, copied=copied,
-                             schema_ids=schema_ids)  # fmt: skip
+    proven = prove_positions(anchors, source_consumer, target, copied=copied, schema_ids=schema_ids)
     return {a.source: a.upstream for a in anchors if a.source in copied}, proven

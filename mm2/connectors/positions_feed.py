@@ -114,8 +114,12 @@ class PositionsFeed:
             if s is not None and s.skipped:
                 log.warning(
                     "%s: skipped %d record(s) of %s-%d larger than %s accepts",
-                    self._flow, s.skipped, r.topic, r.partition, route.target_topic,
-                )  # fmt: skip
+                    self._flow,
+                    s.skipped,
+                    r.topic,
+                    r.partition,
+                    route.target_topic,
+                )
             results.append(res)
         if results:
             self._metrics.record_batch(self._source, self._target, results)

@@ -118,5 +118,7 @@ class ProgressGroup:
             logging.INFO if retriable else logging.WARNING,
             "%s: could not commit the mirror's progress to consumer group %s on the source, "
             "trying again later: %s",
-            self._flow, self.group, why,
-        )  # fmt: skip
+            self._flow,
+            self.group,
+            why,
+        )

@@ -68,9 +68,11 @@ class MirrorSchemaTask(Task):
         self._admin = TopicAdmin(self._positions.admin_config)
         self._topic_id = self._offsets_topic_id()
         feed = SchemaIdFeed.open(
-            self._positions.consumer_config, self._positions.topic,
-            flow=flow.name, cluster=flow.source,
-        )  # fmt: skip
+            self._positions.consumer_config,
+            self._positions.topic,
+            flow=flow.name,
+            cluster=flow.source,
+        )
         try:
             feed.catch_up()
             self._confirmed = {}
@@ -86,9 +88,12 @@ class MirrorSchemaTask(Task):
         )
         log.info(
             "%s: schemas from %s to %s; %d schema ID mapping(s) read back from %s",
-            flow.name, self._source.url, self._target.url, len(self._confirmed),
+            flow.name,
+            self._source.url,
+            self._target.url,
+            len(self._confirmed),
             self._positions.topic,
-        )  # fmt: skip
+        )
 
     def _offsets_topic_id(self) -> str:
         assert self._admin is not None
@@ -97,8 +102,9 @@ class MirrorSchemaTask(Task):
         if found is None:
             raise KafkaClientError(
                 f"{topic} is missing on {self._flow.target}: the schema-ID map waits until the "
-                "flow's planner creates it again", retriable=True,
-            )  # fmt: skip
+                "flow's planner creates it again",
+                retriable=True,
+            )
         return found
 
     def _check_offsets_topic(self) -> None:
@@ -106,23 +112,37 @@ class MirrorSchemaTask(Task):
         SchemaSync hands every mapping and subject once."""
         found = self._offsets_topic_id()
         if found != self._topic_id:
-            log.warning("%s: %s was created again (topic id %s, was %s): writing the whole "
-                        "schema-ID map to it again", self._flow.name, self._positions.topic,
-                        found, self._topic_id)  # fmt: skip
+            log.warning(
+                "%s: %s was created again (topic id %s, was %s): writing the whole "
+                "schema-ID map to it again",
+                self._flow.name,
+                self._positions.topic,
+                found,
+                self._topic_id,
+            )
             self._topic_id, self._sync = found, None
 
     def _new_sync(self) -> SchemaSync:
         flow = self._flow
         topic_filter = flow.topic_filter()
         naming = SubjectNaming(
-            flow.replication_policy(), flow.source, flow.target,
-            replicated=topic_filter.should_replicate_topic, is_topic=self._is_source_topic,
-        )  # fmt: skip
+            flow.replication_policy(),
+            flow.source,
+            flow.target,
+            replicated=topic_filter.should_replicate_topic,
+            is_topic=self._is_source_topic,
+        )
         return SchemaSync(
-            self._source, self._target, source_alias=flow.source, naming=naming,
-            subjects=self._subjects, sink=self._send, known=self._confirmed, flow=flow.name,
+            self._source,
+            self._target,
+            source_alias=flow.source,
+            naming=naming,
+            subjects=self._subjects,
+            sink=self._send,
+            known=self._confirmed,
+            flow=flow.name,
             described=self._send,
-        )  # fmt: skip
+        )
 
     def _is_source_topic(self, topic: str) -> bool:
         """Whether the source cluster has the topic (listed again when it is not found and
@@ -150,16 +170,22 @@ class MirrorSchemaTask(Task):
         self._deliver()
         self._passes += 1
         self._metrics.record_schema_pass(
-            self._flow.source, self._flow.target, id_mode=self._sync.id_mode or "translated",
-            registered=report.registered, mappings=report.mappings,
-        )  # fmt: skip
+            self._flow.source,
+            self._flow.target,
+            id_mode=self._sync.id_mode or "translated",
+            registered=report.registered,
+            mappings=report.mappings,
+        )
         if report.writes or report.mappings:
             log.info(
                 "%s: schemas: %d version(s) registered, %d soft delete(s), %d level(s), "
                 "%d ID mapping(s) written",
-                self._flow.name, report.registered, report.deleted, report.configs,
+                self._flow.name,
+                report.registered,
+                report.deleted,
+                report.configs,
                 report.mappings,
-            )  # fmt: skip
+            )
         return self._interval
 
     def _send(self, record: SchemaRecord) -> None:
@@ -172,9 +198,12 @@ class MirrorSchemaTask(Task):
                 self._confirmed[record.source] = record.target
 
         self._producer.send(
-            self._positions.topic, record.key(), record.value(),
-            partition=_UNASSIGNED, on_ack=acknowledged,
-        )  # fmt: skip
+            self._positions.topic,
+            record.key(),
+            record.value(),
+            partition=_UNASSIGNED,
+            on_ack=acknowledged,
+        )
 
     def _deliver(self) -> None:
         """Wait for the pass's mappings; if any failed, the sync is built again from those

@@ -79,13 +79,17 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
     read_committed = settings.source_consumer["isolation.level"] == "read_committed"
     positions = PositionsTopic.of(flow)
     schedule = TopicSchedule(
-        flow.name, flow.source, flow.target,
+        flow.name,
+        flow.source,
+        flow.target,
         sync=TopicSync(flow, TopicAdmin(source_admin), TopicAdmin(flow.target_admin_config())),
-        ends=OffsetLister(source_admin), metrics=metrics, read_committed=read_committed,
+        ends=OffsetLister(source_admin),
+        metrics=metrics,
+        read_committed=read_committed,
         refresh_seconds=s.refresh_topics_interval_seconds or 2,
         configs_seconds=s.sync_topic_configs_interval_seconds,
         acls_seconds=s.sync_topic_acls_interval_seconds,
-    )  # fmt: skip
+    )
     feed = PositionsFeed(flow.name, flow.source, flow.target, positions, metrics)
     progress = ProgressGroup.for_flow(flow)
 
@@ -96,8 +100,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         fence_transactional_ids(flow.target_producer_config(), ids, timeout=timeout)
 
     def end_open(ids: list[str], topics: list[str], timeout: float) -> Mapping[TP, int]:
-        configs = (flow.target_producer_config(), positions.consumer_config,
-                   positions.admin_config)  # fmt: skip
+        configs = (flow.target_producer_config(), positions.consumer_config, positions.admin_config)
         return end_left_open(configs, ids, topics, flow=flow.name, timeout=timeout)
 
     planner = EpochPlanner(

@@ -56,9 +56,11 @@ class CopyFailure:
         try:
             raw = json.loads(text[begin + len(_BEGIN) : end])
             return cls(
-                str(raw["kind"]), bool(raw["retriable"]), str(raw["message"]),
+                str(raw["kind"]),
+                bool(raw["retriable"]),
+                str(raw["message"]),
                 bool(raw.get("operator", False)),
-            )  # fmt: skip
+            )
         except (ValueError, KeyError, TypeError):
             return None
 

@@ -104,9 +104,10 @@ def end_left_open(
         log.warning(
             "%s: ended the transactions earlier copy tasks left open on %s: a broker stopped "
             "while they ended; their records are aborted and copied again from the last "
-            "committed positions", flow,
+            "committed positions",
+            flow,
             ", ".join(f"{t}-{p} at offset {at}" for (t, p), at in sorted(ended.items())),
-        )  # fmt: skip
+        )
     return ended
 
 
@@ -162,8 +163,9 @@ def _first_records(
         consumer.close()
     for (t, p), at in sorted(held.items()):
         if (t, p) not in found:
-            log.info("%s-%d held back at %d: its first open record did not come; left as it is",
-                     t, p, at)  # fmt: skip
+            log.info(
+                "%s-%d held back at %d: its first open record did not come; left as it is", t, p, at
+            )
     return found
 
 
@@ -186,12 +188,20 @@ def _abort_over(
         producer.begin_transaction()
         for (topic, partition), msg in sorted(firsts.items()):
             kind, stamp = msg.timestamp()
-            producer.produce(topic, msg.value(), msg.key(), partition, delivered,
-                             timestamp=stamp if kind else 0, headers=msg.headers())  # fmt: skip
+            producer.produce(
+                topic,
+                msg.value(),
+                msg.key(),
+                partition,
+                delivered,
+                timestamp=stamp if kind else 0,
+                headers=msg.headers(),
+            )
         if producer.flush(timeout) or failed:
             why = failed[0].str() if failed else f"not acknowledged in {timeout:.0f} s"
-            raise KafkaClientError(f"ending the transactions left open on {label}: {why}",
-                                   retriable=True)  # fmt: skip
+            raise KafkaClientError(
+                f"ending the transactions left open on {label}: {why}", retriable=True
+            )
         producer.abort_transaction(timeout)
     except KafkaException as exc:
         raise client_error("ending the transactions left open", exc, cluster=label) from exc

@@ -165,9 +165,13 @@ class CopyLoop:
         feed = None
         if spec.offsets_consumer is not None and spec.assignments_from >= 0:
             feed = AssignmentFeed(
-                spec.offsets_consumer, spec.offsets_topic, flow=spec.flow, epoch=spec.epoch,
-                task=spec.task, start=spec.assignments_from,
-            )  # fmt: skip
+                spec.offsets_consumer,
+                spec.offsets_topic,
+                flow=spec.flow,
+                epoch=spec.epoch,
+                task=spec.task,
+                start=spec.assignments_from,
+            )
         source_admin = spec.settings.source_admin
         states = FetchStates()
         return cls(
@@ -526,9 +530,10 @@ class CopyLoop:
         if self._topic_ids is None:
             return None
         topics = {
-            tp[0] for tp, pending in txn.parts.items()
+            tp[0]
+            for tp, pending in txn.parts.items()
             if pending.upstream and self._assigned[tp].topic_id and tp not in self._left
-        }  # fmt: skip
+        }
         if not topics:
             return None
         try:
@@ -552,16 +557,20 @@ class CopyLoop:
             if self._sink.transactional:
                 self._sink.abort()
             wait = self._retries.failed(cause)  # raises once nothing committed for too long
-            log.warning("%s: %s; copying again from the last commit in %.1f s",
-                        self.spec.flow, cause, wait)  # fmt: skip
+            log.warning(
+                "%s: %s; copying again from the last commit in %.1f s", self.spec.flow, cause, wait
+            )
             time.sleep(wait)
             self._assign()
             return False
         changed = {
-            tp[0]: ids[tp[0]] for tp in txn.parts
-            if tp not in self._left and ids.get(tp[0]) and self._assigned[tp].topic_id
+            tp[0]: ids[tp[0]]
+            for tp in txn.parts
+            if tp not in self._left
+            and ids.get(tp[0])
+            and self._assigned[tp].topic_id
             and ids[tp[0]] != self._assigned[tp].topic_id
-        }  # fmt: skip
+        }
         if changed:
             self._leave(changed)
         if not any(tp in self._left and p.upstream for tp, p in txn.parts.items()):
@@ -611,9 +620,13 @@ class CopyLoop:
             log.info(
                 "%s task %d: source topic %s was deleted and created again (topic id %s, "
                 "copied as %s): nothing read from it since is committed; the planner copies "
-                "the new topic from its start at its next refresh", self.spec.flow,
-                self.spec.task, topic, new_id, self._assigned[left[0]].topic_id,
-            )  # fmt: skip
+                "the new topic from its start at its next refresh",
+                self.spec.flow,
+                self.spec.task,
+                topic,
+                new_id,
+                self._assigned[left[0]].topic_id,
+            )
 
     def _finish(self, txn: _Txn) -> None:
         finished = int(time.time() * 1000)
@@ -661,8 +674,9 @@ class CopyLoop:
             )
         wait = self._retries.failed(cause)  # raises once nothing was committed for too long
         if others or remaining:
-            log.warning("%s: %s; copying again from the last commit in %.1f s",
-                        self.spec.flow, cause, wait)  # fmt: skip
+            log.warning(
+                "%s: %s; copying again from the last commit in %.1f s", self.spec.flow, cause, wait
+            )
             time.sleep(wait)
         self._assign()  # back to the committed positions
 

@@ -46,16 +46,35 @@ def where_to_resume(flow: str, where: str, at: int, err: KafkaError, low: int, h
             else f"the position {at} is beyond the source's log end {high}: the log was "
             "truncated (an unclean leader election) or the position was set past it"
         )
-        log.warning("%s: %s: %s; copying it again from the log start %d, so that no record "
-                    "written since is skipped (records copied before come again)",
-                    flow, where, why, low)  # fmt: skip
+        log.warning(
+            "%s: %s: %s; copying it again from the log start %d, so that no record "
+            "written since is skipped (records copied before come again)",
+            flow,
+            where,
+            why,
+            low,
+        )
         return Resume(low, truncated=1)
     if at < low:
-        log.warning("%s: %s: offsets %d-%d were deleted from the source (retention or "
-                    "DeleteRecords) before they were copied: %d record(s) can never be "
-                    "copied; copying on from the log start %d", flow, where, at, low - 1,
-                    low - at, low)  # fmt: skip
+        log.warning(
+            "%s: %s: offsets %d-%d were deleted from the source (retention or "
+            "DeleteRecords) before they were copied: %d record(s) can never be "
+            "copied; copying on from the log start %d",
+            flow,
+            where,
+            at,
+            low - 1,
+            low - at,
+            low,
+        )
         return Resume(low, gone=low - at)
-    log.info("%s: %s: %s; reading again from %d (the log runs %d-%d)",
-             flow, where, err.str(), at, low, high)  # fmt: skip
+    log.info(
+        "%s: %s: %s; reading again from %d (the log runs %d-%d)",
+        flow,
+        where,
+        err.str(),
+        at,
+        low,
+        high,
+    )
     return Resume(at)

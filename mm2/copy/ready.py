@@ -73,7 +73,12 @@ def announce(topic: str, producer_config: Mapping[str, str], ready: CopyReady) -
             producer.send(topic, ready_key(ready.flow, ready.task), value, partition=_PARTITION)
             producer.flush(30)
         except KafkaClientError as exc:
-            log.warning("%s task %d: the notice that it copies was not written to %s (%s)",
-                        ready.flow, ready.task, topic, exc)  # fmt: skip
+            log.warning(
+                "%s task %d: the notice that it copies was not written to %s (%s)",
+                ready.flow,
+                ready.task,
+                topic,
+                exc,
+            )
 
     threading.Thread(target=send, name=f"ready-{ready.flow}-{ready.task}", daemon=True).start()

@@ -52,9 +52,15 @@ def _same_data(copy: bytes | None, original: bytes | None, framed: bool) -> bool
     ID of Confluent's payload prefix, which the copy may carry in the target's numbering."""
     if copy == original:
         return True
-    return (framed and copy is not None and original is not None and len(copy) == len(original)
-            and len(copy) > 4 and copy[0] == original[0] == 0
-            and copy[5:] == original[5:])  # fmt: skip
+    return (
+        framed
+        and copy is not None
+        and original is not None
+        and len(copy) == len(original)
+        and len(copy) > 4
+        and copy[0] == original[0] == 0
+        and copy[5:] == original[5:]
+    )
 
 
 def _same(target: _Seen, source: _Seen, framed: bool = False) -> bool:
@@ -140,9 +146,10 @@ def prove_positions(
     )
     # Only anchors whose sync's own record is still on the target can be walked.
     walkable = {
-        by_remote[r].source: seen for r, seen in copies.items()
+        by_remote[r].source: seen
+        for r, seen in copies.items()
         if seen and seen[0].offset == by_remote[r].downstream
-    }  # fmt: skip
+    }
     if copied is not None:
         copied.update(walkable)
     by_source = {a.source: a for a in anchors}

@@ -70,13 +70,17 @@ class SchemaGate:
             )
         s = spec.settings
         rewriter = SchemaIdRewriter(
-            prefixed_keys=s.schema_ids_keys, prefixed_values=s.schema_ids_values,
+            prefixed_keys=s.schema_ids_keys,
+            prefixed_values=s.schema_ids_values,
             strategies=(s.key_subject_name_strategy, s.value_subject_name_strategy),
-        )  # fmt: skip
+        )
         feed = SchemaIdFeed.open(
-            spec.offsets_consumer, spec.offsets_topic, flow=spec.flow,
-            cluster=spec.source, rewriter=rewriter,
-        )  # fmt: skip
+            spec.offsets_consumer,
+            spec.offsets_topic,
+            flow=spec.flow,
+            cluster=spec.source,
+            rewriter=rewriter,
+        )
         return cls(spec, feed)
 
     def rewrite(
@@ -98,9 +102,15 @@ class SchemaGate:
         if waiting is None or waiting[0] != offset:
             self._since[tp] = (offset, time.monotonic())
             self._passes_at[tp] = self._feed.passes
-            log.info("%s: %s-%d@%d waits: %s on the target (the schema connector registers "
-                        "it, then copying goes on)", self.spec.flow, tp[0], tp[1], offset,
-                        missing)  # fmt: skip
+            log.info(
+                "%s: %s-%d@%d waits: %s on the target (the schema connector registers "
+                "it, then copying goes on)",
+                self.spec.flow,
+                tp[0],
+                tp[1],
+                offset,
+                missing,
+            )
 
     def poll(self) -> list[TopicPartition]:
         """The held partitions to assign again (at their held record) once the map has news or
@@ -113,10 +123,20 @@ class SchemaGate:
             passes = self._feed.passes - self._passes_at[(topic, partition)]
             if not missing.described and passes >= _PASSES and isinstance(missing.schema, int):
                 self._feed.rewriter.unframed(topic, missing.field, missing.schema)
-                log.info("%s: %s-%d@%d: %s after %d passes over the source registry: those "
-                         "bytes are no schema ID, and records of %s whose %s reads as ID %d "
-                         "are copied as they are", self.spec.flow, topic, partition, offset,
-                         missing, passes, topic, missing.field, missing.schema)  # fmt: skip
+                log.info(
+                    "%s: %s-%d@%d: %s after %d passes over the source registry: those "
+                    "bytes are no schema ID, and records of %s whose %s reads as ID %d "
+                    "are copied as they are",
+                    self.spec.flow,
+                    topic,
+                    partition,
+                    offset,
+                    missing,
+                    passes,
+                    topic,
+                    missing.field,
+                    missing.schema,
+                )
                 news += 1
         if news:
             released = [TopicPartition(t, p, at) for (t, p), (at, _) in self.held.items()]
@@ -131,9 +151,15 @@ class SchemaGate:
                 log.warning(
                     "%s: %s-%d@%d has waited %.0f s (schema.ids.wait.ms = %d): %s; the "
                     "partition stays held until the schema connector maps it (see its status "
-                    "and log); the flow's other partitions go on", self.spec.flow, topic,
-                    partition, offset, now - since, self.spec.settings.schema_ids_wait_ms, missing,
-                )  # fmt: skip
+                    "and log); the flow's other partitions go on",
+                    self.spec.flow,
+                    topic,
+                    partition,
+                    offset,
+                    now - since,
+                    self.spec.settings.schema_ids_wait_ms,
+                    missing,
+                )
         return []
 
     def forget(self) -> None:

@@ -92,8 +92,10 @@ class Missing:
         what = "GUID" if isinstance(self.schema, str) else "ID"
         place = "payload prefix" if self.where == "prefix" else "header"
         if not self.described:
-            return (f"the {self.field}'s {place} reads as schema ID {self.schema}, which no "
-                    "subject of the topic holds yet")  # fmt: skip
+            return (
+                f"the {self.field}'s {place} reads as schema ID {self.schema}, which no "
+                "subject of the topic holds yet"
+            )
         return f"the {self.field}'s schema {what} {self.schema} ({place}) has no target {what} yet"
 
 
@@ -126,8 +128,15 @@ class SchemaIdRewriter:
     """
 
     __slots__ = (
-        "_allowed", "_guids", "_ids", "_keys", "_strategies", "_subjects", "_unframed", "_values",
-    )  # fmt: skip
+        "_allowed",
+        "_guids",
+        "_ids",
+        "_keys",
+        "_strategies",
+        "_subjects",
+        "_unframed",
+        "_values",
+    )
 
     def __init__(
         self,
@@ -179,9 +188,13 @@ class SchemaIdRewriter:
             names = [n for n in (f"{topic}-{field}",) if n in self._subjects]
         elif strategy == "TopicRecordNameStrategy":
             head = f"{topic}-"
-            names = [n for n in self._subjects if n.startswith(head) and
-                     n[len(head):] not in ("key", "value") and
-                     RECORD_NAME.fullmatch(n[len(head):])]  # fmt: skip
+            names = [
+                n
+                for n in self._subjects
+                if n.startswith(head)
+                and n[len(head) :] not in ("key", "value")
+                and RECORD_NAME.fullmatch(n[len(head) :])
+            ]
         else:  # RecordNameStrategy: the subject is the record's name, whatever the topic
             names = [n for n in self._subjects if RECORD_NAME.fullmatch(n)]
         allowed = frozenset().union(*(self._subjects[n] for n in names)) if names else None

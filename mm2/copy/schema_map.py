@@ -130,8 +130,14 @@ class SchemaIdFeed:
             taken += count
             waiting -= ended
         ids, guids = len(self.rewriter.ids), len(self.rewriter.guids)
-        log.info("schema-ID map of %s read from %s: %d ID(s), %d GUID(s) in %.1f s",
-                 self._cluster, self.topic, ids, guids, time.monotonic() - started)  # fmt: skip
+        log.info(
+            "schema-ID map of %s read from %s: %d ID(s), %d GUID(s) in %.1f s",
+            self._cluster,
+            self.topic,
+            ids,
+            guids,
+            time.monotonic() - started,
+        )
         return taken
 
     def poll(self) -> int:
@@ -193,7 +199,12 @@ class SchemaIdFeed:
         except RecordFormatError as exc:
             # Skipped, never guessed at: an ID it was meant to map stays unmapped (or keeps
             # its older target) and its records wait rather than carry a wrong ID.
-            log.warning("%s-%s@%s: a schema-ID mapping that does not parse, skipped: %s",
-                        self.topic, msg.partition(), msg.offset(), exc)  # fmt: skip
+            log.warning(
+                "%s-%s@%s: a schema-ID mapping that does not parse, skipped: %s",
+                self.topic,
+                msg.partition(),
+                msg.offset(),
+                exc,
+            )
             return False
         return True

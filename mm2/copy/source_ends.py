@@ -112,9 +112,14 @@ class SourceEndsWriter:
         if len(value) > _MAX_BYTES:
             if not self._too_big_said:
                 self._too_big_said = True
-                log.warning("%s: the source's ends of %d partitions (%d bytes) are too many to "
-                            "keep in %s; the recovery point shows the ends the copy tasks saw",
-                            self._flow, len(ends), len(value), self._topic)  # fmt: skip
+                log.warning(
+                    "%s: the source's ends of %d partitions (%d bytes) are too many to "
+                    "keep in %s; the recovery point shows the ends the copy tasks saw",
+                    self._flow,
+                    len(ends),
+                    len(value),
+                    self._topic,
+                )
             return False
         try:
             if self._producer is None:

@@ -61,8 +61,14 @@ def _run(
         if attempt > 0:  # the partitions the planner added while the first attempt ran
             taken = loop.catch_up_assignment()
             if taken:
-                log.info("%s task %d (attempt %d): also takes %d partition(s) added since the "
-                         "epoch began", spec.flow, spec.task, attempt, len(taken))  # fmt: skip
+                log.info(
+                    "%s task %d (attempt %d): also takes %d partition(s) added since the "
+                    "epoch began",
+                    spec.flow,
+                    spec.task,
+                    attempt,
+                    len(taken),
+                )
         loop.catch_up_schema_ids()  # the feed logs what it read
         if positions is not None and spec.transactional_id:
             # only the partitions of the offsets topic that hold this task's keys are waited for
@@ -71,15 +77,24 @@ def _run(
                 log.warning(
                     "%s task %d (attempt %d): positions committed since the epoch began; "
                     "resumes from the committed positions (%s)",
-                    spec.flow, spec.task, attempt, ", ".join(moved),
-                )  # fmt: skip
+                    spec.flow,
+                    spec.task,
+                    attempt,
+                    ", ".join(moved),
+                )
         log.info(
             "%s task %d: copying %s (ready in %.1f s)",
-            spec.flow, spec.task, _partitions(spec), time.monotonic() - began,
-        )  # fmt: skip
+            spec.flow,
+            spec.task,
+            _partitions(spec),
+            time.monotonic() - began,
+        )
         if positions is not None:  # its planner shows it RUNNING from now on (mm2.copy.ready)
-            announce(positions.topic, positions.producer_config,
-                     CopyReady(spec.flow, spec.task, spec.epoch))  # fmt: skip
+            announce(
+                positions.topic,
+                positions.producer_config,
+                CopyReady(spec.flow, spec.task, spec.epoch),
+            )
         loop.run(keep_going)
     except BaseException:
         try:  # the error that ended the task is the one to report, not one from closing

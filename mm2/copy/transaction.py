@@ -159,10 +159,16 @@ class TransactionSink:
         """The position of one partition (its last offset consumed) with what was copied, and
         the source topic's id and the leader epoch of that record where known."""
         key, value, headers = position_record(
-            self.spec.connector, self.spec.source, stats.topic, stats.partition,
-            stats.position, cluster_id=self.spec.source_cluster_id, stats=stats,
-            topic_id=topic_id, leader_epoch=leader_epoch,
-        )  # fmt: skip
+            self.spec.connector,
+            self.spec.source,
+            stats.topic,
+            stats.partition,
+            stats.position,
+            cluster_id=self.spec.source_cluster_id,
+            stats=stats,
+            topic_id=topic_id,
+            leader_epoch=leader_epoch,
+        )
         while True:
             try:
                 self._producer.produce(self.spec.offsets_topic, value, key, headers=headers)
@@ -176,5 +182,9 @@ class TransactionSink:
         try:
             self._producer.flush(timeout)
         except (KafkaException, SystemError) as exc:
-            log.info("%s task %d: closing the producer: %s", self.spec.flow, self.spec.task,
-                     self.failure(exc, "flushing"))  # fmt: skip
+            log.info(
+                "%s task %d: closing the producer: %s",
+                self.spec.flow,
+                self.spec.task,
+                self.failure(exc, "flushing"),
+            )

@@ -87,8 +87,13 @@ class ConfigTopic:
                 self.ensure()
                 return True
             except KafkaClientError as exc:
-                log.warning("config topic %s on %s: %s; trying again in %.0f s", self.topic,
-                            self.alias, exc, wait)  # fmt: skip
+                log.warning(
+                    "config topic %s on %s: %s; trying again in %.0f s",
+                    self.topic,
+                    self.alias,
+                    exc,
+                    wait,
+                )
                 stopping.wait(wait)
                 wait = min(30.0, wait * 2)
         return False
@@ -105,8 +110,10 @@ class ConfigTopic:
         if self._producer is not None:
             return self._producer
         settings: dict[str, Setting] = {
-            **self._producer_config, "enable.idempotence": True, "acks": "all",
-        }  # fmt: skip
+            **self._producer_config,
+            "enable.idempotence": True,
+            "acks": "all",
+        }
         if self._transactional:
             tx = {**settings, "transactional.id": self.transactional_id}
             producer = Producer(ClientWatch(tx, alias=self.alias).settings())
@@ -115,8 +122,9 @@ class ConfigTopic:
                 self._producer = producer
                 return producer
             except KafkaException as exc:
-                error = client_error(f"starting transactions on {self.topic}", exc,
-                                     cluster=self.alias)  # fmt: skip
+                error = client_error(
+                    f"starting transactions on {self.topic}", exc, cluster=self.alias
+                )
                 if not isinstance(error, AuthorizationError):
                     raise error from exc
                 log.warning("%s; leader records written without transactions", error)
@@ -142,8 +150,7 @@ class ConfigTopic:
             try:
                 if transactional:
                     producer.begin_transaction()
-                producer.produce(self.topic, body, key.encode(), partition=0,
-                                 on_delivery=delivered)  # fmt: skip
+                producer.produce(self.topic, body, key.encode(), partition=0, on_delivery=delivered)
                 if transactional:
                     producer.commit_transaction(timeout)
                 left = producer.flush(timeout)
@@ -185,9 +192,11 @@ class ConfigTopic:
         every record written later, on a thread of its own, until `stopping` is set; `on_end`
         once the records there were at the start have been read."""
         thread = threading.Thread(
-            target=self._follow, args=(on_record, stopping, on_end), name=f"config-{self.alias}",
+            target=self._follow,
+            args=(on_record, stopping, on_end),
+            name=f"config-{self.alias}",
             daemon=True,
-        )  # fmt: skip
+        )
         thread.start()
         return thread
 
@@ -228,14 +237,16 @@ class ConfigTopic:
                 try:
                     record = None if value is None else json.loads(value)
                 except ValueError:
-                    log.warning("%s on %s: record %r is not JSON; ignored", self.topic,
-                                self.alias, key)  # fmt: skip
+                    log.warning(
+                        "%s on %s: record %r is not JSON; ignored", self.topic, self.alias, key
+                    )
                     continue
                 try:
                     on_record(key, record)
                 except Exception:
-                    log.exception("%s on %s: applying record %r failed", self.topic,
-                                  self.alias, key)  # fmt: skip
+                    log.exception(
+                        "%s on %s: applying record %r failed", self.topic, self.alias, key
+                    )
         finally:
             consumer.close()
 

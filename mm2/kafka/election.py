@@ -69,8 +69,12 @@ class LeaderElection:
     def _set(self, leader: bool) -> None:
         if leader != self.leader:
             self.leader = leader
-            log.info("%s leader of %s's flows (group %s)",
-                     "now" if leader else "no longer", self.alias, self.group)  # fmt: skip
+            log.info(
+                "%s leader of %s's flows (group %s)",
+                "now" if leader else "no longer",
+                self.alias,
+                self.group,
+            )
             self._on_change(leader)
 
     def _run(self) -> None:
@@ -109,8 +113,7 @@ class LeaderElection:
             self._set(False)
 
         try:
-            consumer.subscribe([self._topic], on_assign=assigned, on_revoke=revoked,
-                               on_lost=lost)  # fmt: skip
+            consumer.subscribe([self._topic], on_assign=assigned, on_revoke=revoked, on_lost=lost)
             while not self._stopping.is_set():
                 message = consumer.poll(0.5)
                 error = None if message is None else message.error()
@@ -120,8 +123,13 @@ class LeaderElection:
                     self._rejoin.clear()
                     return
                 if lost_at and time.monotonic() - lost_at[0] > REJOIN_S:
-                    log.warning("election on %s: no assignment %.0f s after losing it; joining "
-                                "group %s again", self.alias, REJOIN_S, self.group)  # fmt: skip
+                    log.warning(
+                        "election on %s: no assignment %.0f s after losing it; joining "
+                        "group %s again",
+                        self.alias,
+                        REJOIN_S,
+                        self.group,
+                    )
                     return
         finally:
             self._set(False)

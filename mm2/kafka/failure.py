@@ -67,38 +67,79 @@ def _codes(*names: str) -> frozenset[int]:
 
 # What a broker restart, a network partition, a leader election or a slow cluster answers.
 _OUTAGE = _codes(
-    "_TRANSPORT", "_TIMED_OUT", "_TIMED_OUT_QUEUE", "_MSG_TIMED_OUT", "_ALL_BROKERS_DOWN",
-    "_RESOLVE", "_WAIT_COORD", "_WAIT_CACHE", "_UNKNOWN_BROKER", "_NODE_UPDATE", "_IN_PROGRESS",
-    "_PREV_IN_PROGRESS", "_QUEUE_FULL", "_INTR", "_DESTROY",
+    "_TRANSPORT",
+    "_TIMED_OUT",
+    "_TIMED_OUT_QUEUE",
+    "_MSG_TIMED_OUT",
+    "_ALL_BROKERS_DOWN",
+    "_RESOLVE",
+    "_WAIT_COORD",
+    "_WAIT_CACHE",
+    "_UNKNOWN_BROKER",
+    "_NODE_UPDATE",
+    "_IN_PROGRESS",
+    "_PREV_IN_PROGRESS",
+    "_QUEUE_FULL",
+    "_INTR",
+    "_DESTROY",
     # "No leaders found" while a restarted broker has not taken its partitions back yet.
     "_NOENT",
     # A topic created a moment ago that this client's metadata does not show yet.
-    "_UNKNOWN_PARTITION", "_UNKNOWN_TOPIC",
-    "REQUEST_TIMED_OUT", "NETWORK_EXCEPTION", "BROKER_NOT_AVAILABLE", "REPLICA_NOT_AVAILABLE",
-    "NOT_LEADER_FOR_PARTITION", "LEADER_NOT_AVAILABLE", "PREFERRED_LEADER_NOT_AVAILABLE",
+    "_UNKNOWN_PARTITION",
+    "_UNKNOWN_TOPIC",
+    "REQUEST_TIMED_OUT",
+    "NETWORK_EXCEPTION",
+    "BROKER_NOT_AVAILABLE",
+    "REPLICA_NOT_AVAILABLE",
+    "NOT_LEADER_FOR_PARTITION",
+    "LEADER_NOT_AVAILABLE",
+    "PREFERRED_LEADER_NOT_AVAILABLE",
     "ELECTION_NOT_AVAILABLE",
-    "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "NOT_CONTROLLER", "LISTENER_NOT_FOUND",
-    "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR",
-    "REBALANCE_IN_PROGRESS", "UNKNOWN_TOPIC_OR_PART", "UNKNOWN_TOPIC_ID",
-    "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "KAFKA_STORAGE_ERROR",
-    "OFFSET_NOT_AVAILABLE", "UNSTABLE_OFFSET_COMMIT", "THROTTLING_QUOTA_EXCEEDED",
-    "FETCH_SESSION_ID_NOT_FOUND", "INVALID_FETCH_SESSION_EPOCH", "CONCURRENT_TRANSACTIONS",
-)  # fmt: skip
+    "FENCED_LEADER_EPOCH",
+    "UNKNOWN_LEADER_EPOCH",
+    "NOT_CONTROLLER",
+    "LISTENER_NOT_FOUND",
+    "COORDINATOR_LOAD_IN_PROGRESS",
+    "COORDINATOR_NOT_AVAILABLE",
+    "NOT_COORDINATOR",
+    "REBALANCE_IN_PROGRESS",
+    "UNKNOWN_TOPIC_OR_PART",
+    "UNKNOWN_TOPIC_ID",
+    "NOT_ENOUGH_REPLICAS",
+    "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+    "KAFKA_STORAGE_ERROR",
+    "OFFSET_NOT_AVAILABLE",
+    "UNSTABLE_OFFSET_COMMIT",
+    "THROTTLING_QUOTA_EXCEEDED",
+    "FETCH_SESSION_ID_NOT_FOUND",
+    "INVALID_FETCH_SESSION_EPOCH",
+    "CONCURRENT_TRANSACTIONS",
+)
 _AUTHENTICATION = _codes(
-    "_AUTHENTICATION", "_SSL", "SASL_AUTHENTICATION_FAILED", "UNSUPPORTED_SASL_MECHANISM",
+    "_AUTHENTICATION",
+    "_SSL",
+    "SASL_AUTHENTICATION_FAILED",
+    "UNSUPPORTED_SASL_MECHANISM",
     "ILLEGAL_SASL_STATE",
-)  # fmt: skip
+)
 _AUTHORIZATION = _codes(
-    "TOPIC_AUTHORIZATION_FAILED", "GROUP_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED",
-    "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "DELEGATION_TOKEN_AUTHORIZATION_FAILED",
-)  # fmt: skip
+    "TOPIC_AUTHORIZATION_FAILED",
+    "GROUP_AUTHORIZATION_FAILED",
+    "CLUSTER_AUTHORIZATION_FAILED",
+    "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+    "DELEGATION_TOKEN_AUTHORIZATION_FAILED",
+)
 _TOO_LARGE = _codes("MSG_SIZE_TOO_LARGE", "RECORD_LIST_TOO_LARGE")
 # A record the broker refuses for what it is, whatever the moment: a timestamp outside the topic's
 # message.timestamp.*.max.ms, a null key on a compacted topic, a policy, an old record format.
 _REFUSED = _codes(
-    "INVALID_TIMESTAMP", "INVALID_RECORD", "POLICY_VIOLATION", "UNSUPPORTED_FOR_MESSAGE_FORMAT",
-    "UNSUPPORTED_COMPRESSION_TYPE", "INVALID_REQUIRED_ACKS",
-)  # fmt: skip
+    "INVALID_TIMESTAMP",
+    "INVALID_RECORD",
+    "POLICY_VIOLATION",
+    "UNSUPPORTED_FOR_MESSAGE_FORMAT",
+    "UNSUPPORTED_COMPRESSION_TYPE",
+    "INVALID_REQUIRED_ACKS",
+)
 # librdkafka reports a TLS handshake that fails (wrong port, untrusted certificate) as a
 # transport failure with this text; it is a setting to fix, not an outage.
 _TLS_FAILURE = "SSL handshake failed"
@@ -239,9 +280,14 @@ class ClientLog:
             if _FENCED.search(text):
                 level = min(level, logging.INFO)
             self._logger.log(
-                level, "%s: %s [%s, client %s]", self.cluster, text, facility, client,
+                level,
+                "%s: %s [%s, client %s]",
+                self.cluster,
+                text,
+                facility,
+                client,
                 extra={CAUSE_ATTRIBUTE: cause},
-            )  # fmt: skip
+            )
         else:
             self._logger.log(level, "%s: " + fmt, self.cluster, *args)
 

@@ -87,5 +87,7 @@ class RecordProducer:
         if remaining:
             log.warning(
                 "%s: %d records not acknowledged within %.0f s, dropped on close",
-                self._watch.cluster, remaining, timeout,
-            )  # fmt: skip
+                self._watch.cluster,
+                remaining,
+                timeout,
+            )

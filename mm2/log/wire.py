@@ -41,10 +41,15 @@ LEVEL_ENV = "MM2_LOG_LEVEL"
 RAW_LOGGER = "spark.stderr"
 _KEY = "mm2log"
 _LEVELS = {
-    "TRACE": logging.DEBUG, "DEBUG": logging.DEBUG, "INFO": logging.INFO,
-    "WARN": logging.WARNING, "WARNING": logging.WARNING, "ERROR": logging.ERROR,
-    "FATAL": logging.CRITICAL, "CRITICAL": logging.CRITICAL,
-}  # fmt: skip
+    "TRACE": logging.DEBUG,
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARN": logging.WARNING,
+    "WARNING": logging.WARNING,
+    "ERROR": logging.ERROR,
+    "FATAL": logging.CRITICAL,
+    "CRITICAL": logging.CRITICAL,
+}
 
 
 class WireFormatter(logging.Formatter):

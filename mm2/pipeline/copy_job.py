@@ -49,8 +49,13 @@ def _run_tasks(specs: list[str], positions: PositionsTopic | None) -> object:
             # its ids; Spark kills this worker in a moment. Said once, at INFO, instead of the
             # executor's ERROR and two stack traces. A fencing nobody follows with a kill (a
             # holder in another process) fails the job after the wait, as any failure does.
-            log.info("%s task %d: fenced by a newer holder of %s (a restart or a new copy "
-                     "epoch): it ends", spec.flow, spec.task, spec.transactional_id)  # fmt: skip
+            log.info(
+                "%s task %d: fenced by a newer holder of %s (a restart or a new copy "
+                "epoch): it ends",
+                spec.flow,
+                spec.task,
+                spec.transactional_id,
+            )
             time.sleep(_KILL_WAIT_S)
             raise
         yield f"{spec.flow} task {spec.task} ended"

@@ -68,9 +68,12 @@ def _python_environment(settings: Mapping[str, str]) -> None:
 
 _LOG4J2 = Path(__file__).with_name("log4j2.properties")
 _LOG4J_LEVELS = {
-    logging.DEBUG: "DEBUG", logging.INFO: "INFO", logging.WARNING: "WARN",
-    logging.ERROR: "ERROR", logging.CRITICAL: "FATAL",
-}  # fmt: skip
+    logging.DEBUG: "DEBUG",
+    logging.INFO: "INFO",
+    logging.WARNING: "WARN",
+    logging.ERROR: "ERROR",
+    logging.CRITICAL: "FATAL",
+}
 
 
 def spark_log_level() -> str:
@@ -155,10 +158,12 @@ def spark_context(conf: Mapping[str, str] | None = None) -> SparkContext:
         if fresh:
             log.info(
                 "Spark %s ready in %.1f s (%s, %d task slots)",
-                sc.version, time.monotonic() - started, sc.master, sc.defaultParallelism,
-            )  # fmt: skip
-            threading.Thread(target=_warm_up, args=(sc,), name="spark-warm-up",
-                             daemon=True).start()  # fmt: skip
+                sc.version,
+                time.monotonic() - started,
+                sc.master,
+                sc.defaultParallelism,
+            )
+            threading.Thread(target=_warm_up, args=(sc,), name="spark-warm-up", daemon=True).start()
         return sc
 
 

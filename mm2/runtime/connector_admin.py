@@ -109,8 +109,10 @@ class ConnectorAdmin:
                     f"in the URL ({name})",
                     {"name": [f"must be {full}"]},
                 )
-            body = {k: current.get(k, v) if v == HIDDEN and is_password(k) else v
-                    for k, v in config.items()}  # fmt: skip
+            body = {
+                k: current.get(k, v) if v == HIDDEN and is_password(k) else v
+                for k, v in config.items()
+            }
             hidden = [k for k, v in body.items() if v == HIDDEN and is_password(k)]
             if hidden:
                 raise BadRequestError(

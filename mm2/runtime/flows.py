@@ -30,11 +30,30 @@ _ALIAS = re.compile(r"[A-Za-z0-9_-]+")
 # `policy.separator`) it would change settings of every flow, so it is refused.
 _TOP_LEVEL_NAMES = CONNECTOR_CONFIG_NAMES | CLIENT_CONFIG_NAMES
 _TOP_LEVEL_PREFIXES = (
-    "config.providers", "replication.policy", "mm2.", "spark.", "listeners", "rest.", "java.",
-    "ssl.", "sasl.", "security.", "access.control.", "response.http.", "dedicated.mode.",
-    "offset.storage.", "config.storage.", "status.storage.", "key.converter", "value.converter",
-    "header.converter", "task.", "worker.", "clusters", "exactly.once.",
-)  # fmt: skip
+    "config.providers",
+    "replication.policy",
+    "mm2.",
+    "spark.",
+    "listeners",
+    "rest.",
+    "java.",
+    "ssl.",
+    "sasl.",
+    "security.",
+    "access.control.",
+    "response.http.",
+    "dedicated.mode.",
+    "offset.storage.",
+    "config.storage.",
+    "status.storage.",
+    "key.converter",
+    "value.converter",
+    "header.converter",
+    "task.",
+    "worker.",
+    "clusters",
+    "exactly.once.",
+)
 
 
 def _top_level(key: str) -> bool:

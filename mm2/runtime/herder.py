@@ -289,8 +289,10 @@ class Herder:
                 raise ConflictError(f"{self.flow} runs on the leader of its target cluster")
             # A copy task is restarted with the task that runs it (its planner): its epoch
             # is the planner's to start, and a new one deals the partitions again.
-            index = next((i for i, t in enumerate(run.tasks)
-                          if any(s.id == task_id for s in t.statuses())), None)  # fmt: skip
+            index = next(
+                (i for i, t in enumerate(run.tasks) if any(s.id == task_id for s in t.statuses())),
+                None,
+            )
             if index is None:
                 raise ConnectorNotFoundError(f"task {task_id} of {name!r} not found")
             log.info("%s|%s: restarting task %d", self.flow, name, task_id)

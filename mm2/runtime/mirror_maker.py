@@ -249,8 +249,7 @@ class MirrorMaker:
     def failover_group(
         self, source: str, target: str, group: str, *, force: bool = False, timeout: float = 15.0
     ) -> tuple[FailoverPlan, Applied]:
-        return self._flow_admin.failover_group(source, target, group, force=force,
-                                               timeout=timeout)  # fmt: skip
+        return self._flow_admin.failover_group(source, target, group, force=force, timeout=timeout)
 
     def start_switchover(
         self,
@@ -265,9 +264,13 @@ class MirrorMaker:
         """A planned switchover of the flow, run by this process (mm2.runtime.switchovers)
         over `control`, by default this process's own flows."""
         return self._switchovers.start(
-            source, target, dry_run=dry_run, start_reverse=start_reverse,
-            drain_timeout=drain_timeout, control=control,
-        )  # fmt: skip
+            source,
+            target,
+            dry_run=dry_run,
+            start_reverse=start_reverse,
+            drain_timeout=drain_timeout,
+            control=control,
+        )
 
     def switchover_job(self, source: str, target: str) -> SwitchoverJob | None:
         return self._switchovers.job(source, target)

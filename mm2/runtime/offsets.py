@@ -93,9 +93,12 @@ def _check_partitions(
     for topic, partition in partitions:
         where = f"{topic}-{partition}"
         if not should_replicate_topic(
-            topic, policy=policy, topic_filter=topic_filter, target_alias=flow.target,
+            topic,
+            policy=policy,
+            topic_filter=topic_filter,
+            target_alias=flow.target,
             heartbeats_replication=heartbeats,
-        ):  # fmt: skip
+        ):
             raise BadRequestError(
                 f"topic {topic!r} is not mirrored by this connector (see its topics, "
                 "topics.exclude and replication policy)",

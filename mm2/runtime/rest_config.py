@@ -94,8 +94,10 @@ def _listener(text: str) -> Listener:
     except ValueError:
         port = None
     if parts.scheme not in ("http", "https") or port is None:
-        raise ConfigError(f"{text!r} is not a listener; use http://host:port or https://host:port",
-                          key="listeners")  # fmt: skip
+        raise ConfigError(
+            f"{text!r} is not a listener; use http://host:port or https://host:port",
+            key="listeners",
+        )
     return Listener(parts.scheme, parts.hostname or "", port)  # type: ignore[arg-type]
 
 
@@ -116,8 +118,10 @@ def _tls(raw: Mapping[str, str]) -> TlsConfig:
         raise ConfigError("use none, requested or required", key="ssl.client.auth")
     cafile = get("ssl.truststore.location")
     if auth != "none" and not cafile:
-        raise ConfigError("client authentication needs ssl.truststore.location (PEM CA bundle)",
-                          key="ssl.truststore.location")  # fmt: skip
+        raise ConfigError(
+            "client authentication needs ssl.truststore.location (PEM CA bundle)",
+            key="ssl.truststore.location",
+        )
     return TlsConfig(location, location, get("ssl.key.password"), auth, cafile)  # type: ignore[arg-type]
 
 

@@ -147,17 +147,21 @@ class Coordinator:
         if not self._caught_up.is_set():
             log.warning(
                 "the REST changes on %s were not read within %.0f s; starting from the copy in "
-                "mm2.state.dir", self.home, timeout,
-            )  # fmt: skip
+                "mm2.state.dir",
+                self.home,
+                timeout,
+            )
         with self._lock:
             return self._changes
 
     def _record(self, alias: str, key: str, value: dict[str, Any] | None) -> None:
         if key == LEADER_KEY and value is not None:
             leader = Leader(
-                alias, str(value.get("url", "")), str(value.get("worker_id", "")),
+                alias,
+                str(value.get("url", "")),
+                str(value.get("worker_id", "")),
                 epoch=str(value.get("epoch", "")),
-            )  # fmt: skip
+            )
             with self._lock:
                 self._leaders[alias] = leader
                 mine = self._epochs.get(alias)
@@ -226,8 +230,12 @@ class Coordinator:
                 self._epochs[alias] = epoch
                 self._own_seen.discard(alias)
             if not self._announce(alias, epoch):
-                threading.Thread(target=self._announce_until, args=(alias, epoch),
-                                 name=f"announce-{alias}", daemon=True).start()  # fmt: skip
+                threading.Thread(
+                    target=self._announce_until,
+                    args=(alias, epoch),
+                    name=f"announce-{alias}",
+                    daemon=True,
+                ).start()
         self.on_lead(alias, leads)
 
     # -- taking over from a gone leader, stepping down for a newer one --
@@ -255,16 +263,23 @@ class Coordinator:
         log.warning(
             "leader %s of %s refuses connections at %s: its process is gone; taking its flows "
             "over now instead of when its session in group mm2-leader.%s times out",
-            gone.worker_id, alias, gone.url, alias,
-        )  # fmt: skip
+            gone.worker_id,
+            alias,
+            gone.url,
+            alias,
+        )
         with self._lock:
             self._acting.add(alias)
         self._begin(alias, True)
 
     def _step_down(self, alias: str, newer: Leader) -> None:
         """Another process wrote a leader epoch after this one's: it leads now."""
-        log.warning("%s leads %s now (epoch %s, written after this process's): stepping down",
-                    newer.worker_id or newer.url, alias, newer.epoch)  # fmt: skip
+        log.warning(
+            "%s leads %s now (epoch %s, written after this process's): stepping down",
+            newer.worker_id or newer.url,
+            alias,
+            newer.epoch,
+        )
         with self._lock:
             acting = alias in self._acting
             self._acting.discard(alias)
@@ -287,8 +302,7 @@ class Coordinator:
                 return True
             except ProducerFencedError as exc:
                 if attempt == 2:
-                    log.warning("could not announce leadership of %s: %s; trying again",
-                                alias, exc)  # fmt: skip
+                    log.warning("could not announce leadership of %s: %s; trying again", alias, exc)
                     return False
             except KafkaClientError as exc:
                 log.warning("could not announce leadership of %s: %s; trying again", alias, exc)

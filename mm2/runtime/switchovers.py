@@ -98,14 +98,18 @@ class Switchovers:
         with self._lock:
             current = self._jobs.get(flow.name)
             if current is not None and current.running:
-                raise ConflictError(f"a switchover of {flow.name} is running since "
-                                    f"{current.started_ms} (GET its status)")  # fmt: skip
+                raise ConflictError(
+                    f"a switchover of {flow.name} is running since "
+                    f"{current.started_ms} (GET its status)"
+                )
             job = SwitchoverJob(flow.name, dry_run, start_reverse, int(time.time() * 1000))
             self._jobs[flow.name] = job
         thread = threading.Thread(
-            target=self._work, args=(job, flow, reverse, drain_timeout, control or self._control),
-            name=f"switchover-{flow.name}", daemon=True,
-        )  # fmt: skip
+            target=self._work,
+            args=(job, flow, reverse, drain_timeout, control or self._control),
+            name=f"switchover-{flow.name}",
+            daemon=True,
+        )
         thread.start()
         return job
 
@@ -122,9 +126,15 @@ class Switchovers:
         control: FlowControl,
     ) -> None:
         try:
-            job.report = self._run(flow, control, reverse_flow=reverse,
-                                   dry_run=job.dry_run, start_reverse=job.start_reverse,
-                                   drain_timeout=drain_timeout, say=job.said.append)  # fmt: skip
+            job.report = self._run(
+                flow,
+                control,
+                reverse_flow=reverse,
+                dry_run=job.dry_run,
+                start_reverse=job.start_reverse,
+                drain_timeout=drain_timeout,
+                say=job.said.append,
+            )
         except SwitchoverError as exc:
             job.report, job.error = exc.report, str(exc)
         except MM2Error as exc:

@@ -124,9 +124,13 @@ class TaskRunner:
         self._task = task
         self._config = dict(config)
         self._context = _Context(
-            flow, connector, task_id, metrics or MetricsRegistry(), liveness or Liveness(),
+            flow,
+            connector,
+            task_id,
+            metrics or MetricsRegistry(),
+            liveness or Liveness(),
             leader_epoch,
-        )  # fmt: skip
+        )
         self._worker_id = worker_id
         self._backoff = backoff or Backoff()
         # State, trace and restarts change together, by the runner's thread alone, and are read

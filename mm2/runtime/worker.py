@@ -94,8 +94,9 @@ class Worker:
             for herder in running:
                 herder.start()
             self._started = True
-        log.info("worker %s started %d of %d flow(s)", self.worker_id, len(running),
-                 len(self.herders))  # fmt: skip
+        log.info(
+            "worker %s started %d of %d flow(s)", self.worker_id, len(running), len(self.herders)
+        )
 
     def lead(self, flows: Iterable[str], leading: bool) -> None:
         """Start (this process was elected) or stop (it was deposed) the flows' herders."""

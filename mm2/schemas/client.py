@@ -199,9 +199,12 @@ class RegistryClient:
         None when none does."""
         path = f"/subjects/{_quote(subject)}"
         found = self._call(
-            "POST", path, body=schema.body(), params={"deleted": "true"} if deleted else None,
+            "POST",
+            path,
+            body=schema.body(),
+            params={"deleted": "true"} if deleted else None,
             missing_ok=True,
-        )  # fmt: skip
+        )
         if found is None:
             return None
         with self._decoding(f"POST {path}"):
@@ -358,10 +361,14 @@ class RegistryClient:
         text = f"HTTP {status}" + (f" (error {code})" if code is not None else "")
         text += f": {cause or message or response.reason_phrase}"
         return SchemaRegistryError(
-            self.url, call, text, status=status, error_code=code,
+            self.url,
+            call,
+            text,
+            status=status,
+            error_code=code,
             retriable=retriable or status >= 500 or status == 429,
             operator=status in (401, 403),
-        )  # fmt: skip
+        )
 
 
 def _schema(found: Mapping[str, Any]) -> Schema:

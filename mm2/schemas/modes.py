@@ -60,8 +60,13 @@ def make_writable(client: RegistryClient, *, name: str, dry_run: bool = False) -
         return Writable(url, before, False, said)
     put = f'PUT {url}/mode {{"mode": "READWRITE"}}'
     if dry_run:
-        return Writable(url, before, False, f"{name} ({url}) is {before}: would be put in "
-                        f"READWRITE ({put}) so that producers can register schemas")  # fmt: skip
+        return Writable(
+            url,
+            before,
+            False,
+            f"{name} ({url}) is {before}: would be put in "
+            f"READWRITE ({put}) so that producers can register schemas",
+        )
     try:
         client.set_mode(READWRITE)
     except SchemaRegistryError as exc:
@@ -81,16 +86,24 @@ def ids_back(client: RegistryClient, *, name: str, flow_back: str) -> str:
     except SchemaRegistryError as exc:
         return f"{flow_back}: the mode of {name} not read ({exc}); its sync decides when it runs"
     if mode == "IMPORT":
-        return (f"{flow_back} will keep schema IDs: {name} ({url}) is in IMPORT mode (it refuses "
-                f"registrations of producers of its own until it is READWRITE again)")  # fmt: skip
+        return (
+            f"{flow_back} will keep schema IDs: {name} ({url}) is in IMPORT mode (it refuses "
+            f"registrations of producers of its own until it is READWRITE again)"
+        )
     if mode is None:
-        return (f"{flow_back} will translate schema IDs: {name} ({url}) has no modes and "
-                "numbers schemas its own way")  # fmt: skip
+        return (
+            f"{flow_back} will translate schema IDs: {name} ({url}) has no modes and "
+            "numbers schemas its own way"
+        )
     how = f'PUT {url}/mode?force=true {{"mode": "IMPORT"}}'
     if mode == READWRITE:
-        return (f"{flow_back} will translate schema IDs: {name} ({url}) is READWRITE, so it "
-                f"numbers what it receives (no ID clash). To keep IDs instead, put it in IMPORT "
-                f"before {flow_back}'s first pass: {how} (mm2 changes no mode on its "
-                "own)")  # fmt: skip
-    return (f"{flow_back} cannot register schemas: {name} ({url}) is {mode}. Before it starts, "
-            f"put it in IMPORT to keep IDs ({how}) or in READWRITE to translate them")  # fmt: skip
+        return (
+            f"{flow_back} will translate schema IDs: {name} ({url}) is READWRITE, so it "
+            f"numbers what it receives (no ID clash). To keep IDs instead, put it in IMPORT "
+            f"before {flow_back}'s first pass: {how} (mm2 changes no mode on its "
+            "own)"
+        )
+    return (
+        f"{flow_back} cannot register schemas: {name} ({url}) is {mode}. Before it starts, "
+        f"put it in IMPORT to keep IDs ({how}) or in READWRITE to translate them"
+    )

@@ -233,9 +233,11 @@ class SchemaSync:
             return
         placed = [p for v in versions if (p := self._placed.get((subject, v))) is not None]
         found = SchemaSubject(
-            self._alias, subject, frozenset(p.source_id for p in placed),
+            self._alias,
+            subject,
+            frozenset(p.source_id for p in placed),
             frozenset(p.source_guid for p in placed if p.source_guid is not None),
-        )  # fmt: skip
+        )
         if found.ids and self._subject_ids.get(subject) != found:
             self._described(found)
             self._subject_ids[subject] = found
@@ -265,9 +267,13 @@ class SchemaSync:
         if known == "NONE":
             self._target.delete_compatibility(subject)
             self._report.configs += 1
-            log.info("%s: %s: compatibility NONE on %s, which the source does not set: "
-                     "removed (left by a registration past compatibility that did not end)",
-                     self._flow, subject, self._target.url)  # fmt: skip
+            log.info(
+                "%s: %s: compatibility NONE on %s, which the source does not set: "
+                "removed (left by a registration past compatibility that did not end)",
+                self._flow,
+                subject,
+                self._target.url,
+            )
         self._levels[subject] = None
 
     def _copy_deletes(
@@ -299,16 +305,20 @@ class SchemaSync:
             return None
         if key in self._visiting:
             raise SchemaRegistryError(
-                self._source.url, f"GET /subjects/{subject}/versions/{version}",
+                self._source.url,
+                f"GET /subjects/{subject}/versions/{version}",
                 "its references lead back to it (a cycle no registry should hold)",
-            )  # fmt: skip
+            )
         found = self._source.version(subject, version, deleted=True)
         if found is None:
             self._hidden.add(key)
             log.info(
                 "%s: %s version %d is not shown by %s (a soft-deleted subject there): not copied",
-                self._flow, subject, version, self._source.url,
-            )  # fmt: skip
+                self._flow,
+                subject,
+                version,
+                self._source.url,
+            )
             return None
         self._visiting.add(key)
         try:
@@ -323,11 +333,13 @@ class SchemaSync:
             registered = self._target.lookup(target, content) or registered
         if registered.version is None:
             raise SchemaRegistryError(
-                self._target.url, f"POST /subjects/{target}",
+                self._target.url,
+                f"POST /subjects/{target}",
                 f"registered as ID {registered.id} but not found under the subject after",
-            )  # fmt: skip
-        placed = _Placed(target, registered.version, registered.id, registered.guid,
-                         found.id, found.guid)  # fmt: skip
+            )
+        placed = _Placed(
+            target, registered.version, registered.id, registered.guid, found.id, found.guid
+        )
         self._emit(found.id, placed.id)
         if found.guid is not None and placed.guid is not None:
             self._emit(found.guid, placed.guid)
@@ -341,9 +353,10 @@ class SchemaSync:
             placed = self._place(ref.subject, ref.version)
             if placed is None:
                 raise SchemaRegistryError(
-                    self._source.url, f"GET /subjects/{ref.subject}/versions/{ref.version}",
+                    self._source.url,
+                    f"GET /subjects/{ref.subject}/versions/{ref.version}",
                     f"{found.subject} version {found.version} references it, and it is not shown",
-                )  # fmt: skip
+                )
             references.append(SchemaReference(ref.name, placed.subject, placed.version))
         return Schema(found.content.schema, found.content.schema_type, tuple(references))
 
@@ -365,8 +378,10 @@ class SchemaSync:
         log.info(
             "%s: %s refuses a version of %s as incompatible; registering it as the source "
             "holds it (compatibility NONE for that registration)",
-            self._flow, self._target.url, target,
-        )  # fmt: skip
+            self._flow,
+            self._target.url,
+            target,
+        )
         before = self._target.compatibility(target)
         self._target.set_compatibility("NONE", target)
         try:

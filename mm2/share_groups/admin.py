@@ -84,8 +84,11 @@ def client_kwargs(config: Mapping[str, str]) -> dict[str, Any]:
                 f"{mechanism} is not supported for share groups (PLAIN, SCRAM)",
                 key="sasl.mechanism",
             )
-        kwargs.update(sasl_mechanism=mechanism, sasl_plain_username=config.get("sasl.username"),
-                      sasl_plain_password=config.get("sasl.password"))  # fmt: skip
+        kwargs.update(
+            sasl_mechanism=mechanism,
+            sasl_plain_username=config.get("sasl.username"),
+            sasl_plain_password=config.get("sasl.password"),
+        )
     if protocol.endswith("SSL"):
         kwargs["ssl_context"] = _ssl_context(config)
     return kwargs
@@ -160,17 +163,20 @@ class ShareGroupAdmin:
         except ShareGroupError:
             raise
         except (IncompatibleBrokerVersion, NotImplementedError) as exc:
-            raise ShareGroupError(f"{what} on {self._name}: the cluster has no share groups "
-                                  f"(Kafka 4.1 or later): {exc}", retriable=False,
-                                  unsupported=True) from None  # fmt: skip
+            raise ShareGroupError(
+                f"{what} on {self._name}: the cluster has no share groups "
+                f"(Kafka 4.1 or later): {exc}",
+                retriable=False,
+                unsupported=True,
+            ) from None
         except KafkaError as exc:
             retriable = bool(getattr(exc, "retriable", True))
-            raise ShareGroupError(f"{what} on {self._name}: {exc!r}",
-                                  retriable=retriable) from None  # fmt: skip
+            raise ShareGroupError(f"{what} on {self._name}: {exc!r}", retriable=retriable) from None
         except TimeoutError:
             future.cancel()
-            raise ShareGroupError(f"{what} on {self._name}: no answer within 60 s",
-                                  retriable=True) from None  # fmt: skip
+            raise ShareGroupError(
+                f"{what} on {self._name}: no answer within 60 s", retriable=True
+            ) from None
 
     async def _connected(self) -> AIOKafkaClient:
         if self._client is None:
@@ -199,8 +205,9 @@ class ShareGroupAdmin:
 
     async def _describe(self, group: str) -> ShareGroupState:
         client, node = await self._coordinator(group)
-        answer = await client.send(node, ShareGroupDescribe([group]),
-                                   group=ConnectionGroup.COORDINATION)  # fmt: skip
+        answer = await client.send(
+            node, ShareGroupDescribe([group]), group=ConnectionGroup.COORDINATION
+        )
         for error, message, group_id, state, *_rest, members, _ops, _tags in answer.groups:
             if group_id != group:
                 continue
@@ -212,8 +219,9 @@ class ShareGroupAdmin:
 
     async def _offsets(self, group: str) -> dict[TP, ShareOffset]:
         client, node = await self._coordinator(group)
-        answer = await client.send(node, DescribeShareGroupOffsets(group),
-                                   group=ConnectionGroup.COORDINATION)  # fmt: skip
+        answer = await client.send(
+            node, DescribeShareGroupOffsets(group), group=ConnectionGroup.COORDINATION
+        )
         out: dict[TP, ShareOffset] = {}
         for _group, topics, error, message, _tags in answer.groups:
             if error == _GROUP_ID_NOT_FOUND:
@@ -227,8 +235,9 @@ class ShareGroupAdmin:
 
     async def _alter(self, group: str, offsets: dict[TP, int]) -> bool:
         client, node = await self._coordinator(group)
-        answer = await client.send(node, AlterShareGroupOffsets(group, offsets),
-                                   group=ConnectionGroup.COORDINATION)  # fmt: skip
+        answer = await client.send(
+            node, AlterShareGroupOffsets(group, offsets), group=ConnectionGroup.COORDINATION
+        )
         if answer.error_code == _NON_EMPTY_GROUP:
             return False
         self._check(answer.error_code, answer.error_message, f"setting {group!r}'s offsets")

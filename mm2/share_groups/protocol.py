@@ -63,10 +63,18 @@ class _ListGroupsResponse5(Response):
     SCHEMA = Schema(
         ("throttle_time_ms", Int32),
         ("error_code", Int16),
-        ("groups", CompactArray(("group_id", _STR), ("protocol_type", _STR),
-                                ("group_state", _STR), ("group_type", _STR), _TAGS)),
+        (
+            "groups",
+            CompactArray(
+                ("group_id", _STR),
+                ("protocol_type", _STR),
+                ("group_state", _STR),
+                ("group_type", _STR),
+                _TAGS,
+            ),
+        ),
         _TAGS,
-    )  # fmt: skip
+    )
 
 
 class _ListGroupsRequest5(RequestStruct):
@@ -74,8 +82,9 @@ class _ListGroupsRequest5(RequestStruct):
     API_KEY = 16
     API_VERSION = 5
     RESPONSE_TYPE = _ListGroupsResponse5
-    SCHEMA = Schema(("states_filter", CompactArray(_STR)), ("types_filter", CompactArray(_STR)),
-                    _TAGS)  # fmt: skip
+    SCHEMA = Schema(
+        ("states_filter", CompactArray(_STR)), ("types_filter", CompactArray(_STR)), _TAGS
+    )
 
 
 class ListGroups(Request[_ListGroupsRequest5]):
@@ -90,10 +99,14 @@ class ListGroups(Request[_ListGroupsRequest5]):
 
 # -- ShareGroupDescribe (77) v1: a share group's state and members --
 _ASSIGNMENT = Schema(
-    ("topic_partitions", CompactArray(("topic_id", Uuid), ("topic_name", _STR),
-                                      ("partitions", CompactArray(Int32)), _TAGS)),
+    (
+        "topic_partitions",
+        CompactArray(
+            ("topic_id", Uuid), ("topic_name", _STR), ("partitions", CompactArray(Int32)), _TAGS
+        ),
+    ),
     _TAGS,
-)  # fmt: skip
+)
 
 
 class _ShareGroupDescribeResponse1(Response):
@@ -101,18 +114,35 @@ class _ShareGroupDescribeResponse1(Response):
     API_VERSION = 1
     SCHEMA = Schema(
         ("throttle_time_ms", Int32),
-        ("groups", CompactArray(
-            ("error_code", Int16), ("error_message", _STR), ("group_id", _STR),
-            ("group_state", _STR), ("group_epoch", Int32), ("assignment_epoch", Int32),
-            ("assignor_name", _STR),
-            ("members", CompactArray(
-                ("member_id", _STR), ("rack_id", _STR), ("member_epoch", Int32),
-                ("client_id", _STR), ("client_host", _STR),
-                ("subscribed_topic_names", CompactArray(_STR)), ("assignment", _ASSIGNMENT),
-                _TAGS)),
-            ("authorized_operations", Int32), _TAGS)),
+        (
+            "groups",
+            CompactArray(
+                ("error_code", Int16),
+                ("error_message", _STR),
+                ("group_id", _STR),
+                ("group_state", _STR),
+                ("group_epoch", Int32),
+                ("assignment_epoch", Int32),
+                ("assignor_name", _STR),
+                (
+                    "members",
+                    CompactArray(
+                        ("member_id", _STR),
+                        ("rack_id", _STR),
+                        ("member_epoch", Int32),
+                        ("client_id", _STR),
+                        ("client_host", _STR),
+                        ("subscribed_topic_names", CompactArray(_STR)),
+                        ("assignment", _ASSIGNMENT),
+                        _TAGS,
+                    ),
+                ),
+                ("authorized_operations", Int32),
+                _TAGS,
+            ),
+        ),
         _TAGS,
-    )  # fmt: skip
+    )
 
 
 class _ShareGroupDescribeRequest1(RequestStruct):
@@ -120,8 +150,9 @@ class _ShareGroupDescribeRequest1(RequestStruct):
     API_KEY = 77
     API_VERSION = 1
     RESPONSE_TYPE = _ShareGroupDescribeResponse1
-    SCHEMA = Schema(("group_ids", CompactArray(_STR)),
-                    ("include_authorized_operations", Boolean), _TAGS)  # fmt: skip
+    SCHEMA = Schema(
+        ("group_ids", CompactArray(_STR)), ("include_authorized_operations", Boolean), _TAGS
+    )
 
 
 class ShareGroupDescribe(Request[_ShareGroupDescribeRequest1]):
@@ -142,18 +173,37 @@ class _DescribeShareGroupOffsetsResponse1(Response):
     API_VERSION = 1
     SCHEMA = Schema(
         ("throttle_time_ms", Int32),
-        ("groups", CompactArray(
-            ("group_id", _STR),
-            ("topics", CompactArray(
-                ("topic_name", _STR), ("topic_id", Uuid),
-                ("partitions", CompactArray(
-                    ("partition_index", Int32), ("start_offset", Int64),
-                    ("leader_epoch", Int32), ("lag", Int64), ("error_code", Int16),
-                    ("error_message", _STR), _TAGS)),
-                _TAGS)),
-            ("error_code", Int16), ("error_message", _STR), _TAGS)),
+        (
+            "groups",
+            CompactArray(
+                ("group_id", _STR),
+                (
+                    "topics",
+                    CompactArray(
+                        ("topic_name", _STR),
+                        ("topic_id", Uuid),
+                        (
+                            "partitions",
+                            CompactArray(
+                                ("partition_index", Int32),
+                                ("start_offset", Int64),
+                                ("leader_epoch", Int32),
+                                ("lag", Int64),
+                                ("error_code", Int16),
+                                ("error_message", _STR),
+                                _TAGS,
+                            ),
+                        ),
+                        _TAGS,
+                    ),
+                ),
+                ("error_code", Int16),
+                ("error_message", _STR),
+                _TAGS,
+            ),
+        ),
         _TAGS,
-    )  # fmt: skip
+    )
 
 
 class _DescribeShareGroupOffsetsRequest1(RequestStruct):
@@ -162,13 +212,19 @@ class _DescribeShareGroupOffsetsRequest1(RequestStruct):
     API_VERSION = 1
     RESPONSE_TYPE = _DescribeShareGroupOffsetsResponse1
     SCHEMA = Schema(
-        ("groups", CompactArray(
-            ("group_id", _STR),
-            ("topics", CompactArray(("topic_name", _STR), ("partitions", CompactArray(Int32)),
-                                    _TAGS)),
-            _TAGS)),
+        (
+            "groups",
+            CompactArray(
+                ("group_id", _STR),
+                (
+                    "topics",
+                    CompactArray(("topic_name", _STR), ("partitions", CompactArray(Int32)), _TAGS),
+                ),
+                _TAGS,
+            ),
+        ),
         _TAGS,
-    )  # fmt: skip
+    )
 
 
 class DescribeShareGroupOffsets(Request[_DescribeShareGroupOffsetsRequest1]):
@@ -190,14 +246,28 @@ class _AlterShareGroupOffsetsResponse0(Response):
     API_KEY = 91
     API_VERSION = 0
     SCHEMA = Schema(
-        ("throttle_time_ms", Int32), ("error_code", Int16), ("error_message", _STR),
-        ("responses", CompactArray(
-            ("topic_name", _STR), ("topic_id", Uuid),
-            ("partitions", CompactArray(("partition_index", Int32), ("error_code", Int16),
-                                        ("error_message", _STR), _TAGS)),
-            _TAGS)),
+        ("throttle_time_ms", Int32),
+        ("error_code", Int16),
+        ("error_message", _STR),
+        (
+            "responses",
+            CompactArray(
+                ("topic_name", _STR),
+                ("topic_id", Uuid),
+                (
+                    "partitions",
+                    CompactArray(
+                        ("partition_index", Int32),
+                        ("error_code", Int16),
+                        ("error_message", _STR),
+                        _TAGS,
+                    ),
+                ),
+                _TAGS,
+            ),
+        ),
         _TAGS,
-    )  # fmt: skip
+    )
 
 
 class _AlterShareGroupOffsetsRequest0(RequestStruct):
@@ -207,13 +277,19 @@ class _AlterShareGroupOffsetsRequest0(RequestStruct):
     RESPONSE_TYPE = _AlterShareGroupOffsetsResponse0
     SCHEMA = Schema(
         ("group_id", _STR),
-        ("topics", CompactArray(
-            ("topic_name", _STR),
-            ("partitions", CompactArray(("partition_index", Int32), ("start_offset", Int64),
-                                        _TAGS)),
-            _TAGS)),
+        (
+            "topics",
+            CompactArray(
+                ("topic_name", _STR),
+                (
+                    "partitions",
+                    CompactArray(("partition_index", Int32), ("start_offset", Int64), _TAGS),
+                ),
+                _TAGS,
+            ),
+        ),
         _TAGS,
-    )  # fmt: skip
+    )
 
 
 class AlterShareGroupOffsets(Request[_AlterShareGroupOffsetsRequest0]):

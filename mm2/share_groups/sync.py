@@ -122,8 +122,13 @@ class ShareGroupSync:
         state = self._target.describe(name)
         if state.members:
             if name not in self._busy:
-                log.info("%s: not syncing share group %r: it has %d member(s) on the target "
-                         "(%s)", self._flow, name, state.members, state.state)  # fmt: skip
+                log.info(
+                    "%s: not syncing share group %r: it has %d member(s) on the target (%s)",
+                    self._flow,
+                    name,
+                    state.members,
+                    state.state,
+                )
                 self._busy.add(name)
             return
         self._busy.discard(name)
@@ -131,8 +136,7 @@ class ShareGroupSync:
         forward = {tp: o for tp, o in desired.items() if tp not in held or held[tp].start < o}
         if forward and not self._target.alter_offsets(name, forward):
             self.skipped += 1
-            log.info("%s: share group %r not synced: a member joined it just now",
-                     self._flow, name)  # fmt: skip
+            log.info("%s: share group %r not synced: a member joined it just now", self._flow, name)
             return
         if forward:
             log.debug("%s: share group %r set to %s", self._flow, name, forward)

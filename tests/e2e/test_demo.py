@@ -65,6 +65,9 @@ def test_a_terminated_demo_stops_the_mirror_and_both_clusters(tmp_path: Path) ->
     assert demo.returncode == 0, "".join(lines) + rest
     assert "stopped: mirror and both clusters." in rest
     assert "Connection refused" not in rest  # no client of the demo outlives the clusters
-    alive = [pid for pid in children if psutil.pid_exists(pid)
-             and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]  # fmt: skip
+    alive = [
+        pid
+        for pid in children
+        if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    ]
     assert not alive, [" ".join(psutil.Process(pid).cmdline())[:200] for pid in alive]

@@ -35,9 +35,15 @@ def client_files(tmp_path: Path) -> list[str]:
 
 def test_migrate_mm1_output_loads_in_print_config(tmp_path: Path, client_files: list[str]) -> None:
     done = run(
-        "mm2", "migrate-mm1", *client_files, "--whitelist", "testtopic", "--num.streams", "4",
+        "mm2",
+        "migrate-mm1",
+        *client_files,
+        "--whitelist",
+        "testtopic",
+        "--num.streams",
+        "4",
         cwd=tmp_path,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     (tmp_path / "mm2.properties").write_text(done.stdout, encoding="utf-8")
     shown = run("connect-mirror-maker", "mm2.properties", "--print-config", cwd=tmp_path)
@@ -59,9 +65,14 @@ def test_message_handler_is_refused_in_one_error_line(
     tmp_path: Path, client_files: list[str]
 ) -> None:
     done = run(
-        "kafka-mirror-maker", *client_files, "--whitelist", ".*",
-        "--message.handler", "com.example.Handler", cwd=tmp_path,
-    )  # fmt: skip
+        "kafka-mirror-maker",
+        *client_files,
+        "--whitelist",
+        ".*",
+        "--message.handler",
+        "com.example.Handler",
+        cwd=tmp_path,
+    )
     assert done.returncode == 2
     errors = [line for line in done.stderr.splitlines() if "error:" in line]
     assert len(errors) == 1, done.stderr

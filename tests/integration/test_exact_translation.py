@@ -70,13 +70,24 @@ class World:
 
 def compacted_topic(primary: Cluster, topic: str) -> list[int]:
     """A compacted topic whose cleaner ran: the surviving source offsets (value = offset)."""
-    create_topic(primary, topic, config={
-        "cleanup.policy": "compact", "segment.bytes": "1048576",
-        "min.cleanable.dirty.ratio": "0.01", "min.compaction.lag.ms": "0",
-    })  # fmt: skip
+    create_topic(
+        primary,
+        topic,
+        config={
+            "cleanup.policy": "compact",
+            "segment.bytes": "1048576",
+            "min.cleanable.dirty.ratio": "0.01",
+            "min.compaction.lag.ms": "0",
+        },
+    )
     # Idempotent: a retried batch is neither duplicated nor reordered, so value == offset.
-    producer = Producer({"bootstrap.servers": primary.bootstrap_servers, "linger.ms": 20,
-                         "enable.idempotence": True})  # fmt: skip
+    producer = Producer(
+        {
+            "bootstrap.servers": primary.bootstrap_servers,
+            "linger.ms": 20,
+            "enable.idempotence": True,
+        }
+    )
     for i in range(COMPACTED_RECORDS):
         key = b"u%d" % i if i % 3 == 0 else b"k%d" % (i % 50)
         while True:
@@ -99,8 +110,12 @@ def compacted_topic(primary: Cluster, topic: str) -> list[int]:
 def transactional_topic(primary: Cluster, topic: str) -> list[int]:
     """Committed and aborted transactions: the source offsets a read_committed reader gets."""
     create_topic(primary, topic)
-    producer = Producer({"bootstrap.servers": primary.bootstrap_servers,
-                         "transactional.id": f"xt-{uuid.uuid4().hex[:8]}"})  # fmt: skip
+    producer = Producer(
+        {
+            "bootstrap.servers": primary.bootstrap_servers,
+            "transactional.id": f"xt-{uuid.uuid4().hex[:8]}",
+        }
+    )
     producer.init_transactions(30)
     for t in range(TRANSACTIONS):
         producer.begin_transaction()
@@ -111,8 +126,12 @@ def transactional_topic(primary: Cluster, topic: str) -> list[int]:
             producer.abort_transaction(30)
         else:
             producer.commit_transaction(30)
-    return [r[0] for r in read_topic(primary.bootstrap_servers, topic,
-                                     **{"isolation.level": "read_committed"})[0]]  # fmt: skip
+    return [
+        r[0]
+        for r in read_topic(
+            primary.bootstrap_servers, topic, **{"isolation.level": "read_committed"}
+        )[0]
+    ]
 
 
 def copies_of(backup: Cluster, topic: str, origin: dict[bytes, int]) -> Copies:
@@ -136,8 +155,12 @@ def offsets_to_commit(survivors: list[int], end: int, rng: random.Random) -> lis
 
 def caught_up(primary: Cluster, backup: Cluster, topic: str, mirror: MirrorProcess) -> None:
     tails = last_values(primary.bootstrap_servers, topic)
-    eventually(lambda: last_values(backup.bootstrap_servers, f"primary.{topic}") == tails,
-               timeout=300, what=f"primary.{topic} caught up", log=mirror.log)  # fmt: skip
+    eventually(
+        lambda: last_values(backup.bootstrap_servers, f"primary.{topic}") == tails,
+        timeout=300,
+        what=f"primary.{topic} caught up",
+        log=mirror.log,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -164,19 +187,22 @@ def world(
         commit_group(primary.bootstrap_servers, group, {(topic, 0): offset})
     directory = tmp_path_factory.mktemp("exact")
     props = write_properties(
-        directory, primary.bootstrap_servers, backup.bootstrap_servers, f"{prefix}-.*",
+        directory,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        f"{prefix}-.*",
         f"sync.group.offsets.enabled = true\ngroups = {prefix}-g-.*\n",
-    )  # fmt: skip
+    )
     with MirrorProcess(props) as mirror:
         for topic in (compacted, transactional):
             caught_up(primary, backup, topic, mirror)
-        source_t = read_topic(primary.bootstrap_servers, transactional,
-                              **{"isolation.level": "read_committed"})[0]  # fmt: skip
+        source_t = read_topic(
+            primary.bootstrap_servers, transactional, **{"isolation.level": "read_committed"}
+        )[0]
         copies = {
             compacted: copies_of(backup, compacted, {b"%d" % i: i for i in range(c_end)}),
-            transactional: copies_of(backup, transactional,
-                                     {r[2] or b"": r[0] for r in source_t}),
-        }  # fmt: skip
+            transactional: copies_of(backup, transactional, {r[2] or b"": r[0] for r in source_t}),
+        }
         for topic, mirrored in copies.items():
             twice = sorted(o for o, n in Counter(mirrored.origins).items() if n > 1)[:5]
             assert not twice, f"{topic}: copied twice: {twice}\n{mirror.log()[-6000:]}"

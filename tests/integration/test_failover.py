@@ -446,9 +446,13 @@ def test_checkpoints_written_by_the_mirror_agree_with_the_live_plan(world: World
 def test_every_group_is_translated_in_one_pass_as_each_alone(world: World) -> None:
     """KIP-1239's batch: every group the flow mirrors in one call (CLI and library), each
     translated as plan_failover translates it alone; mm2's own groups are not among them."""
-    groups = {f"fo-all-{i}-{uuid.uuid4().hex[:6]}": {(world.orders, 0): 10 * i + 5,
-                                                       (world.orders, 1): 7 * i}
-              for i in range(1, 4)}  # fmt: skip
+    groups = {
+        f"fo-all-{i}-{uuid.uuid4().hex[:6]}": {
+            (world.orders, 0): 10 * i + 5,
+            (world.orders, 1): 7 * i,
+        }
+        for i in range(1, 4)
+    }
     for group, offsets in groups.items():
         commit_group(world.primary.bootstrap_servers, group, offsets)
     flow = world.config.flow("primary", "backup")
@@ -460,10 +464,19 @@ def test_every_group_is_translated_in_one_pass_as_each_alone(world: World) -> No
         assert plans[group].moves == alone.moves, group
         assert all(m.exact for m in plans[group].moves), plans[group]
     command = [
-        sys.executable, "-m", "mm2.cli.tools", "translate-offsets", "--config",
-        str(world.properties), "--source", "primary", "--target", "backup", "--all-groups",
+        sys.executable,
+        "-m",
+        "mm2.cli.tools",
+        "translate-offsets",
+        "--config",
+        str(world.properties),
+        "--source",
+        "primary",
+        "--target",
+        "backup",
+        "--all-groups",
         "--json",
-    ]  # fmt: skip
+    ]
     out = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
     printed = {g["group"]: g for g in json.loads(out.stdout)["groups"]}

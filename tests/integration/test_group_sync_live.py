@@ -48,8 +48,11 @@ class Sampler:
     def offsets(self) -> dict[int, int]:
         request = ConsumerGroupTopicPartitions(self._group)
         result = self._admin.list_consumer_group_offsets([request])[self._group].result(10)
-        return {tp.partition: tp.offset for tp in result.topic_partitions or []
-                if tp.topic == self._topic and tp.offset >= 0}  # fmt: skip
+        return {
+            tp.partition: tp.offset
+            for tp in result.topic_partitions or []
+            if tp.topic == self._topic and tp.offset >= 0
+        }
 
     def _run(self) -> None:
         while not self._stop.wait(0.1):
@@ -71,10 +74,14 @@ class Sampler:
 
 
 def _source_group(cluster: Cluster, topic: str, group: str, stop: threading.Event) -> None:
-    consumer = Consumer({
-        "bootstrap.servers": cluster.bootstrap_servers, "group.id": group,
-        "auto.offset.reset": "earliest", "auto.commit.interval.ms": 200,
-    })  # fmt: skip
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "auto.commit.interval.ms": 200,
+        }
+    )
     consumer.subscribe([topic])
     while not stop.is_set():
         consumer.poll(0.1)
@@ -85,9 +92,11 @@ def _flip(backup: Cluster, remote: str, group: str, protocol: str, sampler: Samp
     """One member joins, stays about two seconds without committing, reads to the end of what
     it has, commits that (ahead of the translated offsets) and leaves."""
     config: dict[str, Any] = {
-        "bootstrap.servers": backup.bootstrap_servers, "group.id": group,
-        "enable.auto.commit": False, "auto.offset.reset": "earliest",
-    }  # fmt: skip
+        "bootstrap.servers": backup.bootstrap_servers,
+        "group.id": group,
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+    }
     if protocol == "consumer":
         config["group.protocol"] = "consumer"
     consumer = Consumer(config)
@@ -116,25 +125,36 @@ def test_a_group_flipping_in_and_out_on_the_target_is_never_written_into_nor_rew
     remote = f"primary.{topic}"
     group = f"live-app-{uuid.uuid4().hex[:6]}"
     props = write_properties(
-        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic,
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
         f"primary->backup.groups = {group}\nsync.group.offsets.enabled = true\n"
         "sync.group.offsets.interval.seconds = 1\nemit.checkpoints.interval.seconds = 1\n"
         "refresh.groups.interval.seconds = 1\n",
-    )  # fmt: skip
-    load = ContinuousProducer(primary, topic, rate=200, limit=10**9, seconds=3600,
-                              partitions=PARTITIONS)  # fmt: skip
+    )
+    load = ContinuousProducer(
+        primary, topic, rate=200, limit=10**9, seconds=3600, partitions=PARTITIONS
+    )
     stop = threading.Event()
-    source = threading.Thread(target=_source_group, args=(primary, topic, group, stop),
-                              daemon=True)  # fmt: skip
+    source = threading.Thread(target=_source_group, args=(primary, topic, group, stop), daemon=True)
     sampler = Sampler(backup.bootstrap_servers, group, remote)
     with MirrorProcess(props) as mirror:
         try:
             load.start()
             source.start()
-            eventually(lambda: count(backup.bootstrap_servers, remote) > 200, timeout=180,
-                       what="records copied", log=mirror.log)  # fmt: skip
-            eventually(lambda: len(sampler.offsets()) == PARTITIONS, timeout=120,
-                       what="the group synced to the target", log=mirror.log)  # fmt: skip
+            eventually(
+                lambda: count(backup.bootstrap_servers, remote) > 200,
+                timeout=180,
+                what="records copied",
+                log=mirror.log,
+            )
+            eventually(
+                lambda: len(sampler.offsets()) == PARTITIONS,
+                timeout=120,
+                what="the group synced to the target",
+                log=mirror.log,
+            )
             sampler.start()
             for protocol in ("classic", "consumer"):
                 for _ in range(FLIPS):
@@ -160,5 +180,8 @@ def test_a_group_flipping_in_and_out_on_the_target_is_never_written_into_nor_rew
     # The sync went on between the flips: the source group moved, and so did the target's.
     assert written > FLIPS, written
     assert "Traceback" not in log_text, log_text[-4000:]
-    log.info("group flips: %d samples, %d changes, none backwards or into a live group",
-             len(samples), written)  # fmt: skip
+    log.info(
+        "group flips: %d samples, %d changes, none backwards or into a live group",
+        len(samples),
+        written,
+    )

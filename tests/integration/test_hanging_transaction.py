@@ -38,15 +38,19 @@ os._exit(0)
 
 
 def leave_open(cluster: KafkaCluster, topic: str) -> None:
-    subprocess.run([sys.executable, "-c", _PRODUCER, cluster.bootstrap_servers, topic,
-                    unique_name("txn")], check=True, timeout=120)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-c", _PRODUCER, cluster.bootstrap_servers, topic, unique_name("txn")],
+        check=True,
+        timeout=120,
+    )
 
 
 def test_a_transaction_left_open_is_found_and_aborted(primary: KafkaCluster) -> None:
     topic = create_topic(primary, unique_name("hanging"), partitions=2)
     leave_open(primary, topic)
-    stuck = {tp: start for tp, start in stuck_partitions(primary, watch_s=2).items()
-             if tp[0] == topic}  # fmt: skip
+    stuck = {
+        tp: start for tp, start in stuck_partitions(primary, watch_s=2).items() if tp[0] == topic
+    }
     assert stuck == {(topic, 1): 0}, stuck
 
     aborted = abort_hanging(primary)
@@ -64,8 +68,13 @@ def test_a_remote_partition_held_back_is_shown_and_heals_once_aborted(
     topic = create_topic(primary, unique_name("held"), partitions=2)
     remote = f"primary.{topic}"
     port = free_port()
-    props = write_properties(tmp_path, primary.bootstrap_servers, backup.bootstrap_servers,
-                             topic, f"listeners = http://127.0.0.1:{port}\n")  # fmt: skip
+    props = write_properties(
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
+        f"listeners = http://127.0.0.1:{port}\n",
+    )
     api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
 
     def flow() -> dict[str, Any]:
@@ -73,24 +82,37 @@ def test_a_remote_partition_held_back_is_shown_and_heals_once_aborted(
         return answer.json() if answer.status_code == 200 else {}
 
     with MirrorProcess(props) as mirror:
-        eventually(lambda: flow().get("state") == "RUNNING", timeout=180,
-                   what="the flow RUNNING", log=mirror.log)  # fmt: skip
+        eventually(
+            lambda: flow().get("state") == "RUNNING",
+            timeout=180,
+            what="the flow RUNNING",
+            log=mirror.log,
+        )
         leave_open(backup, remote)  # partition 1 of the remote topic, open for 15 minutes
-        series = (f'mm2_target_open_transaction_seconds{{partition="1",source="primary",'
-                  f'target="backup",topic="{remote}"}}')  # the exposition sorts labels  # fmt: skip
+        series = (
+            f'mm2_target_open_transaction_seconds{{partition="1",source="primary",'
+            f'target="backup",topic="{remote}"}}'
+        )  # the exposition sorts labels
 
         def shown() -> bool:
             if series in api.get("/metrics").text:
                 return True
             raise AssertionError(f"not in /metrics; the flow: {flow()}")
 
-        eventually(shown, timeout=180, what="the open transaction in /metrics",
-                   log=mirror.log)  # fmt: skip
+        eventually(shown, timeout=180, what="the open transaction in /metrics", log=mirror.log)
         held = flow()
         assert held["state"] == "DEGRADED" and "a transaction open for" in held["cause"], held
 
         assert abort_hanging(backup).get((remote, 1)) == 0
-        eventually(lambda: flow().get("state") == "RUNNING", timeout=180,
-                   what="RUNNING once the transaction is aborted", log=mirror.log)  # fmt: skip
-        eventually(lambda: series not in api.get("/metrics").text, timeout=60,
-                   what="the metric gone", log=mirror.log)  # fmt: skip
+        eventually(
+            lambda: flow().get("state") == "RUNNING",
+            timeout=180,
+            what="RUNNING once the transaction is aborted",
+            log=mirror.log,
+        )
+        eventually(
+            lambda: series not in api.get("/metrics").text,
+            timeout=60,
+            what="the metric gone",
+            log=mirror.log,
+        )

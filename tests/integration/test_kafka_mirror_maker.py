@@ -44,9 +44,13 @@ def values(bootstrap: str, topic: str) -> dict[int, list[bytes | None]]:
     if metadata is None or metadata.error is not None:
         return {}
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4().hex}",
-         "enable.auto.commit": False, "isolation.level": "read_committed"}
-    )  # fmt: skip
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"reader-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
     try:
         out: dict[int, list[bytes | None]] = {}
         for p in metadata.partitions:
@@ -147,18 +151,25 @@ def test_mirror_maker_1_command_line_mirrors_and_commits_the_group(
         mirror = subprocess.Popen(
             [
                 str(SCRIPT),
-                "--consumer.config", "c.properties",
-                "--producer.config", "p.properties",
-                "--whitelist", f"{orders}, {payments}",
-                "--num.streams", "2",
-                "--abort.on.send.fail", "true",
-                "--offset.commit.interval.ms", "1000",
-                "--set", "listeners=http://127.0.0.1:0",
+                "--consumer.config",
+                "c.properties",
+                "--producer.config",
+                "p.properties",
+                "--whitelist",
+                f"{orders}, {payments}",
+                "--num.streams",
+                "2",
+                "--abort.on.send.fail",
+                "true",
+                "--offset.commit.interval.ms",
+                "1000",
+                "--set",
+                "listeners=http://127.0.0.1:0",
             ],
             cwd=tmp_path,
             stdout=out,
             stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        )
     try:
         expected = {
             orders: {p: [f"value-{i}".encode() for i in range(30) if i % 3 == p] for p in range(3)}

@@ -22,9 +22,13 @@ class Node:
     def __init__(self, cluster: Cluster, topic: str, group: str) -> None:
         self.changes: list[bool] = []
         self.election = LeaderElection(
-            "backup", topic, {"bootstrap.servers": cluster.bootstrap_servers},
-            self.changes.append, group=group, session_timeout_ms=6000,
-        )  # fmt: skip
+            "backup",
+            topic,
+            {"bootstrap.servers": cluster.bootstrap_servers},
+            self.changes.append,
+            group=group,
+            session_timeout_ms=6000,
+        )
 
     @property
     def leads(self) -> bool:

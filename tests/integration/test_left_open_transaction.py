@@ -49,12 +49,10 @@ _VERIFY = "transaction.partition.verification.enable"
 
 def _verification(admin: AdminClient, on: bool) -> None:
     """Partition verification on or off on every broker, once each broker says it is."""
-    entry = ConfigEntry(_VERIFY, str(on).lower(),
-                        incremental_operation=AlterConfigOpType.SET)  # fmt: skip
+    entry = ConfigEntry(_VERIFY, str(on).lower(), incremental_operation=AlterConfigOpType.SET)
     brokers = [str(b) for b in admin.list_topics(timeout=30).brokers]
     for broker in brokers:
-        resource = ConfigResource(ConfigResource.Type.BROKER, broker,
-                                  incremental_configs=[entry])  # fmt: skip
+        resource = ConfigResource(ConfigResource.Type.BROKER, broker, incremental_configs=[entry])
         for future in admin.incremental_alter_configs([resource]).values():
             future.result(timeout=60)
 
@@ -92,8 +90,9 @@ async def _append_unannounced(bootstrap: str, tid: str, places: list[tuple[str, 
         for topic, partition in places:
             # aiokafka sends AddPartitionsToTxn only for partitions it has not added yet.
             producer._txn_manager._txn_partitions.add(TopicPartition(topic, partition))
-            await producer.send_and_wait(topic, b"left open", key=b"not-a-position",
-                                         partition=partition)  # fmt: skip
+            await producer.send_and_wait(
+                topic, b"left open", key=b"not-a-position", partition=partition
+            )
         # Not ended: the coordinator holds no transaction of it to end (InvalidTxnState).
     finally:
         await producer.stop()
@@ -106,11 +105,17 @@ def test_transactions_left_open_on_the_offsets_topic_and_a_remote_topic_are_ende
     topic = create_topic(primary, unique_name("left-open"), partitions=2)
     remote = f"primary.{topic}"
     admin = admin_client(backup.client_config())
-    made = admin.create_topics([
-        NewTopic(offsets, num_partitions=5, replication_factor=1,
-                 config={"cleanup.policy": "compact"}),
-        NewTopic(remote, num_partitions=2, replication_factor=1),
-    ])  # fmt: skip
+    made = admin.create_topics(
+        [
+            NewTopic(
+                offsets,
+                num_partitions=5,
+                replication_factor=1,
+                config={"cleanup.policy": "compact"},
+            ),
+            NewTopic(remote, num_partitions=2, replication_factor=1),
+        ]
+    )
     for future in made.values():
         future.result(timeout=60)
     watched = [(offsets, p) for p in range(5)] + [(remote, p) for p in range(2)]
@@ -128,10 +133,13 @@ def test_transactions_left_open_on_the_offsets_topic_and_a_remote_topic_are_ende
     produce(primary.bootstrap_servers, topic, [(i % 2, None, b"%d" % i) for i in range(200)])
     port = free_port()
     props = write_properties(
-        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic,
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
         f"listeners = http://127.0.0.1:{port}\noffset.storage.topic = {offsets}\n"
         "offset.storage.partitions = 5\n",
-    )  # fmt: skip
+    )
     api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
 
     def copied() -> list[bytes | None]:
@@ -139,14 +147,16 @@ def test_transactions_left_open_on_the_offsets_topic_and_a_remote_topic_are_ende
         return [record[2] for records in read.values() for record in records]
 
     with MirrorProcess(props) as mirror, api:
-        eventually(lambda: len(copied()) >= 200, timeout=240, what="every record copied",
-                   log=mirror.log)  # fmt: skip
+        eventually(
+            lambda: len(copied()) >= 200, timeout=240, what="every record copied", log=mirror.log
+        )
         assert held_back(lister, watched) == {}
         metric = 'mm2_offsets_transactions_ended_total{source="primary",target="backup"}'
 
         def counted() -> Any:
-            lines = [line for line in api.get("/metrics").text.splitlines()
-                     if line.startswith(metric)]  # fmt: skip
+            lines = [
+                line for line in api.get("/metrics").text.splitlines() if line.startswith(metric)
+            ]
             assert lines and float(lines[0].split()[-1]) == 2, lines
             return lines
 

@@ -64,35 +64,44 @@ def test_a_lost_offsets_topic_is_rebuilt_and_nothing_is_copied_twice(
     remote = f"primary.{topic}"
     offsets = f"mm2-offsets.{uuid.uuid4().hex[:8]}.internal"
     props = write_properties(
-        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic,
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
         f"offset.storage.topic = {offsets}\n",
-    )  # fmt: skip
+    )
     produce(primary.bootstrap_servers, topic, _records("before", 0, 3000))
     with MirrorProcess(props) as mirror:
         eventually(
             lambda: count(backup.bootstrap_servers, remote) >= 6000,
-            timeout=180, what="the first 6,000 records copied", log=mirror.log,
-        )  # fmt: skip
+            timeout=180,
+            what="the first 6,000 records copied",
+            log=mirror.log,
+        )
         assert mirror.stop() == 0
     admin = AdminClient({"bootstrap.servers": backup.bootstrap_servers})
     admin.delete_topics([offsets], operation_timeout=30)[offsets].result(60)
     eventually(
         lambda: offsets not in admin.list_topics(timeout=10).topics,
-        timeout=60, what=f"{offsets} deleted",
-    )  # fmt: skip
+        timeout=60,
+        what=f"{offsets} deleted",
+    )
     produce(primary.bootstrap_servers, topic, _records("after", 3000, 1000))
     with MirrorProcess(props) as mirror:
         eventually(
             lambda: count(backup.bootstrap_servers, remote) >= 8000,
-            timeout=180, what="the 2,000 records written while it was stopped", log=mirror.log,
-        )  # fmt: skip
+            timeout=180,
+            what="the 2,000 records written while it was stopped",
+            log=mirror.log,
+        )
         time.sleep(3)  # time enough to copy anything twice, if it would
         assert mirror.stop() == 0
         text = mirror.log()
     assert f"{offsets} was missing on backup and was created again" in text
     # Its 2 partitions and the heartbeats topic's, which every flow mirrors: all proven.
-    rebuilt = re.search(r"positions of (\d+) partition\(s\) rebuilt exactly.*?(\d+) more resume",
-                        text)  # fmt: skip
+    rebuilt = re.search(
+        r"positions of (\d+) partition\(s\) rebuilt exactly.*?(\d+) more resume", text
+    )
     assert rebuilt is not None and rebuilt[2] == "0" and int(rebuilt[1]) >= PARTITIONS
     copied = _values(backup, remote)
     for p in range(PARTITIONS):

@@ -45,8 +45,7 @@ def produce_shapes(bootstrap: str, topic: str) -> int:
         ]
         key = None if i % 4 == 0 else f"k{i}".encode()
         value = None if i % 5 == 0 else f"value-{i}".encode() * (1 + i % 7)
-        plain.produce(topic, value, key, partition=i % 3, timestamp=base + i,
-                      headers=headers)  # fmt: skip
+        plain.produce(topic, value, key, partition=i % 3, timestamp=base + i, headers=headers)
         n += 1
     plain.produce(topic, b"x" * 1_000_000, b"big", partition=0, timestamp=base + 1_000)
     n += 1
@@ -320,10 +319,18 @@ def test_partition_increase_config_change_and_new_topic_reach_target(
         # A topic config changed on the source reaches the target.
         resource = ConfigResource("topic", topic, {"retention.ms": "123456789"})
         source.incremental_alter_configs(
-            [ConfigResource("topic", topic, incremental_configs=[
-                ConfigEntry("retention.ms", "123456789",
-                            incremental_operation=AlterConfigOpType.SET)])]
-        )[resource].result(30)  # fmt: skip
+            [
+                ConfigResource(
+                    "topic",
+                    topic,
+                    incremental_configs=[
+                        ConfigEntry(
+                            "retention.ms", "123456789", incremental_operation=AlterConfigOpType.SET
+                        )
+                    ],
+                )
+            ]
+        )[resource].result(30)
         started = time.monotonic()
         eventually(
             lambda: remote_config(target, remote, "retention.ms") == "123456789",

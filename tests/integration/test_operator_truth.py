@@ -41,8 +41,9 @@ def clusters(cluster_pair: ClusterPair) -> LocalClusters:
 
 
 def mm2(*args: str) -> Any:
-    done = subprocess.run([sys.executable, "-m", "mm2.cli.tools", *args], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "mm2.cli.tools", *args], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
@@ -58,11 +59,9 @@ def running(api: httpx.Client) -> bool:
 
 
 def commit_group(cluster: LocalCluster, group: str, topic: str) -> None:
-    consumer = Consumer({**cluster.client_config(), "group.id": group,
-                         "enable.auto.commit": False})  # fmt: skip
+    consumer = Consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False})
     try:
-        consumer.commit(offsets=[TopicPartition(topic, p, 5) for p in range(4)],
-                        asynchronous=False)  # fmt: skip
+        consumer.commit(offsets=[TopicPartition(topic, p, 5) for p in range(4)], asynchronous=False)
     finally:
         consumer.close()
 
@@ -81,8 +80,13 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
     source, target = clusters["truth-source"], clusters["truth-target"]
     topic = make_topic(source, "truth")
     port = free_port()
-    props = write_properties(tmp_path, source.bootstrap_servers, target.bootstrap_servers, topic,
-                             f"listeners = http://127.0.0.1:{port}\n")  # fmt: skip
+    props = write_properties(
+        tmp_path,
+        source.bootstrap_servers,
+        target.bootstrap_servers,
+        topic,
+        f"listeners = http://127.0.0.1:{port}\n",
+    )
     api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
     load = ContinuousProducer(source, topic, rate=100, limit=10**9, seconds=3600)
     # Stopped however the test ends: left running it writes to the source until the session
@@ -102,8 +106,9 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
             every = api.get("/flows/primary/backup/partitions").json()
             rows = [r for r in every if r["topic"] == topic]  # heartbeats are mirrored too
             assert {r["partition"] for r in rows} == {0, 1, 2, 3}, every
-            assert all(r["log_end"] > 0 and r["target_topic"] == f"primary.{topic}"
-                       for r in rows), rows  # fmt: skip
+            assert all(
+                r["log_end"] > 0 and r["target_topic"] == f"primary.{topic}" for r in rows
+            ), rows
             assert any(r["owner"] for r in rows), rows
             eventually(
                 lambda: api.get("/health/flows").status_code == 200,
@@ -123,10 +128,17 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
             assert {(r["topic"], r["partition"]) for r in by_file} >= {
                 (topic, p) for p in range(4)
             }, by_file
-            assert all(r["log_end"] >= 0 and r["position"] is not None for r in by_file
-                       if r["topic"] == topic), by_file  # fmt: skip
-            text = subprocess.run([sys.executable, "-m", "mm2.cli.tools", "status", "--url", url],
-                                  capture_output=True, text=True, check=True).stdout  # fmt: skip
+            assert all(
+                r["log_end"] >= 0 and r["position"] is not None
+                for r in by_file
+                if r["topic"] == topic
+            ), by_file
+            text = subprocess.run(
+                [sys.executable, "-m", "mm2.cli.tools", "status", "--url", url],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             assert text.splitlines()[0].split()[:3] == ["FLOW", "TOPIC", "PARTITION"], text
 
             # `mm2 lag --group`: a group's commits, log size and lag on the source.
@@ -134,8 +146,11 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
             commit_group(source, group, topic)
             rows = mm2("lag", str(props), "--group", group, "--json")
             assert {r["partition"] for r in rows if r["topic"] == topic} == {0, 1, 2, 3}, rows
-            assert all(r["offset"] == 5 and r["log_size"] >= 5 and r["lag"] == r["log_size"] - 5
-                       for r in rows if r["topic"] == topic), rows  # fmt: skip
+            assert all(
+                r["offset"] == 5 and r["log_size"] >= 5 and r["lag"] == r["log_size"] - 5
+                for r in rows
+                if r["topic"] == topic
+            ), rows
 
             # The heartbeats-only flow says it does not replicate.
             other = flow(api, "backup", "primary")
@@ -152,8 +167,13 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
             )
             seen = time.monotonic() - halted
             down = flow(api)
-            log.info("%.1f s after the halt: %s (%s), lag %s", seen, down["state"],
-                     down["cause"], down["lag"])  # fmt: skip
+            log.info(
+                "%.1f s after the halt: %s (%s), lag %s",
+                seen,
+                down["state"],
+                down["cause"],
+                down["lag"],
+            )
             assert down["cause"], down
             first = down["lag"]["records"]
             eventually(
@@ -166,8 +186,13 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
             assert health.status_code == 503 and "primary->backup" in health.json()["causes"]
             # What the MirrorMakerFlowNotCopying alert (deploy/prometheus) fires on.
             scraped = api.get("/metrics").text
-            flagged = [ln for ln in scraped.splitlines() if ln.startswith("mm2_flow_state{")
-                       and 'target="backup"' in ln and ln.endswith(" 1.0")]  # fmt: skip
+            flagged = [
+                ln
+                for ln in scraped.splitlines()
+                if ln.startswith("mm2_flow_state{")
+                and 'target="backup"' in ln
+                and ln.endswith(" 1.0")
+            ]
             assert len(flagged) == 1 and 'state="RUNNING"' not in flagged[0], flagged
         finally:
             target.resume()

@@ -37,8 +37,14 @@ RECORDS = FIRST + BACKLOG
 
 def produce_one_per_batch(bootstrap: str, topic: str, start: int, n: int) -> None:
     """One record per batch, so that one fetch of the mirror returns one record."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0,
-                         "enable.idempotence": True, "batch.num.messages": 1})  # fmt: skip
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 0,
+            "enable.idempotence": True,
+            "batch.num.messages": 1,
+        }
+    )
     for i in range(start, start + n):
         while True:
             try:
@@ -66,11 +72,14 @@ def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_cop
     commit_group(primary.bootstrap_servers, group, {(topic, 0): 5})
     port = free_port()
     # One record batch per fetch: the copy lags well behind the end it has seen.
-    extra = (f"offset.storage.topic = mm2-offsets.{uuid.uuid4().hex[:8]}.internal\n"
-             "primary.consumer.max.partition.fetch.bytes = 1\n"
-             f"listeners = http://127.0.0.1:{port}\n")  # fmt: skip
-    props = write_properties(tmp_path, primary.bootstrap_servers, backup.bootstrap_servers,
-                             topic, extra)  # fmt: skip
+    extra = (
+        f"offset.storage.topic = mm2-offsets.{uuid.uuid4().hex[:8]}.internal\n"
+        "primary.consumer.max.partition.fetch.bytes = 1\n"
+        f"listeners = http://127.0.0.1:{port}\n"
+    )
+    props = write_properties(
+        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic, extra
+    )
     api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
 
     positions = PositionsTopic.of(load(props).flow("primary", "backup"))
@@ -86,12 +95,17 @@ def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_cop
     checkpoints = MirrorClient(backup.client_config(), DefaultReplicationPolicy())
     try:
         with MirrorProcess(props) as mirror:
-            eventually(lambda: checkpoints.remote_consumer_offsets(group, "primary"),
-                       timeout=180, what="a checkpoint of the group", log=mirror.log)  # fmt: skip
+            eventually(
+                lambda: checkpoints.remote_consumer_offsets(group, "primary"),
+                timeout=180,
+                what="a checkpoint of the group",
+                log=mirror.log,
+            )
             # Paused while the backlog is written: the copy starts behind all of it.
             assert api.put("/flows/primary/backup/pause").status_code == 202
-            eventually(lambda: flow_state(api) == "PAUSED", timeout=120, what="PAUSED",
-                       log=mirror.log)  # fmt: skip
+            eventually(
+                lambda: flow_state(api) == "PAUSED", timeout=120, what="PAUSED", log=mirror.log
+            )
             produce_one_per_batch(primary.bootstrap_servers, topic, FIRST, BACKLOG)
             assert api.put("/flows/primary/backup/resume").status_code == 202
             row = eventually(seen, timeout=120, what="the end seen", log=mirror.log)
@@ -111,11 +125,26 @@ def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_cop
         ),
         encoding="utf-8",
     )
-    command = [sys.executable, "-m", "mm2.cli.tools", "failover", "--config", str(gone),
-               "--from", "primary", "--to", "backup", "--group", group, "--dry-run",
-               "--timeout", "10"]  # fmt: skip
-    out = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=180,
-                         check=False)  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "mm2.cli.tools",
+        "failover",
+        "--config",
+        str(gone),
+        "--from",
+        "primary",
+        "--to",
+        "backup",
+        "--group",
+        group,
+        "--dry-run",
+        "--timeout",
+        "10",
+    ]
+    out = subprocess.run(
+        [*command, "--json"], capture_output=True, text=True, timeout=180, check=False
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     point = json.loads(out.stdout)["recovery_point"]
     (rp,) = [r for r in point["partitions"] if r["topic"] == topic]
@@ -131,5 +160,9 @@ def test_a_killed_mirror_leaves_a_recovery_point_that_counts_the_records_not_cop
     assert "recovery point of primary->backup" in text.stdout, text.stdout
     report = text.stdout.split("recovery point of primary->backup", 1)[1]
     (line,) = [x.split() for x in report.splitlines() if x.startswith(f"{topic}-0 ")]
-    assert (line[1], line[2], line[-2], line[-1]) == (str(copied), str(RECORDS), "unknown",
-                                                      str(RECORDS - copied))  # fmt: skip
+    assert (line[1], line[2], line[-2], line[-1]) == (
+        str(copied),
+        str(RECORDS),
+        "unknown",
+        str(RECORDS - copied),
+    )

@@ -50,8 +50,12 @@ class AckedProducer:
     every record the source acknowledged (acks=all), per partition."""
 
     def __init__(self, cluster: LocalCluster, topic: str) -> None:
-        settings = {"linger.ms": 5, "acks": "all", "enable.idempotence": True,
-                    "message.timeout.ms": 20_000}  # fmt: skip
+        settings = {
+            "linger.ms": 5,
+            "acks": "all",
+            "enable.idempotence": True,
+            "message.timeout.ms": 20_000,
+        }
         self._producer = Producer({**cluster.client_config(), **settings})
         self._topic = topic
         self._stop = threading.Event()
@@ -68,8 +72,12 @@ class AckedProducer:
         started, sent = time.monotonic(), 0
         while not self._stop.is_set():
             try:
-                self._producer.produce(self._topic, b"r-%d" % sent, partition=sent % PARTITIONS,
-                                       on_delivery=self._delivered)  # fmt: skip
+                self._producer.produce(
+                    self._topic,
+                    b"r-%d" % sent,
+                    partition=sent % PARTITIONS,
+                    on_delivery=self._delivered,
+                )
             except BufferError:
                 self._producer.poll(0.2)
                 continue
@@ -120,10 +128,15 @@ def test_a_paused_flow_whose_source_dies_reports_no_bound_it_cannot_keep(
     remote = f"primary.{topic}"
     group = f"rpo-group-{uuid.uuid4().hex[:8]}"
     port = free_port()
-    props = write_properties(tmp_path, source.bootstrap_servers, target.bootstrap_servers, topic,
-                             f"listeners = http://127.0.0.1:{port}\n"
-                             "emit.checkpoints.interval.seconds = 1\n"
-                             "sync.group.offsets.interval.seconds = 1\n")  # fmt: skip
+    props = write_properties(
+        tmp_path,
+        source.bootstrap_servers,
+        target.bootstrap_servers,
+        topic,
+        f"listeners = http://127.0.0.1:{port}\n"
+        "emit.checkpoints.interval.seconds = 1\n"
+        "sync.group.offsets.interval.seconds = 1\n",
+    )
     flow = load(props).flow("primary", "backup")
     positions = PositionsTopic.of(flow)
     api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60)
@@ -133,10 +146,18 @@ def test_a_paused_flow_whose_source_dies_reports_no_bound_it_cannot_keep(
         eventually(lambda: producer.counts()[0] > 10, timeout=60, what="records on the source")
         commit_group(source.bootstrap_servers, group, {(topic, 0): 5})
         with MirrorProcess(props) as mirror:
-            eventually(lambda: min(copied(target, remote).values()) > 0, timeout=240,
-                       what="records copied", log=mirror.log)  # fmt: skip
-            eventually(lambda: checkpoints.remote_consumer_offsets(group, "primary"),
-                       timeout=180, what="a checkpoint of the group", log=mirror.log)  # fmt: skip
+            eventually(
+                lambda: min(copied(target, remote).values()) > 0,
+                timeout=240,
+                what="records copied",
+                log=mirror.log,
+            )
+            eventually(
+                lambda: checkpoints.remote_consumer_offsets(group, "primary"),
+                timeout=180,
+                what="a checkpoint of the group",
+                log=mirror.log,
+            )
             assert api.put("/flows/primary/backup/pause").status_code == 202
 
             def paused() -> bool:
@@ -150,8 +171,13 @@ def test_a_paused_flow_whose_source_dies_reports_no_bound_it_cannot_keep(
                 return all(ends.get((topic, p), (0, 0))[1] > paused_ms for p in range(PARTITIONS))
 
             # The copy tasks are gone; what reads the ends now is the lag reader.
-            eventually(ends_read_while_paused, timeout=120, interval=2,
-                       what="the source's ends recorded while paused", log=mirror.log)  # fmt: skip
+            eventually(
+                ends_read_while_paused,
+                timeout=120,
+                interval=2,
+                what="the source's ends recorded while paused",
+                log=mirror.log,
+            )
 
             # While the source answers: a bound, read after the positions, never below what
             # is missing (what was acknowledged before the request and not copied).
@@ -168,25 +194,45 @@ def test_a_paused_flow_whose_source_dies_reports_no_bound_it_cannot_keep(
             source.halt(grace=0)  # the disaster: the source's broker dies (SIGKILL)
             producer.stop()
             held = copied(target, remote)
-            missing = {p: sum(1 for o in producer.acked[p] if o >= held[p])
-                       for p in range(PARTITIONS)}  # fmt: skip
+            missing = {
+                p: sum(1 for o in producer.acked[p] if o >= held[p]) for p in range(PARTITIONS)
+            }
             assert sum(missing.values()) > 0, (missing, held)
 
             def unknown() -> dict[str, Any] | None:
                 body = report(api)
                 return body if body["at_risk_at_most"] is None else None
 
-            rest = eventually(unknown, timeout=180, interval=2, log=mirror.log,
-                              what="the mirror's report without the source")  # fmt: skip
-            command = [sys.executable, "-m", "mm2.cli.tools", "failover", "--config", str(props),
-                       "--from", "primary", "--to", "backup", "--group", group, "--dry-run",
-                       "--timeout", "10"]  # fmt: skip
-            done = subprocess.run([*command, "--json"], capture_output=True, text=True,
-                                  timeout=300, check=False)  # fmt: skip
+            rest = eventually(
+                unknown,
+                timeout=180,
+                interval=2,
+                log=mirror.log,
+                what="the mirror's report without the source",
+            )
+            command = [
+                sys.executable,
+                "-m",
+                "mm2.cli.tools",
+                "failover",
+                "--config",
+                str(props),
+                "--from",
+                "primary",
+                "--to",
+                "backup",
+                "--group",
+                group,
+                "--dry-run",
+                "--timeout",
+                "10",
+            ]
+            done = subprocess.run(
+                [*command, "--json"], capture_output=True, text=True, timeout=300, check=False
+            )
             assert done.returncode == 0, done.stderr[-3000:]
             cli = json.loads(done.stdout)["recovery_point"]
-            text = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                                  check=False)  # fmt: skip
+            text = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
             assert text.returncode == 0, text.stderr[-3000:]
             again = report(api)
         assert mirror.stop() == 0, mirror.log()[-3000:]
@@ -194,8 +240,11 @@ def test_a_paused_flow_whose_source_dies_reports_no_bound_it_cannot_keep(
         producer.stop()
         api.close()
 
-    for name, point in (("mm2 failover --json", cli), ("GET recovery-point", rest),
-                        ("GET recovery-point after", again)):  # fmt: skip
+    for name, point in (
+        ("mm2 failover --json", cli),
+        ("GET recovery-point", rest),
+        ("GET recovery-point after", again),
+    ):
         # With the source gone no figure is a bound: unknown since the ends were last read,
         # which was while the flow was paused, not when it was paused.
         assert point["at_risk_at_most"] is None, (name, point)

@@ -42,8 +42,13 @@ def test_a_topic_deleted_and_created_again_is_copied_from_its_start(
     produce_numbered(primary.bootstrap_servers, topic, b"old", 3000)
     # The planner's refresh comes late, so that the copy task reads the new topic at the old
     # topic's position long before the planner sees the new id (where duplicates came from).
-    props = write_properties(tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic,
-                             "primary->backup.refresh.topics.interval.seconds = 20")  # fmt: skip
+    props = write_properties(
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
+        "primary->backup.refresh.topics.interval.seconds = 20",
+    )
     with MirrorProcess(props) as mirror:
         eventually(
             lambda: count(backup.bootstrap_servers, remote) >= 3000,
@@ -71,16 +76,24 @@ def test_a_topic_deleted_and_created_again_is_copied_from_its_start(
         )
         time.sleep(3)  # time enough to copy anything twice, if it would
         assert mirror.stop() == 0
-    values = [r[2] for r in read_topic(backup.bootstrap_servers, remote,
-                                       **{"isolation.level": "read_committed"})[0]]  # fmt: skip
+    values = [
+        r[2]
+        for r in read_topic(
+            backup.bootstrap_servers, remote, **{"isolation.level": "read_committed"}
+        )[0]
+    ]
     old = [b"old-%d" % i for i in range(3000)]
     new = [b"new-%d" % i for i in range(6000)]
     assert values[:3000] == old
     copied = values[3000:]
     twice = len(copied) - len(set(copied))
     missing = len(set(new) - set(copied))
-    log.info("re-created topic: %d records copied twice, %d missing, copy task saw it first: %s",
-             twice, missing, "copied as" in mirror.log())  # fmt: skip
+    log.info(
+        "re-created topic: %d records copied twice, %d missing, copy task saw it first: %s",
+        twice,
+        missing,
+        "copied as" in mirror.log(),
+    )
     # Every record of the new topic, from its first, in order, once, after the old topic's.
     assert (twice, missing) == (0, 0), f"{twice} copied twice, {missing} missing"
     assert copied == new

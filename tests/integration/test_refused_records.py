@@ -57,8 +57,9 @@ def test_a_backlog_into_a_topic_accepting_half_a_megabyte_batches_is_copied_whol
     limit = {"max.message.bytes": "512000"}
     _create(primary, topic, 2, **limit)
     _create(backup, f"primary.{topic}", 2, **limit)
-    producer = Producer({"bootstrap.servers": primary.bootstrap_servers, "linger.ms": 20,
-                         "batch.size": 400_000})  # fmt: skip
+    producer = Producer(
+        {"bootstrap.servers": primary.bootstrap_servers, "linger.ms": 20, "batch.size": 400_000}
+    )
     records = 40_000
     for i in range(records):  # 1 KiB each: librdkafka would fill ~1 MB batches from this
         producer.produce(topic, (b"%08d" % i) * 128, partition=i % 2)
@@ -101,9 +102,12 @@ def test_a_timestamp_the_remote_topic_refuses_fails_the_task_naming_the_record(
     _create(backup, f"primary.{old}", 1, **{window: "3600000"})
     port = free_port()
     props = write_properties(
-        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, f"{old},{fresh}",
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        f"{old},{fresh}",
         f"listeners = http://127.0.0.1:{port}\ntasks.max = 1\n",
-    )  # fmt: skip
+    )
     api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
 
     def source_tasks() -> list[dict[str, Any]]:
@@ -133,6 +137,7 @@ def test_a_timestamp_the_remote_topic_refuses_fails_the_task_naming_the_record(
             assert mirror.stop() == 0
     finally:
         api.close()
-    refused = read_topic(backup.bootstrap_servers, f"primary.{old}",
-                         **{"isolation.level": "read_committed"})  # fmt: skip
+    refused = read_topic(
+        backup.bootstrap_servers, f"primary.{old}", **{"isolation.level": "read_committed"}
+    )
     assert not any(refused.values()), "a refused record was committed"

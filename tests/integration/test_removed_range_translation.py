@@ -58,16 +58,25 @@ def fill(primary: Cluster, topic: str) -> None:
     """The records, in chunks a little apart: with segment.ms = 100 each chunk starts a new
     segment, so all but the last are the cleaner's to compact."""
     # Idempotent: a retried batch is neither duplicated nor reordered, so offset == i.
-    producer = Producer({"bootstrap.servers": primary.bootstrap_servers, "linger.ms": 20,
-                         "enable.idempotence": True})  # fmt: skip
+    producer = Producer(
+        {
+            "bootstrap.servers": primary.bootstrap_servers,
+            "linger.ms": 20,
+            "enable.idempotence": True,
+        }
+    )
     bounds = [*range(0, FIRST, 1_901), *range(FIRST, RECORDS, 250), RECORDS]
     for start, end in itertools.pairwise(bounds):
         for partition in range(PARTITIONS):
             for i in range(start, end):
                 while True:
                     try:
-                        producer.produce(topic, b"%d:%d" % (partition, i), key_of(partition, i),
-                                         partition=partition)  # fmt: skip
+                        producer.produce(
+                            topic,
+                            b"%d:%d" % (partition, i),
+                            key_of(partition, i),
+                            partition=partition,
+                        )
                         break
                     except BufferError:
                         producer.poll(0.5)
@@ -142,14 +151,22 @@ def world(
 ) -> Iterator[World]:
     prefix = f"rr-{uuid.uuid4().hex[:8]}"
     topic, truncated = f"{prefix}-compacted", f"{prefix}-truncated"
-    settings = {"segment.ms": "100", "min.cleanable.dirty.ratio": "0.01",
-                "min.compaction.lag.ms": "0", "delete.retention.ms": "100"}  # fmt: skip
-    create_topic(primary, topic, partitions=PARTITIONS,
-                 config={**settings, "cleanup.policy": "compact"})  # fmt: skip
+    settings = {
+        "segment.ms": "100",
+        "min.cleanable.dirty.ratio": "0.01",
+        "min.compaction.lag.ms": "0",
+        "delete.retention.ms": "100",
+    }
+    create_topic(
+        primary, topic, partitions=PARTITIONS, config={**settings, "cleanup.policy": "compact"}
+    )
     # compact,delete: DeleteRecords may move its log start (retention never does here).
-    create_topic(primary, truncated, partitions=PARTITIONS,
-                 config={**settings, "cleanup.policy": "compact,delete",
-                         "retention.ms": "-1"})  # fmt: skip
+    create_topic(
+        primary,
+        truncated,
+        partitions=PARTITIONS,
+        config={**settings, "cleanup.policy": "compact,delete", "retention.ms": "-1"},
+    )
     fill(primary, topic)
     fill(primary, truncated)
     admin = admin_client(primary.client_config())
@@ -167,24 +184,33 @@ def world(
     commits[f"{prefix}-g{held[0][5]}"] = held[0][5]
     commits[f"{prefix}-g{gap}"] = gap
     for group, offset in commits.items():
-        commit_group(primary.bootstrap_servers, group,
-                     {(topic, p): offset for p in range(PARTITIONS)})  # fmt: skip
+        commit_group(
+            primary.bootstrap_servers, group, {(topic, p): offset for p in range(PARTITIONS)}
+        )
     refused = {f"{prefix}-t{offset}": offset for offset in (0, 5_000, TRUNCATED_TO - 1)}
     kept = {f"{prefix}-t{offset}": offset for offset in (TRUNCATED_TO, 15_000)}
     for group, offset in {**refused, **kept}.items():
         commit_group(primary.bootstrap_servers, group, {(truncated, 0): offset})
     directory = tmp_path_factory.mktemp("removed-range")
     props = write_properties(
-        directory, primary.bootstrap_servers, backup.bootstrap_servers, f"{prefix}-.*",
+        directory,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        f"{prefix}-.*",
         f"sync.group.offsets.enabled = true\ngroups = {prefix}-.*\n",
-    )  # fmt: skip
+    )
     with MirrorProcess(props) as mirror:
         for name in (topic, truncated):
             last = {p: offsets[-1] for p, offsets in survivors(primary, name).items()}
-            eventually(lambda name=name, last=last: all(  # type: ignore[misc]
-                (p, o) in copies(backup, name) for p, o in last.items()),
-                timeout=300, interval=2, what=f"primary.{name} caught up",
-                log=mirror.log)  # fmt: skip
+            eventually(
+                lambda name=name, last=last: all(  # type: ignore[misc]
+                    (p, o) in copies(backup, name) for p, o in last.items()
+                ),
+                timeout=300,
+                interval=2,
+                what=f"primary.{name} caught up",
+                log=mirror.log,
+            )
         yield World(prefix, load(str(props)), props, topic, truncated, commits, refused, kept)
         assert mirror.stop() == 0, mirror.log()[-3000:]
 
@@ -220,9 +246,22 @@ def test_mm2_failover_dry_run_says_the_same(
     primary: Cluster, backup: Cluster, world: World
 ) -> None:
     group = f"{world.prefix}-g{REMOVED[3]}"
-    command = [sys.executable, "-m", "mm2.cli.tools", "failover", "--config",
-               str(world.properties), "--from", "primary", "--to", "backup", "--group", group,
-               "--dry-run", "--json"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "mm2.cli.tools",
+        "failover",
+        "--config",
+        str(world.properties),
+        "--from",
+        "primary",
+        "--to",
+        "backup",
+        "--group",
+        group,
+        "--dry-run",
+        "--json",
+    ]
     out = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
     printed = {p["source_partition"]: p for p in json.loads(out.stdout)["partitions"]}
@@ -263,13 +302,13 @@ def test_checkpoints_and_synced_target_groups_are_exact(
         return out if out == wanted else None
 
     eventually(synced, timeout=120, interval=2, what="every group synced to its exact offset")
-    client = MirrorClient(backup.client_config(), world.config.flow("primary", "backup")
-                          .replication_policy())  # fmt: skip
+    client = MirrorClient(
+        backup.client_config(), world.config.flow("primary", "backup").replication_policy()
+    )
     remote = f"primary.{world.topic}"
     for group in world.commits:
         found = client.checkpoints(group, "primary")
-        got = {tp.partition: cp.downstream_offset for tp, cp in found.items()
-               if tp.topic == remote}  # fmt: skip
+        got = {tp.partition: cp.downstream_offset for tp, cp in found.items() if tp.topic == remote}
         assert got == {p: wanted[(group, p)] for p in range(PARTITIONS)}, (group, got)
     # The refused commits get no checkpoint (never a guess), the ones at the log start do.
     for group in world.refused:

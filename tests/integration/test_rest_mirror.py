@@ -78,10 +78,15 @@ def setup(
         f"listeners = http://127.0.0.1:{port}\ntasks.max = 1\n",
     )
     api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120)
-    s = Setup(props, api, primary.bootstrap_servers, backup.bootstrap_servers,
-              _make_topic(primary.bootstrap_servers, f"{prefix}-a"),
-              _make_topic(primary.bootstrap_servers, f"{prefix}-b"),
-              MirrorProcess.__new__(MirrorProcess))  # fmt: skip
+    s = Setup(
+        props,
+        api,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        _make_topic(primary.bootstrap_servers, f"{prefix}-a"),
+        _make_topic(primary.bootstrap_servers, f"{prefix}-b"),
+        MirrorProcess.__new__(MirrorProcess),
+    )
     s.start()
     yield s
     s.mirror.stop()
@@ -98,10 +103,13 @@ def test_mirrors_and_lists_flows_and_connectors(setup: Setup) -> None:
     s.wait(lambda: remote(s) == 100, "first 100 records")
     names = s.api.get("/connectors").json()
     assert SOURCE in names
-    s.wait(lambda: s.api.get("/flows/primary/backup").json()["state"] == "RUNNING",
-           "the flow RUNNING")  # fmt: skip
-    s.wait(lambda: s.api.get("/flows/primary/backup").json()["lag"]["records_copied"] >= 100,
-           "copied count in the flow's lag summary")  # fmt: skip
+    s.wait(
+        lambda: s.api.get("/flows/primary/backup").json()["state"] == "RUNNING", "the flow RUNNING"
+    )
+    s.wait(
+        lambda: s.api.get("/flows/primary/backup").json()["lag"]["records_copied"] >= 100,
+        "copied count in the flow's lag summary",
+    )
     # The Connect view lists the copy tasks (tasks.max = 1: one), each with its partitions.
     tasks = s.api.get(f"/connectors/{SOURCE}/status").json()["tasks"]
     assert [t["id"] for t in tasks] == [0] and f"{s.topic}-0" in tasks[0]["partitions"], tasks
@@ -114,10 +122,12 @@ def test_pause_stops_copying_and_resume_loses_nothing(setup: Setup) -> None:
     s = setup
     assert s.api.put("/flows/primary/backup/pause").status_code == 202
     s.wait(
-        lambda: all(t["state"] == "PAUSED" for t in s.api.get(f"/connectors/{SOURCE}/status")
-                    .json()["tasks"]),
+        lambda: all(
+            t["state"] == "PAUSED"
+            for t in s.api.get(f"/connectors/{SOURCE}/status").json()["tasks"]
+        ),
         "source task paused",
-    )  # fmt: skip
+    )
     s.produce(s.topic, 50)
     time.sleep(3)  # a dozen trigger intervals: a running pipeline would have copied by now
     assert remote(s) == 100
@@ -134,9 +144,12 @@ def test_flow_added_by_post_mirrors(setup: Setup) -> None:
         "source": "primary2",
         "target": "backup",
         "clusters": {"primary2": {"bootstrap.servers": s.primary}},
-        "overrides": {"topics": s.extra_topic, "replication.factor": "1",
-                      "offset-syncs.topic.replication.factor": "1"},
-    }  # fmt: skip
+        "overrides": {
+            "topics": s.extra_topic,
+            "replication.factor": "1",
+            "offset-syncs.topic.replication.factor": "1",
+        },
+    }
     added = s.api.post("/flows", json=body)
     assert added.status_code == 201, added.text
     s.produce(s.extra_topic, 20)
@@ -162,8 +175,14 @@ def _offset(s: Setup) -> int | None:
 def test_offsets_read_altered_and_reset_on_a_stopped_connector(setup: Setup) -> None:
     s = setup
     s.wait(lambda: _offset(s) == 159, "committed offset 159 (the last of 160 records)")
-    patch = {"offsets": [{"partition": {"cluster": "primary", "topic": s.topic, "partition": 0},
-                          "offset": {"offset": 109}}]}  # fmt: skip
+    patch = {
+        "offsets": [
+            {
+                "partition": {"cluster": "primary", "topic": s.topic, "partition": 0},
+                "offset": {"offset": 109},
+            }
+        ]
+    }
     assert s.api.patch(f"/connectors/{SOURCE}/offsets", json=patch).status_code == 400
     assert s.api.put(f"/connectors/{SOURCE}/stop").status_code == 204
     assert s.api.get(f"/connectors/{SOURCE}/status").json()["connector"]["state"] == "STOPPED"

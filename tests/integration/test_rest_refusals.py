@@ -40,13 +40,16 @@ def setup(
     directory = tmp_path_factory.mktemp("rest-refusals")
     port, dead = free_port(), free_port()
     # `dead` never answers: a flow into it has a cluster that does not answer.
-    extra = (f"offset.storage.topic = mm2-offsets.{uuid.uuid4().hex[:8]}.internal\n"
-             f"listeners = http://127.0.0.1:{port}\n"
-             "clusters = primary, backup, dead\n"
-             f"dead.bootstrap.servers = 127.0.0.1:{dead}\n")  # fmt: skip
+    extra = (
+        f"offset.storage.topic = mm2-offsets.{uuid.uuid4().hex[:8]}.internal\n"
+        f"listeners = http://127.0.0.1:{port}\n"
+        "clusters = primary, backup, dead\n"
+        f"dead.bootstrap.servers = 127.0.0.1:{dead}\n"
+    )
     topic = f"refusals-{uuid.uuid4().hex[:8]}"
-    props = write_properties(directory, primary.bootstrap_servers, backup.bootstrap_servers,
-                             topic, extra)  # fmt: skip
+    props = write_properties(
+        directory, primary.bootstrap_servers, backup.bootstrap_servers, topic, extra
+    )
     origin = f"http://127.0.0.1:{port}"
     api = httpx.Client(base_url=origin, timeout=60)
     mirror = MirrorProcess(props)
@@ -70,23 +73,35 @@ def _connector_running(api: httpx.Client) -> bool:
 
 def test_a_foreign_form_post_is_refused_and_restarts_nothing(setup: Setup) -> None:
     before = setup.restarts()
-    form = {"Content-Type": "application/x-www-form-urlencoded",
-            "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}  # fmt: skip
+    form = {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Sec-Fetch-Site": "cross-site",
+        "Sec-Fetch-Mode": "navigate",
+    }
     for origin in ("https://evil.example", "null"):
-        answer = setup.api.post(f"/connectors/{SOURCE}/restart", content=b"x=1",
-                                headers={**form, "Origin": origin})  # fmt: skip
+        answer = setup.api.post(
+            f"/connectors/{SOURCE}/restart", content=b"x=1", headers={**form, "Origin": origin}
+        )
         assert answer.status_code == 403, answer.text
         assert answer.json()["error_code"] == 403 and origin in answer.json()["message"]
     # the mirror's own page, with the header, restarts it
     own = {"Origin": setup.origin, "Sec-Fetch-Site": "same-origin", "X-MM2-Request": "1"}
     answer = setup.api.post(f"/connectors/{SOURCE}/restart", headers=own)
     assert answer.status_code == 204, answer.text
-    eventually(lambda: setup.restarts() == before + 1, timeout=60,
-               what="one restart in the mirror's log", log=setup.mirror.log)  # fmt: skip
+    eventually(
+        lambda: setup.restarts() == before + 1,
+        timeout=60,
+        what="one restart in the mirror's log",
+        log=setup.mirror.log,
+    )
     # curl, as with Apache Kafka Connect: no Origin, no header
     assert setup.api.post(f"/connectors/{SOURCE}/restart").status_code == 204
-    eventually(lambda: setup.restarts() == before + 2, timeout=60,
-               what="the second restart in the log", log=setup.mirror.log)  # fmt: skip
+    eventually(
+        lambda: setup.restarts() == before + 2,
+        timeout=60,
+        what="the second restart in the log",
+        log=setup.mirror.log,
+    )
     eventually(lambda: _connector_running(setup.api), timeout=120, what=f"{SOURCE} RUNNING again")
     # Each restart fenced the copy tasks it ended, on purpose: no executor ERROR, no trace.
     assert "Exception in task" not in setup.mirror.log(), setup.mirror.log()[-3000:]

@@ -75,9 +75,15 @@ def test_lookalike_keys_and_values_stay_byte_for_byte_beside_framed_records(
 
     props = _properties(tmp_path, primary, backup, f"{orders},{raw}", registries)
     with MirrorProcess(props) as mirror:
-        eventually(lambda: len(_copied(backup.bootstrap_servers, f"primary.{orders}")) >= 51
-                   and len(_copied(backup.bootstrap_servers, f"primary.{raw}")) >= 50,
-                   timeout=240, what="every record of both topics", log=mirror.log)  # fmt: skip
+        eventually(
+            lambda: (
+                len(_copied(backup.bootstrap_servers, f"primary.{orders}")) >= 51
+                and len(_copied(backup.bootstrap_servers, f"primary.{raw}")) >= 50
+            ),
+            timeout=240,
+            what="every record of both topics",
+            log=mirror.log,
+        )
         assert mirror.stop() == 0
     log = mirror.log()
     got_orders = _copied(backup.bootstrap_servers, f"primary.{orders}")
@@ -94,8 +100,7 @@ def test_lookalike_keys_and_values_stay_byte_for_byte_beside_framed_records(
     with SchemaRegistryClient({"url": target_registry.url}) as client:
         deserialize = AvroDeserializer(client)
         remote = f"primary.{orders}"
-        decoded = [deserialize(v, SerializationContext(remote, MessageField.VALUE))
-                   for v in values]  # fmt: skip
+        decoded = [deserialize(v, SerializationContext(remote, MessageField.VALUE)) for v in values]
     assert decoded == rows
     assert "those bytes are no schema ID" in log  # the look-alike was decided by the passes
     assert "has waited" not in log  # nothing held past schema.ids.wait.ms

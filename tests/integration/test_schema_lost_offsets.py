@@ -50,8 +50,9 @@ def _ids(cluster: Cluster, topic: str, registry: str) -> list[int]:
         deserialize = AvroDeserializer(client)
         return [
             deserialize(r[2], SerializationContext(topic, MessageField.VALUE))["id"]
-            for p in sorted(read) for r in read[p]
-        ]  # fmt: skip
+            for p in sorted(read)
+            for r in read[p]
+        ]
 
 
 @pytest.mark.parametrize("reset", ["earliest", "latest"])
@@ -71,27 +72,41 @@ def test_a_lost_offsets_topic_in_a_translating_flow_is_rebuilt_exactly(
 
     def properties(reset: str) -> Path:
         return write_properties(
-            tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic,
+            tmp_path,
+            primary.bootstrap_servers,
+            backup.bootstrap_servers,
+            topic,
             f"offset.storage.topic = {offsets}\n"
             f"primary.schema.registry.url = {source_registry.url}\n"
             f"backup.schema.registry.url = {target_registry.url}\n"
             f"primary.consumer.auto.offset.reset = {reset}\n",
-        )  # fmt: skip
+        )
 
     props = properties("earliest")  # the first run copies what was there before it
     _produce(primary, source_registry.url, topic, 0, 400)
     with MirrorProcess(props) as mirror:
-        eventually(lambda: len(_ids(backup, remote, target_registry.url)) >= 400, timeout=240,
-                   what="the first 400 records", log=mirror.log)  # fmt: skip
+        eventually(
+            lambda: len(_ids(backup, remote, target_registry.url)) >= 400,
+            timeout=240,
+            what="the first 400 records",
+            log=mirror.log,
+        )
         assert mirror.stop() == 0
     admin = AdminClient({"bootstrap.servers": backup.bootstrap_servers})
     admin.delete_topics([offsets], operation_timeout=30)[offsets].result(60)
-    eventually(lambda: offsets not in admin.list_topics(timeout=10).topics, timeout=60,
-               what=f"{offsets} deleted")  # fmt: skip
+    eventually(
+        lambda: offsets not in admin.list_topics(timeout=10).topics,
+        timeout=60,
+        what=f"{offsets} deleted",
+    )
     _produce(primary, source_registry.url, topic, 400, 200)
     with MirrorProcess(properties(reset)) as mirror:
-        eventually(lambda: len(_ids(backup, remote, target_registry.url)) >= 600, timeout=240,
-                   what="the 200 records written while it was stopped", log=mirror.log)  # fmt: skip
+        eventually(
+            lambda: len(_ids(backup, remote, target_registry.url)) >= 600,
+            timeout=240,
+            what="the 200 records written while it was stopped",
+            log=mirror.log,
+        )
         time.sleep(3)  # time enough to copy anything twice, if it would
         assert mirror.stop() == 0
         text = mirror.log()

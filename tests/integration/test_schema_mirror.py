@@ -36,13 +36,18 @@ from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
-V1 = {"type": "record", "name": "Order", "namespace": "acme",
-      "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}]}  # fmt: skip
+V1 = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "acme",
+    "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}],
+}
 V2 = {**V1, "fields": [*V1["fields"], {"name": "qty", "type": "int", "default": 1}]}
 
 
-def _produce(bootstrap: str, registry: str, topic: str, schema: dict[str, Any],
-             rows: list[dict[str, Any]]) -> None:  # fmt: skip
+def _produce(
+    bootstrap: str, registry: str, topic: str, schema: dict[str, Any], rows: list[dict[str, Any]]
+) -> None:
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     with SchemaRegistryClient({"url": registry}) as client:
         serialize = AvroSerializer(client, json.dumps(schema))
@@ -53,9 +58,15 @@ def _produce(bootstrap: str, registry: str, topic: str, schema: dict[str, Any],
 
 
 def _read(bootstrap: str, topic: str) -> list[bytes]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"r-{uuid.uuid4().hex}",
-                         "isolation.level": "read_committed", "enable.auto.commit": False,
-                         "enable.partition.eof": True})  # fmt: skip
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"r-{uuid.uuid4().hex}",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     values: list[bytes] = []
     try:
@@ -75,19 +86,30 @@ def _pad(registry: ApicurioRegistry, topic: str, n: int) -> None:
     source: a record copied with the source's ID would then point at the wrong schema."""
     for i in range(n):
         own = {"type": "record", "name": f"Pad{i}", "fields": [{"name": "x", "type": "int"}]}
-        answer = httpx.post(f"{registry.url}/subjects/pad-{i}-{topic}/versions",
-                            json={"schema": json.dumps(own)}, timeout=30)  # fmt: skip
+        answer = httpx.post(
+            f"{registry.url}/subjects/pad-{i}-{topic}/versions",
+            json={"schema": json.dumps(own)},
+            timeout=30,
+        )
         assert answer.status_code == 200, answer.text
 
 
-def _properties(directory: Path, primary: Cluster, backup: Cluster, topic: str,
-                registries: tuple[ApicurioRegistry, ApicurioRegistry]) -> Path:  # fmt: skip
+def _properties(
+    directory: Path,
+    primary: Cluster,
+    backup: Cluster,
+    topic: str,
+    registries: tuple[ApicurioRegistry, ApicurioRegistry],
+) -> Path:
     source, target = registries
     return write_properties(
-        directory, primary.bootstrap_servers, backup.bootstrap_servers, topic,
+        directory,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
         extra=f"primary.schema.registry.url = {source.url}\n"
         f"backup.schema.registry.url = {target.url}\n",
-    )  # fmt: skip
+    )
 
 
 def _schema_id(value: bytes) -> int:
@@ -110,15 +132,23 @@ def test_avro_records_decode_on_the_target_with_the_targets_registry(
     _produce(primary.bootstrap_servers, source_registry.url, topic, V1, rows)
     props = _properties(tmp_path, primary, backup, topic, registries)
     with MirrorProcess(props) as mirror:
-        eventually(lambda: count(backup.bootstrap_servers, remote) >= 200, timeout=240,
-                   what="the first 200 records", log=mirror.log)  # fmt: skip
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= 200,
+            timeout=240,
+            what="the first 200 records",
+            log=mirror.log,
+        )
         # The schema evolves while the mirror runs: the new version is registered on the
         # source by the serializer, a moment before its first record.
         evolved = [{"id": i, "item": f"item-{i}", "qty": i % 7} for i in range(200, 400)]
         _produce(primary.bootstrap_servers, source_registry.url, topic, V2, evolved)
         rows += evolved
-        eventually(lambda: count(backup.bootstrap_servers, remote) >= 400, timeout=240,
-                   what="the 200 records of the evolved schema", log=mirror.log)  # fmt: skip
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= 400,
+            timeout=240,
+            what="the 200 records of the evolved schema",
+            log=mirror.log,
+        )
         assert mirror.stop() == 0
     more = [{"id": i, "item": f"item-{i}", "qty": 3} for i in range(400, 500)]
     _produce(primary.bootstrap_servers, source_registry.url, topic, V2, more)
@@ -129,10 +159,18 @@ def test_avro_records_decode_on_the_target_with_the_targets_registry(
     assert gone.status_code == 200, gone.text
     versions = f"{target_registry.url}/subjects/{remote}-value/versions"
     with MirrorProcess(props) as mirror:  # started again: the map is read back from Kafka
-        eventually(lambda: count(backup.bootstrap_servers, remote) >= 500, timeout=240,
-                   what="records written while the mirror was down", log=mirror.log)  # fmt: skip
-        eventually(lambda: httpx.get(versions, timeout=30).json() == [2], timeout=120,
-                   what="version 1 soft-deleted on the target", log=mirror.log)  # fmt: skip
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= 500,
+            timeout=240,
+            what="records written while the mirror was down",
+            log=mirror.log,
+        )
+        eventually(
+            lambda: httpx.get(versions, timeout=30).json() == [2],
+            timeout=120,
+            what="version 1 soft-deleted on the target",
+            log=mirror.log,
+        )
         assert mirror.stop() == 0
     assert httpx.get(versions, params={"deleted": "true"}, timeout=30).json() == [1, 2]
     log = mirror.log()
@@ -144,8 +182,7 @@ def test_avro_records_decode_on_the_target_with_the_targets_registry(
     # ... and every record decodes, with the target's registry, to what was produced.
     with SchemaRegistryClient({"url": target_registry.url}) as client:
         deserialize = AvroDeserializer(client)
-        decoded = [deserialize(v, SerializationContext(remote, MessageField.VALUE))
-                   for v in copied]  # fmt: skip
+        decoded = [deserialize(v, SerializationContext(remote, MessageField.VALUE)) for v in copied]
     assert decoded == rows  # each with the fields of the schema it was written with
     # Bytes after the ID are the source's, byte for byte.
     assert [v[5:] for v in copied] == [v[5:] for v in source_values]
@@ -159,14 +196,15 @@ def _order_type() -> Any:
     """`acme.Order` (acme/order.proto), whose `total` is an `acme.Money` of another file
     (acme/common.proto): the serializer registers that file as a subject of its own, and the
     order's schema refers to it."""
-    common = descriptor_pb2.FileDescriptorProto(name="acme/common.proto", package="acme",
-                                                syntax="proto3")  # fmt: skip
+    common = descriptor_pb2.FileDescriptorProto(
+        name="acme/common.proto", package="acme", syntax="proto3"
+    )
     money = common.message_type.add(name="Money")
     money.field.add(name="cents", number=1, type=3, label=1)  # int64
     money.field.add(name="currency", number=2, type=9, label=1)  # string
-    order_file = descriptor_pb2.FileDescriptorProto(name="acme/order.proto", package="acme",
-                                                    syntax="proto3",
-                                                    dependency=["acme/common.proto"])  # fmt: skip
+    order_file = descriptor_pb2.FileDescriptorProto(
+        name="acme/order.proto", package="acme", syntax="proto3", dependency=["acme/common.proto"]
+    )
     order = order_file.message_type.add(name="Order")
     order.field.add(name="id", number=1, type=9, label=1)
     order.field.add(name="total", number=2, type=11, label=1, type_name=".acme.Money")
@@ -201,8 +239,12 @@ def test_protobuf_records_with_a_reference_keep_their_indexes_and_payload(
     assert producer.flush(30) == 0
     props = _properties(tmp_path, primary, backup, topic, registries)
     with MirrorProcess(props) as mirror:
-        eventually(lambda: count(backup.bootstrap_servers, remote) >= 100, timeout=240,
-                   what="the 100 Protobuf records", log=mirror.log)  # fmt: skip
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= 100,
+            timeout=240,
+            what="the 100 Protobuf records",
+            log=mirror.log,
+        )
         assert mirror.stop() == 0
     copied = _read(backup.bootstrap_servers, remote)
     source_values = _read(primary.bootstrap_servers, topic)
@@ -213,8 +255,9 @@ def test_protobuf_records_with_a_reference_keep_their_indexes_and_payload(
     # The message indexes and the payload after the ID are the source's, byte for byte.
     assert [v[5:] for v in copied] == [v[5:] for v in source_values]
     deserialize = ProtobufDeserializer(order_type, {"use.deprecated.format": False})
-    assert [deserialize(v, SerializationContext(remote, MessageField.VALUE))
-            for v in copied] == sent  # fmt: skip
+    assert [
+        deserialize(v, SerializationContext(remote, MessageField.VALUE)) for v in copied
+    ] == sent
     # The target's schema under that ID is the order, referring to the common file's subject.
     (target_id,) = target_ids
     schema = httpx.get(f"{target_registry.url}/schemas/ids/{target_id}", timeout=30).json()

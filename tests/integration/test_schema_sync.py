@@ -35,8 +35,12 @@ SOURCE, TARGET = "primary", "backup"
 
 
 def avro(name: str, *fields: tuple[str, object]) -> Schema:
-    record = {"type": "record", "name": name, "namespace": "acme",
-              "fields": [{"name": n, "type": t} for n, t in fields]}  # fmt: skip
+    record = {
+        "type": "record",
+        "name": name,
+        "namespace": "acme",
+        "fields": [{"name": n, "type": t} for n, t in fields],
+    }
     return Schema(json.dumps(record, separators=(",", ":")), "AVRO")
 
 
@@ -89,22 +93,34 @@ def test_a_pass_copies_every_kind_and_the_next_writes_nothing(
     mappings: list[SchemaIdMapping] = []
     topics = {orders, customers, payments, old}
     naming = SubjectNaming(
-        DefaultReplicationPolicy(), SOURCE, TARGET,
-        replicated=lambda topic: True, is_topic=lambda topic: topic in topics,
-    )  # fmt: skip
+        DefaultReplicationPolicy(),
+        SOURCE,
+        TARGET,
+        replicated=lambda topic: True,
+        is_topic=lambda topic: topic in topics,
+    )
     sync = SchemaSync(
-        source, target, source_alias=SOURCE, naming=naming, sink=mappings.append,
-        subjects=SubjectFilter(rf".*{run}.*", rf"secret{run}-value"), flow="primary->backup",
-    )  # fmt: skip
+        source,
+        target,
+        source_alias=SOURCE,
+        naming=naming,
+        sink=mappings.append,
+        subjects=SubjectFilter(rf".*{run}.*", rf"secret{run}-value"),
+        flow="primary->backup",
+    )
     first = sync.run_pass()
 
     assert sync.id_mode == "translated", sync.id_mode_reason  # Apicurio has no IMPORT mode
     assert "has no modes" in sync.id_mode_reason
     copied = {s for s in target.subjects(deleted=True) if run in s}
     assert copied == {
-        f"primary.{orders}-value", f"primary.{customers}-value", f"primary.{orders}-acme.Refund",
-        money, f"primary.{payments}-value", f"primary.{old}-value",
-    }  # fmt: skip
+        f"primary.{orders}-value",
+        f"primary.{customers}-value",
+        f"primary.{orders}-acme.Refund",
+        money,
+        f"primary.{payments}-value",
+        f"primary.{old}-value",
+    }
     # Both Avro versions were copied, in order; the first is soft-deleted there too.
     renamed = f"primary.{orders}-value"
     assert target.versions(renamed, deleted=True) == [1, 2]
@@ -134,8 +150,9 @@ def test_a_pass_copies_every_kind_and_the_next_writes_nothing(
         on_source, on_target = source.schema_by_id(source_id), target.schema_by_id(target_id)
         assert on_source is not None and on_target is not None
         assert (on_target.schema, on_target.schema_type) == (
-            on_source.schema, on_source.schema_type,
-        ), source_id  # fmt: skip
+            on_source.schema,
+            on_source.schema_type,
+        ), source_id
 
     # Nothing changed: nothing written, to the registry or the sink.
     again = sync.run_pass()
@@ -152,10 +169,14 @@ def test_a_pass_copies_every_kind_and_the_next_writes_nothing(
     # every mapping once again (its offsets topic may be a new one), each as it was.
     handed: list[SchemaIdMapping] = []
     restarted = SchemaSync(
-        source, target, source_alias=SOURCE, naming=naming, sink=handed.append,
+        source,
+        target,
+        source_alias=SOURCE,
+        naming=naming,
+        sink=handed.append,
         subjects=SubjectFilter(rf".*{run}.*", rf"secret{run}-value"),
         known={m.source: m.target for m in mappings},
-    )  # fmt: skip
+    )
     assert restarted.run_pass().writes == 0
     assert {m.source: m.target for m in handed} == by_source
 
@@ -169,9 +190,13 @@ def test_a_new_version_and_changed_levels_reach_the_target_on_the_next_pass(
     mappings: list[SchemaIdMapping] = []
     naming = SubjectNaming(DefaultReplicationPolicy(), SOURCE, TARGET, replicated=lambda t: True)
     sync = SchemaSync(
-        source, target, source_alias=SOURCE, naming=naming, sink=mappings.append,
+        source,
+        target,
+        source_alias=SOURCE,
+        naming=naming,
+        sink=mappings.append,
         subjects=SubjectFilter(rf".*{run}.*"),
-    )  # fmt: skip
+    )
     source.register(subject, avro("Evolving", ("id", "long")))
     sync.run_pass()
     assert target.versions(f"primary.{subject}") == [1]

@@ -31,8 +31,9 @@ FIRST, ACKED, MORE = 300, 120, 100
 
 def share_consumer(bootstrap: str, group: str, topic: str, *, explicit: bool) -> ShareConsumer:
     mode = "explicit" if explicit else "implicit"
-    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group,
-                              "share.acknowledgement.mode": mode})  # fmt: skip
+    consumer = ShareConsumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, "share.acknowledgement.mode": mode}
+    )
     consumer.subscribe([topic])
     return consumer
 
@@ -105,23 +106,37 @@ def test_a_share_groups_position_is_set_on_the_target_and_its_members_are_left_a
     source = ShareGroupAdmin(primary.client_config(), name="primary")
     target = ShareGroupAdmin(backup.client_config(), name="backup")
     # A new share group starts at the end (share.auto.offset.reset=latest): give it offset 0.
-    eventually(lambda: source.alter_offsets(group, {(topic, 0): 0}), timeout=120,
-               what="the source share group created at offset 0")  # fmt: skip
-    extra = (f"offset.storage.topic = mm2-offsets.{uuid.uuid4().hex[:8]}.internal\n"
-             "sync.share.group.offsets.enabled = true\n")  # fmt: skip
-    props = write_properties(tmp_path, primary.bootstrap_servers, backup.bootstrap_servers,
-                             topic, extra)  # fmt: skip
+    eventually(
+        lambda: source.alter_offsets(group, {(topic, 0): 0}),
+        timeout=120,
+        what="the source share group created at offset 0",
+    )
+    extra = (
+        f"offset.storage.topic = mm2-offsets.{uuid.uuid4().hex[:8]}.internal\n"
+        "sync.share.group.offsets.enabled = true\n"
+    )
+    props = write_properties(
+        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic, extra
+    )
     try:
         with MirrorProcess(props) as mirror:
             acknowledge_the_first(primary.bootstrap_servers, group, topic, ACKED)
-            eventually(lambda: source.offsets(group)[(topic, 0)].start == ACKED, timeout=120,
-                       what="the source group's start offset stored", log=mirror.log)  # fmt: skip
+            eventually(
+                lambda: source.offsets(group)[(topic, 0)].start == ACKED,
+                timeout=120,
+                what="the source group's start offset stored",
+                log=mirror.log,
+            )
             copy_of_first = offset_of(backup.bootstrap_servers, remote, b"r-%d" % ACKED)
             eventually(
-                lambda: target.offsets(group).get((remote, 0), None) is not None
-                and target.offsets(group)[(remote, 0)].start == copy_of_first,
-                timeout=120, what=f"the target group at {copy_of_first}", log=mirror.log,
-            )  # fmt: skip
+                lambda: (
+                    target.offsets(group).get((remote, 0), None) is not None
+                    and target.offsets(group)[(remote, 0)].start == copy_of_first
+                ),
+                timeout=120,
+                what=f"the target group at {copy_of_first}",
+                log=mirror.log,
+            )
 
             # A member on the target: it starts at the copy of record 120.
             member = share_consumer(backup.bootstrap_servers, group, remote, explicit=False)
@@ -134,8 +149,7 @@ def test_a_share_groups_position_is_set_on_the_target_and_its_members_are_left_a
                 assert got[0][1] == b"r-%d" % ACKED, got[:3]
                 # The source group now acknowledges everything; the target's member stays.
                 produce_numbered(primary.bootstrap_servers, topic, b"s", MORE)
-                everything = share_consumer(primary.bootstrap_servers, group, topic,
-                                            explicit=True)  # fmt: skip
+                everything = share_consumer(primary.bootstrap_servers, group, topic, explicit=True)
                 seen: set[bytes] = set()
                 try:
                     deadline = time.monotonic() + 120
@@ -150,8 +164,10 @@ def test_a_share_groups_position_is_set_on_the_target_and_its_members_are_left_a
                 assert len(seen) == FIRST - ACKED + MORE, len(seen)
                 eventually(
                     lambda: "not syncing share group" in mirror.log(),
-                    timeout=60, what="the live group left alone", log=mirror.log,
-                )  # fmt: skip
+                    timeout=60,
+                    what="the live group left alone",
+                    log=mirror.log,
+                )
                 deadline = time.monotonic() + 120
                 while b"s-%d" % (MORE - 1) not in {v for _, v in got}:
                     assert time.monotonic() < deadline, f"the member read {len(got)} records"
@@ -164,8 +180,12 @@ def test_a_share_groups_position_is_set_on_the_target_and_its_members_are_left_a
             assert [v for _, v in got] == expected, "the live member lost or re-read records"
             # The member left: the group is set to the source group's position (all read).
             last = offset_of(backup.bootstrap_servers, remote, b"s-%d" % (MORE - 1))
-            eventually(lambda: target.offsets(group)[(remote, 0)].start > last, timeout=120,
-                       what="the target group past the last record", log=mirror.log)  # fmt: skip
+            eventually(
+                lambda: target.offsets(group)[(remote, 0)].start > last,
+                timeout=120,
+                what="the target group past the last record",
+                log=mirror.log,
+            )
     finally:
         source.close()
         target.close()

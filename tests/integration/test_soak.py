@@ -215,7 +215,11 @@ def test_soak_every_fault_in_one_run_loses_duplicates_and_reorders_nothing(
                 process.stop()
 
     found = exactness(source, target, topic)
-    log.info("soak: %s in %.0f s; phases: %s", found, time.monotonic() - started,
-             ", ".join(f"{name} at {at:.0f} s" for name, at in phases))  # fmt: skip
+    log.info(
+        "soak: %s in %.0f s; phases: %s",
+        found,
+        time.monotonic() - started,
+        ", ".join(f"{name} at {at:.0f} s" for name, at in phases),
+    )
     assert (found.lost, found.duplicates, found.reordered, found.foreign) == (0, 0, 0, 0), found
     assert found.records == producer.delivered

@@ -86,16 +86,24 @@ def executor_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _run([sys.executable, "-m", "venv", "--copies", str(env)], "making the virtualenv")
     kafka_client = f"confluent-kafka=={version('confluent-kafka')}"
     _run(
-        [str(env / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
-         "--no-deps", str(checkout), kafka_client],
+        [
+            str(env / "bin" / "pip"),
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            str(checkout),
+            kafka_client,
+        ],
         "installing mm2 into the virtualenv",
-    )  # fmt: skip
+    )
     archive = work / "mm2-env.tar.gz"
     _run(["tar", "-czf", str(archive), "-C", str(env), "."], "packing the virtualenv")
     log.info(
         "executor archive: %.1f MB in %.1f s",
-        archive.stat().st_size / 1e6, time.monotonic() - started,
-    )  # fmt: skip
+        archive.stat().st_size / 1e6,
+        time.monotonic() - started,
+    )
     return archive
 
 
@@ -163,8 +171,15 @@ class SparkCluster:
         self.port = free_port()
         self.ui_port = free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
-        master = ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                  "--port", str(self.port), "--webui-port", str(self.ui_port)]  # fmt: skip
+        master = [
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--webui-port",
+            str(self.ui_port),
+        ]
         self.master = SparkProcess("master", master, directory)
         self.workers: list[SparkProcess] = []
         self.work_dirs: list[Path] = []
@@ -172,9 +187,20 @@ class SparkCluster:
             work = directory / f"worker-{i}"
             work.mkdir()
             self.work_dirs.append(work)
-            worker = ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                      "--cores", "1", "--memory", "1g", "--work-dir", str(work),
-                      "--webui-port", str(free_port()), self.url]  # fmt: skip
+            worker = [
+                "org.apache.spark.deploy.worker.Worker",
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                "1",
+                "--memory",
+                "1g",
+                "--work-dir",
+                str(work),
+                "--webui-port",
+                str(free_port()),
+                self.url,
+            ]
             self.workers.append(SparkProcess(f"worker-{i}", worker, directory))
 
     def status(self) -> dict[str, Any]:
@@ -291,7 +317,10 @@ def test_losing_the_copying_worker_moves_the_copy_task_and_keeps_each_record_onc
     admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(60)
     remote = f"primary.{topic}"
     props = write_properties(
-        tmp_path, source.bootstrap_servers, target.bootstrap_servers, topic,
+        tmp_path,
+        source.bootstrap_servers,
+        target.bootstrap_servers,
+        topic,
         f"""tasks.max = {tasks_max}
 spark.master = {spark_cluster.url}
 spark.archives = {executor_archive}#environment
@@ -300,11 +329,16 @@ spark.executor.memory = 512m
 spark.driver.host = 127.0.0.1
 spark.driver.bindAddress = 127.0.0.1
 """,
-    )  # fmt: skip
+    )
     writer = ContinuousProducer(
-        source, topic, rate=200, limit=1_000_000, seconds=3600, partitions=PARTITIONS,
+        source,
+        topic,
+        rate=200,
+        limit=1_000_000,
+        seconds=3600,
+        partitions=PARTITIONS,
         value=lambda i: f"v{i}".encode() * 8,
-    ).start()  # fmt: skip
+    ).start()
     try:
         with MirrorProcess(props) as mirror:
 
@@ -335,8 +369,12 @@ spark.driver.bindAddress = 127.0.0.1
             at_kill = per_partition(target.bootstrap_servers, remote)
             log_at_kill = len(mirror.log())
             spark_cluster.workers[lost].kill()
-            log.info("killed worker-%d (and its executor) with %d records on the target, "
-                     "%d produced", lost, before, writer.sent)  # fmt: skip
+            log.info(
+                "killed worker-%d (and its executor) with %d records on the target, %d produced",
+                lost,
+                before,
+                writer.sent,
+            )
             killed = time.monotonic()
             eventually(
                 lambda: spark_cluster.alive_workers() == 1,
@@ -369,8 +407,13 @@ spark.driver.bindAddress = 127.0.0.1
                 what="every partition copied after the kill",
                 log=logs,
             )
-            log.info("the master saw worker-%d gone after %.1f s; worker-%d copied after %.1f s",
-                     lost, gone, other, moved)  # fmt: skip
+            log.info(
+                "the master saw worker-%d gone after %.1f s; worker-%d copied after %.1f s",
+                lost,
+                gone,
+                other,
+                moved,
+            )
             writer.stop()
             writer.join()  # every record sent was delivered
             eventually(

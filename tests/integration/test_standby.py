@@ -138,8 +138,10 @@ def test_standby_serves_rest_and_takes_over_from_a_killed_leader(
         )
         resumed = time.monotonic() - killed
         log.info("standby elected %.1f s and copying %.1f s after the kill", elected, resumed)
-        log.info("the standby on leadership:\n%s", "\n".join(
-            line for line in standby.log().splitlines() if "lead" in line))  # fmt: skip
+        log.info(
+            "the standby on leadership:\n%s",
+            "\n".join(line for line in standby.log().splitlines() if "lead" in line),
+        )
         # The pause and resume made over REST are in Kafka: the new leader runs the source
         # connector as the old one left it.
         status = api.get(f"/connectors/{SOURCE}/status").json()
@@ -173,24 +175,38 @@ def test_a_paused_leader_fences_nothing_and_a_restarted_node_takes_nothing(
     both_logs = logs_of(mirrors)
 
     try:
-        eventually(lambda: len(leader_urls(urls)) == 1, timeout=180, what="one leader",
-                   log=both_logs)  # fmt: skip
+        eventually(
+            lambda: len(leader_urls(urls)) == 1, timeout=180, what="one leader", log=both_logs
+        )
         first = urls.index(leader_urls(urls)[0])
         paused, other = mirrors[first], mirrors[1 - first]
         load.start()
-        eventually(lambda: count(backup.bootstrap_servers, remote) > 300, timeout=180,
-                   what="records copied by the first leader", log=both_logs)  # fmt: skip
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) > 300,
+            timeout=180,
+            what="records copied by the first leader",
+            log=both_logs,
+        )
 
         paused.signal_tree(signal.SIGSTOP)
-        eventually(lambda: leads(urls[1 - first]), timeout=120, what="the standby elected",
-                   log=both_logs)  # fmt: skip
+        eventually(
+            lambda: leads(urls[1 - first]), timeout=120, what="the standby elected", log=both_logs
+        )
         before = count(backup.bootstrap_servers, remote)
-        eventually(lambda: count(backup.bootstrap_servers, remote) > before + 300, timeout=180,
-                   what="the new leader copying", log=both_logs)  # fmt: skip
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) > before + 300,
+            timeout=180,
+            what="the new leader copying",
+            log=both_logs,
+        )
         time.sleep(10)  # the paused leader stays away well past its 6 s session
         paused.signal_tree(signal.SIGCONT)
-        eventually(lambda: "no longer leader of backup" in paused.log(), timeout=120,
-                   what="the resumed leader stepping down", log=both_logs)  # fmt: skip
+        eventually(
+            lambda: "no longer leader of backup" in paused.log(),
+            timeout=120,
+            what="the resumed leader stepping down",
+            log=both_logs,
+        )
         # The new leader keeps the lead, and the resumed one never leads again.
         for _ in range(15):
             assert leader_urls(urls) == [urls[1 - first]], both_logs()
@@ -205,8 +221,12 @@ def test_a_paused_leader_fences_nothing_and_a_restarted_node_takes_nothing(
         assert paused.stop() == 0, paused.log()[-3000:]
         restarted = MirrorProcess(paused.log_path.parent / "mm2.properties")
         mirrors.append(restarted)
-        eventually(lambda: bool(leaders(urls[first]).get("backup")), timeout=120,
-                   what="the restarted node answering", log=both_logs)  # fmt: skip
+        eventually(
+            lambda: bool(leaders(urls[first]).get("backup")),
+            timeout=120,
+            what="the restarted node answering",
+            log=both_logs,
+        )
         for _ in range(15):
             assert leader_urls(urls) == [urls[1 - first]], both_logs()
             time.sleep(1)

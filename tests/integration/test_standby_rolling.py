@@ -99,12 +99,17 @@ def test_a_rolling_restart_of_both_nodes_under_load_moves_the_lead_once(
             time.sleep(1)
 
     try:
-        eventually(lambda: len(leader_urls(urls)) == 1, timeout=180, what="one leader",
-                   log=all_logs)  # fmt: skip
+        eventually(
+            lambda: len(leader_urls(urls)) == 1, timeout=180, what="one leader", log=all_logs
+        )
         lead_i = urls.index(leader_urls(urls)[0])
         load.start()
-        eventually(lambda: count(backup.bootstrap_servers, remote) > 300, timeout=180,
-                   what="records copied", log=all_logs)  # fmt: skip
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) > 300,
+            timeout=180,
+            what="records copied",
+            log=all_logs,
+        )
         growth.start()
         time.sleep(3)
 
@@ -114,8 +119,12 @@ def test_a_rolling_restart_of_both_nodes_under_load_moves_the_lead_once(
         assert standby.stop() == 0, standby.log()[-3000:]
         again = MirrorProcess(standby.log_path.parent / "mm2.properties")
         mirrors.append(again)
-        eventually(lambda: bool(leaders(urls[1 - lead_i]).get("backup")), timeout=120,
-                   what="the restarted standby answering", log=all_logs)  # fmt: skip
+        eventually(
+            lambda: bool(leaders(urls[1 - lead_i]).get("backup")),
+            timeout=120,
+            what="the restarted standby answering",
+            log=all_logs,
+        )
         hold(urls[lead_i], 10)
         first_step = (began, time.monotonic())
         assert "now leader of backup" not in again.log(), again.log()[-3000:]
@@ -125,12 +134,20 @@ def test_a_rolling_restart_of_both_nodes_under_load_moves_the_lead_once(
         began = time.monotonic()
         leader = mirrors[lead_i]
         assert leader.stop() == 0, leader.log()[-3000:]
-        eventually(lambda: leader_urls([urls[1 - lead_i]]) == [urls[1 - lead_i]], timeout=120,
-                   what="the standby leading", log=all_logs)  # fmt: skip
+        eventually(
+            lambda: leader_urls([urls[1 - lead_i]]) == [urls[1 - lead_i]],
+            timeout=120,
+            what="the standby leading",
+            log=all_logs,
+        )
         back = MirrorProcess(leader.log_path.parent / "mm2.properties")
         mirrors.append(back)
-        eventually(lambda: bool(leaders(urls[lead_i]).get("backup")), timeout=120,
-                   what="the old leader answering again", log=all_logs)  # fmt: skip
+        eventually(
+            lambda: bool(leaders(urls[lead_i]).get("backup")),
+            timeout=120,
+            what="the old leader answering again",
+            log=all_logs,
+        )
         hold(urls[1 - lead_i], 10)
         second_step = (began, time.monotonic())
         assert "now leader of backup" not in back.log(), back.log()[-3000:]
@@ -147,8 +164,9 @@ def test_a_rolling_restart_of_both_nodes_under_load_moves_the_lead_once(
     log.info(
         "rolling restart: copying stopped at most %.1f s while the standby restarted, %.1f s "
         "while the leader restarted",
-        growth.longest_stall(*first_step), growth.longest_stall(*second_step),
-    )  # fmt: skip
+        growth.longest_stall(*first_step),
+        growth.longest_stall(*second_step),
+    )
     copied_once(primary, backup, topic)
 
 
@@ -167,13 +185,22 @@ def test_offsets_changed_on_the_standby_are_carried_out_by_the_leader_and_stick(
 
     stack = contextlib.ExitStack()
     try:
-        eventually(lambda: len(leader_urls(urls)) == 1, timeout=180, what="one leader",
-                   log=all_logs)  # fmt: skip
+        eventually(
+            lambda: len(leader_urls(urls)) == 1, timeout=180, what="one leader", log=all_logs
+        )
         lead_i = urls.index(leader_urls(urls)[0])
-        eventually(lambda: bool(leaders(urls[1 - lead_i]).get("backup")), timeout=60,
-                   what="the standby knowing the leader", log=all_logs)  # fmt: skip
-        eventually(lambda: count(backup.bootstrap_servers, remote) >= 1000, timeout=180,
-                   what="the first 1,000 records", log=all_logs)  # fmt: skip
+        eventually(
+            lambda: bool(leaders(urls[1 - lead_i]).get("backup")),
+            timeout=60,
+            what="the standby knowing the leader",
+            log=all_logs,
+        )
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= 1000,
+            timeout=180,
+            what="the first 1,000 records",
+            log=all_logs,
+        )
         api = stack.enter_context(httpx.Client(base_url=urls[1 - lead_i], timeout=60))
         assert api.put(f"/connectors/{SOURCE}/stop").status_code == 204
 
@@ -186,8 +213,7 @@ def test_offsets_changed_on_the_standby_are_carried_out_by_the_leader_and_stick(
         # The operator skips the first 500 of them on purpose: the position says 1499.
         where = {"cluster": "primary", "topic": topic, "partition": 0}
         patch = {"offsets": [{"partition": where, "offset": {"offset": 1499}}]}
-        eventually(stopped, timeout=60, what="the change carried out by the leader",
-                   log=all_logs)  # fmt: skip
+        eventually(stopped, timeout=60, what="the change carried out by the leader", log=all_logs)
 
         def offset() -> int | None:
             for entry in api.get(f"/connectors/{SOURCE}/offsets").json()["offsets"]:
@@ -197,10 +223,13 @@ def test_offsets_changed_on_the_standby_are_carried_out_by_the_leader_and_stick(
 
         assert offset() == 1499
         assert api.put(f"/connectors/{SOURCE}/resume").status_code == 202
-        eventually(lambda: count(backup.bootstrap_servers, remote) >= 1500, timeout=180,
-                   what="the 500 records after the changed position", log=all_logs)  # fmt: skip
-        eventually(lambda: offset() == 1999, timeout=60, what="the position at 1999",
-                   log=all_logs)  # fmt: skip
+        eventually(
+            lambda: count(backup.bootstrap_servers, remote) >= 1500,
+            timeout=180,
+            what="the 500 records after the changed position",
+            log=all_logs,
+        )
+        eventually(lambda: offset() == 1999, timeout=60, what="the position at 1999", log=all_logs)
         time.sleep(3)  # time enough for a late write to undo the change, if one would
     finally:
         stack.close()
@@ -208,6 +237,10 @@ def test_offsets_changed_on_the_standby_are_carried_out_by_the_leader_and_stick(
             if mirror.process.poll() is None:
                 mirror.stop()
 
-    values = [r[2] for r in read_topic(backup.bootstrap_servers, remote,
-                                       **{"isolation.level": "read_committed"})[0]]  # fmt: skip
+    values = [
+        r[2]
+        for r in read_topic(
+            backup.bootstrap_servers, remote, **{"isolation.level": "read_committed"}
+        )[0]
+    ]
     assert values == [b"a-%d" % i for i in range(1000)] + [b"b-%d" % i for i in range(500, 1000)]

@@ -46,9 +46,16 @@ def numbered(start: int) -> Callable[[int], bytes]:
 
 
 def load(cluster: Cluster, topic: str, start: int) -> ContinuousProducer:
-    return ContinuousProducer(cluster, topic, rate=200, limit=10**9, seconds=3600,
-                              partitions=PARTITIONS, value=numbered(start),
-                              config={"enable.idempotence": True}).start()  # fmt: skip
+    return ContinuousProducer(
+        cluster,
+        topic,
+        rate=200,
+        limit=10**9,
+        seconds=3600,
+        partitions=PARTITIONS,
+        value=numbered(start),
+        config={"enable.idempotence": True},
+    ).start()
 
 
 def stop(producer: ContinuousProducer) -> int:
@@ -58,9 +65,24 @@ def stop(producer: ContinuousProducer) -> int:
 
 
 def switch(props: Path, url: str, source: str, target: str) -> dict[str, Any]:
-    command = [sys.executable, "-m", "mm2.cli.tools", "switchover", "--config", str(props),
-               "--from", source, "--to", target, "--url", url, "--start-reverse",
-               "--drain-timeout", "240", "--json"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "mm2.cli.tools",
+        "switchover",
+        "--config",
+        str(props),
+        "--from",
+        source,
+        "--to",
+        target,
+        "--url",
+        url,
+        "--start-reverse",
+        "--drain-timeout",
+        "240",
+        "--json",
+    ]
     out = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0, f"{out.stderr[-3000:]}\n{out.stdout[-2000:]}"
     report: dict[str, Any] = json.loads(out.stdout)
@@ -81,8 +103,14 @@ def numbers(bootstrap: str, *topics: str) -> list[int]:
 
 def consume_some(bootstrap: str, group: str, topic: str, n: int) -> dict[int, int]:
     """The group reads about n records and commits; returns the last number read per partition."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})  # fmt: skip
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     consumer.subscribe([topic])
     last: dict[int, int] = {}
     read = 0
@@ -102,9 +130,15 @@ def consume_some(bootstrap: str, group: str, topic: str, n: int) -> dict[int, in
 
 def first_numbers(bootstrap: str, group: str, topic: str) -> dict[int, int]:
     """The first number the group reads per partition, from its committed offsets."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                         "auto.offset.reset": "error", "enable.auto.commit": False,
-                         "isolation.level": "read_committed"})  # fmt: skip
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "error",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
     consumer.subscribe([topic])
     first: dict[int, int] = {}
     deadline = time.monotonic() + 120
@@ -127,19 +161,28 @@ def where_it_stands(cluster: Cluster, group: str, topic: str) -> dict[int, tuple
         answer = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)])
         committed = {tp.partition: tp.offset for tp in answer[group].result(30).topic_partitions}
         ends = {}
-        for name, level in (("end", IsolationLevel.READ_UNCOMMITTED),
-                            ("read_committed end", IsolationLevel.READ_COMMITTED)):  # fmt: skip
+        for name, level in (
+            ("end", IsolationLevel.READ_UNCOMMITTED),
+            ("read_committed end", IsolationLevel.READ_COMMITTED),
+        ):
             latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
-            found = admin.list_offsets({tp: latest for tp in tps},
-                                       isolation_level=level, request_timeout=30)  # fmt: skip
+            found = admin.list_offsets(
+                {tp: latest for tp in tps}, isolation_level=level, request_timeout=30
+            )
             ends[name] = {tp.partition: f.result(30).offset for tp, f in found.items()}
     except KafkaException as exc:
         return f"(not known: {exc})"
     return {
-        p: ("committed", committed.get(p), "end", ends["end"][p],
-            "read_committed end", ends["read_committed end"][p])
+        p: (
+            "committed",
+            committed.get(p),
+            "end",
+            ends["end"][p],
+            "read_committed end",
+            ends["read_committed end"][p],
+        )
         for p in range(PARTITIONS)
-    }  # fmt: skip
+    }
 
 
 def test_switchover_and_failback_under_load_lose_and_double_nothing(
@@ -150,11 +193,14 @@ def test_switchover_and_failback_under_load_lose_and_double_nothing(
     group = f"sw-group-{uuid.uuid4().hex[:8]}"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    extra = (f"backup->primary.enabled = true\nbackup->primary.topics = {topic}\n"
-             f"groups = {group}\nlisteners = {url}\n"
-             f"offset.storage.topic = mm2-offsets.{uuid.uuid4().hex[:8]}.internal\n")  # fmt: skip
-    props = write_properties(tmp_path, primary.bootstrap_servers, backup.bootstrap_servers,
-                             topic, extra)  # fmt: skip
+    extra = (
+        f"backup->primary.enabled = true\nbackup->primary.topics = {topic}\n"
+        f"groups = {group}\nlisteners = {url}\n"
+        f"offset.storage.topic = mm2-offsets.{uuid.uuid4().hex[:8]}.internal\n"
+    )
+    props = write_properties(
+        tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic, extra
+    )
     api = httpx.Client(base_url=url, timeout=30)
 
     def state(source: str, target: str) -> str | None:
@@ -165,12 +211,20 @@ def test_switchover_and_failback_under_load_lose_and_double_nothing(
 
     try:
         with MirrorProcess(props) as mirror:
-            eventually(lambda: state("primary", "backup") == "RUNNING", timeout=240,
-                       what="primary->backup RUNNING", log=mirror.log)  # fmt: skip
+            eventually(
+                lambda: state("primary", "backup") == "RUNNING",
+                timeout=240,
+                what="primary->backup RUNNING",
+                log=mirror.log,
+            )
             # The way back waits, as in an active/passive pair.
             assert api.put("/flows/backup/primary/pause").status_code == 202
-            eventually(lambda: state("backup", "primary") == "PAUSED", timeout=120,
-                       what="backup->primary PAUSED", log=mirror.log)  # fmt: skip
+            eventually(
+                lambda: state("backup", "primary") == "PAUSED",
+                timeout=120,
+                what="backup->primary PAUSED",
+                log=mirror.log,
+            )
 
             on_primary = load(primary, topic, 0)
             last_read = consume_some(primary.bootstrap_servers, group, topic, 300)
@@ -182,12 +236,16 @@ def test_switchover_and_failback_under_load_lose_and_double_nothing(
             report = switch(props, url, "primary", "backup")
             assert report["done"], report
             assert report["recovery_point"]["records"] == 0, report
-            ends = {p["partition"]: p["source_end"] for p in report["partitions"]
-                    if p["topic"] == topic}  # fmt: skip
+            ends = {
+                p["partition"]: p["source_end"] for p in report["partitions"] if p["topic"] == topic
+            }
             # Record i went to partition i % 2: the ends are what the test wrote.
             assert ends == {p: len(range(p, first_sent, PARTITIONS)) for p in range(PARTITIONS)}
-            assert all(p["copied_to"] == p["source_end"] for p in report["partitions"]
-                       if p["topic"] == topic), report  # fmt: skip
+            assert all(
+                p["copied_to"] == p["source_end"]
+                for p in report["partitions"]
+                if p["topic"] == topic
+            ), report
             (moved,) = [g for g in report["groups"] if g["group"] == group]
             assert moved["committed"] == PARTITIONS and moved["exact"], moved
             assert state("primary", "backup") == "PAUSED"
@@ -195,8 +253,11 @@ def test_switchover_and_failback_under_load_lose_and_double_nothing(
             # The group resumes on backup at the first record it had not read on primary.
             first = first_numbers(backup.bootstrap_servers, group, f"primary.{topic}")
             assert first == {p: n + PARTITIONS for p, n in last_read.items()}, (
-                first, last_read, where_it_stands(backup, group, f"primary.{topic}"), moved,
-            )  # fmt: skip
+                first,
+                last_read,
+                where_it_stands(backup, group, f"primary.{topic}"),
+                moved,
+            )
 
             on_backup = load(backup, topic, first_sent)
             eventually(lambda: on_backup.sent > 1000, timeout=120, what="load on backup")
@@ -215,15 +276,19 @@ def test_switchover_and_failback_under_load_lose_and_double_nothing(
             # Every number once on primary (its own writes and backup's copied back) ...
             eventually(
                 lambda: len(numbers(primary.bootstrap_servers, topic, f"backup.{topic}")) >= total,
-                timeout=240, what="backup's records on primary", log=mirror.log,
-            )  # fmt: skip
+                timeout=240,
+                what="backup's records on primary",
+                log=mirror.log,
+            )
             got = sorted(numbers(primary.bootstrap_servers, topic, f"backup.{topic}"))
             assert got == list(range(total)), "primary lost or doubled records"
             # ... and on backup (primary's copied, its own writes).
             eventually(
                 lambda: len(numbers(backup.bootstrap_servers, f"primary.{topic}", topic)) >= total,
-                timeout=240, what="primary's records on backup", log=mirror.log,
-            )  # fmt: skip
+                timeout=240,
+                what="primary's records on backup",
+                log=mirror.log,
+            )
             got = sorted(numbers(backup.bootstrap_servers, f"primary.{topic}", topic))
             assert got == list(range(total)), "backup lost or doubled records"
     finally:

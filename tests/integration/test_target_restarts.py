@@ -76,9 +76,12 @@ def test_target_restarts_under_load_lose_double_and_reorder_nothing(
     with MirrorProcess(props) as mirror:
         try:
             producer.start()
-            eventually(answers(lambda: count(target.bootstrap_servers, remote) > 500),
-                       timeout=300, what="the first records on the target",
-                       log=mirror.log)  # fmt: skip
+            eventually(
+                answers(lambda: count(target.bootstrap_servers, remote) > 500),
+                timeout=300,
+                what="the first records on the target",
+                log=mirror.log,
+            )
             follower = Follower(target, remote)
             gauge = follower
             for restart in range(1, RESTARTS + 1):
@@ -88,18 +91,29 @@ def test_target_restarts_under_load_lose_double_and_reorder_nothing(
                 target.resume()
                 began = time.monotonic()
                 try:
-                    eventually(beyond(gauge, producer.sent), timeout=300,
-                               what=f"copying again after restart {restart}",
-                               log=mirror.log)  # fmt: skip
+                    eventually(
+                        beyond(gauge, producer.sent),
+                        timeout=300,
+                        what=f"copying again after restart {restart}",
+                        log=mirror.log,
+                    )
                 except AssertionError as exc:
                     raise AssertionError(f"{exc}\n{stuck(target, remote, gauge)}") from None
-                log.info("restart %d: everything produced until the target came back copied "
-                         "%.1f s after it did", restart, time.monotonic() - began)  # fmt: skip
+                log.info(
+                    "restart %d: everything produced until the target came back copied "
+                    "%.1f s after it did",
+                    restart,
+                    time.monotonic() - began,
+                )
                 time.sleep(restart % 3)  # the next stop at another point of a transaction
             producer.stop()
             producer.join(0)  # every record sent was delivered, no delivery error
-            eventually(answers(lambda: caught_up(source, target, topic)), timeout=300,
-                       what="the final catch-up", log=mirror.log)  # fmt: skip
+            eventually(
+                answers(lambda: caught_up(source, target, topic)),
+                timeout=300,
+                what="the final catch-up",
+                log=mirror.log,
+            )
             time.sleep(3)  # time enough to copy anything twice, if it would
             lister = OffsetLister(target.client_config(), timeout=30)
             assert held_back(lister, [("mm2-offsets.primary.internal", p) for p in range(25)]) == {}

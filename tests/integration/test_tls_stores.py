@@ -86,8 +86,12 @@ def test_jks_stores_reach_a_mutual_tls_broker(
 def test_a_client_without_the_keystore_is_refused(stores: Stores, tls_broker: str) -> None:
     """The broker really asks for a certificate: the truststore alone does not get in."""
     admin = AdminClient(
-        {"bootstrap.servers": tls_broker, "security.protocol": "ssl",
-         "ssl.ca.location": str(stores.ca_pem), "socket.timeout.ms": 5000}
-    )  # fmt: skip
+        {
+            "bootstrap.servers": tls_broker,
+            "security.protocol": "ssl",
+            "ssl.ca.location": str(stores.ca_pem),
+            "socket.timeout.ms": 5000,
+        }
+    )
     with pytest.raises(KafkaException):
         admin.list_topics(timeout=10)

@@ -25,14 +25,19 @@ pytestmark = pytest.mark.integration
 def _transactions(cluster: Cluster, topic: str) -> None:
     """Committed, aborted, committed, aborted: partition 0 ends on a commit marker, partition 1
     on an aborted transaction's records and marker."""
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers,
-                         "transactional.id": f"lag-{uuid.uuid4().hex[:8]}"})  # fmt: skip
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "transactional.id": f"lag-{uuid.uuid4().hex[:8]}",
+        }
+    )
     producer.init_transactions(30)
     for round_, commit in enumerate((True, False, True)):
         producer.begin_transaction()
         for i in range(25):
-            producer.produce(topic, b"%d-%d-%s" % (round_, i, b"c" if commit else b"a"),
-                             partition=i % 2)  # fmt: skip
+            producer.produce(
+                topic, b"%d-%d-%s" % (round_, i, b"c" if commit else b"a"), partition=i % 2
+            )
         if commit:
             producer.commit_transaction(30)
         else:
@@ -52,8 +57,13 @@ def test_an_idle_transactional_topic_reaches_lag_0(
     create_topic(primary, topic, partitions=2)
     _transactions(primary, topic)
     port = free_port()
-    props = write_properties(tmp_path, primary.bootstrap_servers, backup.bootstrap_servers, topic,
-                             f"listeners = http://127.0.0.1:{port}\n")  # fmt: skip
+    props = write_properties(
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
+        f"listeners = http://127.0.0.1:{port}\n",
+    )
     api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
 
     def rows() -> list[dict[str, Any]]:
@@ -78,7 +88,8 @@ def test_an_idle_transactional_topic_reaches_lag_0(
     finally:
         api.close()
     source = read_topic(primary.bootstrap_servers, topic, **{"isolation.level": "read_committed"})
-    target = read_topic(backup.bootstrap_servers, f"primary.{topic}",
-                        **{"isolation.level": "read_committed"})  # fmt: skip
+    target = read_topic(
+        backup.bootstrap_servers, f"primary.{topic}", **{"isolation.level": "read_committed"}
+    )
     for p in (0, 1):  # every committed record once, in order; no aborted one
         assert content(target.get(p, [])) == content(source.get(p, [])), f"partition {p}"

@@ -79,19 +79,36 @@ class Rows(HTMLParser):
 def browse(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     with tempfile.TemporaryDirectory() as profile:
         return subprocess.run(
-            [chromium(), "--headless=new", "--no-sandbox", "--disable-gpu",
-             "--disable-dev-shm-usage", f"--user-data-dir={profile}",
-             "--virtual-time-budget=8000", "--window-size=1280,1000", *args, url],
-            capture_output=True, text=True, timeout=180,
-        )  # fmt: skip
+            [
+                chromium(),
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                f"--user-data-dir={profile}",
+                "--virtual-time-budget=8000",
+                "--window-size=1280,1000",
+                *args,
+                url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
 
 
-def test_the_page_shows_what_flows_says(primary: Any, backup: Any, new_topic: Any,
-                                        tmp_path: Path) -> None:  # fmt: skip
+def test_the_page_shows_what_flows_says(
+    primary: Any, backup: Any, new_topic: Any, tmp_path: Path
+) -> None:
     topic = new_topic(primary, 2, prefix="ui")
     port = free_port()
-    props = write_properties(tmp_path, primary.bootstrap_servers, backup.bootstrap_servers,
-                             topic, f"listeners = http://127.0.0.1:{port}\n")  # fmt: skip
+    props = write_properties(
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
+        f"listeners = http://127.0.0.1:{port}\n",
+    )
     url = f"http://127.0.0.1:{port}"
     api = httpx.Client(base_url=url, timeout=30)
 

@@ -75,13 +75,17 @@ def apache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApacheOracle]:
         timeout=300,
     )
     process = subprocess.Popen(
-        [str(java), "-cp", f"{classpath}{os.pathsep}{out}",
-         "org.apache.kafka.connect.mirror.ApacheOracle"],
+        [
+            str(java),
+            "-cp",
+            f"{classpath}{os.pathsep}{out}",
+            "org.apache.kafka.connect.mirror.ApacheOracle",
+        ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-    )  # fmt: skip
+    )
     try:
         yield ApacheOracle(process)
     finally:

@@ -228,8 +228,10 @@ def last_values(bootstrap: str, topic: str) -> dict[int, bytes | None]:
                 for m in msgs:
                     if m.error() is None:
                         out[p] = m.value()
-                if any((e := m.error()) is not None and e.code() == KafkaError._PARTITION_EOF
-                       for m in msgs):  # fmt: skip
+                if any(
+                    (e := m.error()) is not None and e.code() == KafkaError._PARTITION_EOF
+                    for m in msgs
+                ):
                     break
         return out
     finally:

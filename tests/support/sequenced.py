@@ -45,8 +45,15 @@ def sequenced(i: int) -> bytes:
 
 def sequenced_producer(source: LocalCluster, topic: str, rate: int) -> ContinuousProducer:
     """An idempotent producer of sequenced records at `rate` records/s until stopped."""
-    return ContinuousProducer(source, topic, rate=rate, limit=10**9, seconds=3600,
-                              value=sequenced, config={"enable.idempotence": True})  # fmt: skip
+    return ContinuousProducer(
+        source,
+        topic,
+        rate=rate,
+        limit=10**9,
+        seconds=3600,
+        value=sequenced,
+        config={"enable.idempotence": True},
+    )
 
 
 def sequence(partition: int, value: bytes | None) -> int:
@@ -150,9 +157,16 @@ def exactness(source: LocalCluster, target: LocalCluster, topic: str) -> Exactne
         p_lost = len(set(want) - set(got))
         p_duplicates = len(got) - len(set(got))
         p_reordered = sum(1 for a, b in itertools.pairwise(got) if b < a)
-        log.info("partition %d: %d on the source, %d on the target (read_committed): "
-                 "%d lost, %d duplicates, %d reordered", p, len(want), len(got), p_lost,
-                 p_duplicates, p_reordered)  # fmt: skip
+        log.info(
+            "partition %d: %d on the source, %d on the target (read_committed): "
+            "%d lost, %d duplicates, %d reordered",
+            p,
+            len(want),
+            len(got),
+            p_lost,
+            p_duplicates,
+            p_reordered,
+        )
         lost += p_lost
         duplicates += p_duplicates
         reordered += p_reordered

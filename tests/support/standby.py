@@ -58,11 +58,18 @@ def two_nodes(
     for name, port in zip(("a", "b"), ports, strict=True):
         directory = tmp_path / name
         directory.mkdir()
-        mirrors.append(MirrorProcess(write_properties(
-            directory, primary.bootstrap_servers, backup.bootstrap_servers, topic,
-            f"listeners = http://127.0.0.1:{port}\nmm2.configs.topic = {configs}\n"
-            f"mm2.leader.session.timeout.ms = 6000\n{extra}",
-        )))  # fmt: skip
+        mirrors.append(
+            MirrorProcess(
+                write_properties(
+                    directory,
+                    primary.bootstrap_servers,
+                    backup.bootstrap_servers,
+                    topic,
+                    f"listeners = http://127.0.0.1:{port}\nmm2.configs.topic = {configs}\n"
+                    f"mm2.leader.session.timeout.ms = 6000\n{extra}",
+                )
+            )
+        )
     return mirrors, [f"http://127.0.0.1:{p}" for p in ports]
 
 
@@ -78,9 +85,14 @@ def logs_of(mirrors: list[MirrorProcess]) -> Callable[[], str]:
 def steady_load(primary: Any, topic: str, partitions: int) -> ContinuousProducer:
     """200 records/s to every partition of `topic` in turn, idempotent, until stopped."""
     return ContinuousProducer(
-        primary, topic, rate=200, limit=10**9, seconds=3600, partitions=partitions,
+        primary,
+        topic,
+        rate=200,
+        limit=10**9,
+        seconds=3600,
+        partitions=partitions,
         config={"enable.idempotence": True},
-    )  # fmt: skip
+    )
 
 
 def all_copied(load: ContinuousProducer, backup: Any, remote: str, logs: Callable[[], str]) -> None:
@@ -89,8 +101,12 @@ def all_copied(load: ContinuousProducer, backup: Any, remote: str, logs: Callabl
     load.stop()
     load.join()
     sent = load.sent
-    eventually(lambda: count(backup.bootstrap_servers, remote) >= sent, timeout=240,
-               what="every record on the target", log=logs)  # fmt: skip
+    eventually(
+        lambda: count(backup.bootstrap_servers, remote) >= sent,
+        timeout=240,
+        what="every record on the target",
+        log=logs,
+    )
     time.sleep(3)
 
 
@@ -98,8 +114,9 @@ def copied_once(primary: Any, backup: Any, topic: str) -> None:
     """Every partition of `topic` on the target, for a read_committed reader, is the source's:
     nothing lost, doubled or reordered."""
     upstream = read_topic(primary.bootstrap_servers, topic)
-    downstream = read_topic(backup.bootstrap_servers, f"primary.{topic}",
-                            **{"isolation.level": "read_committed"})  # fmt: skip
+    downstream = read_topic(
+        backup.bootstrap_servers, f"primary.{topic}", **{"isolation.level": "read_committed"}
+    )
     for p, records in upstream.items():
         want, got = content(records), content(downstream.get(p, []))
         assert got == want, f"partition {p}: {len(got)} copied of {len(want)}, or reordered"

@@ -36,8 +36,13 @@ class Stores:
 
 
 def _keytool(*args: str) -> None:
-    subprocess.run(["keytool", "-J-Duser.language=en", *args], check=True, capture_output=True,
-                   stdin=subprocess.DEVNULL, timeout=120)  # fmt: skip
+    subprocess.run(
+        ["keytool", "-J-Duser.language=en", *args],
+        check=True,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
 
 
 def make_stores(where: Path) -> Stores:
@@ -45,8 +50,20 @@ def make_stores(where: Path) -> Stores:
     ca_pem = where / "ca.pem"
     ca.cert_pem.write_to_path(str(ca_pem))
     for kind, path in (("JKS", where / "truststore.jks"), ("PKCS12", where / "truststore.p12")):
-        _keytool("-importcert", "-noprompt", "-alias", "ca", "-file", str(ca_pem), "-keystore",
-                 str(path), "-storetype", kind, "-storepass", TRUST_PASSWORD)  # fmt: skip
+        _keytool(
+            "-importcert",
+            "-noprompt",
+            "-alias",
+            "ca",
+            "-file",
+            str(ca_pem),
+            "-keystore",
+            str(path),
+            "-storetype",
+            kind,
+            "-storepass",
+            TRUST_PASSWORD,
+        )
     client = ca.issue_cert("mirror-client")
     key = load_pem_private_key(client.private_key_pem.bytes(), password=None)
     chain = [c.bytes() for c in client.cert_chain_pems]
@@ -54,15 +71,34 @@ def make_stores(where: Path) -> Stores:
     p12 = where / "keystore.p12"
     p12.write_bytes(
         pkcs12.serialize_key_and_certificates(
-            b"client", key, certs[0], certs[1:],  # type: ignore[arg-type]
+            b"client",
+            key,  # type: ignore[arg-type]
+            certs[0],
+            certs[1:],
             BestAvailableEncryption(STORE_PASSWORD.encode()),
         )
-    )  # fmt: skip
+    )
     jks = where / "keystore.jks"
-    _keytool("-importkeystore", "-noprompt", "-srckeystore", str(p12), "-srcstoretype", "PKCS12",
-             "-srcstorepass", STORE_PASSWORD, "-srcalias", "client", "-destkeystore", str(jks),
-             "-deststoretype", "JKS", "-deststorepass", STORE_PASSWORD,
-             "-destkeypass", KEY_PASSWORD)  # fmt: skip
+    _keytool(
+        "-importkeystore",
+        "-noprompt",
+        "-srckeystore",
+        str(p12),
+        "-srcstoretype",
+        "PKCS12",
+        "-srcstorepass",
+        STORE_PASSWORD,
+        "-srcalias",
+        "client",
+        "-destkeystore",
+        str(jks),
+        "-deststoretype",
+        "JKS",
+        "-deststorepass",
+        STORE_PASSWORD,
+        "-destkeypass",
+        KEY_PASSWORD,
+    )
     broker = ca.issue_cert("localhost", "127.0.0.1")
     broker_key = load_pem_private_key(broker.private_key_pem.bytes(), password=None)
     broker_pem = where / "broker.pem"  # Kafka's PEM keystores want the key as PKCS#8

@@ -51,11 +51,26 @@ def abort_hanging(cluster: Cluster, *, watch_s: float = 10.0) -> dict[TP, int]:
     java = str(find_java().executable)
     for (topic, partition), start in sorted(stuck.items()):
         done = subprocess.run(
-            [java, "-cp", classpath, "org.apache.kafka.tools.TransactionsCommand",
-             "--bootstrap-server", cluster.bootstrap_servers, "abort", "--topic", topic,
-             "--partition", str(partition), "--start-offset", str(start)],
-            capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+            [
+                java,
+                "-cp",
+                classpath,
+                "org.apache.kafka.tools.TransactionsCommand",
+                "--bootstrap-server",
+                cluster.bootstrap_servers,
+                "abort",
+                "--topic",
+                topic,
+                "--partition",
+                str(partition),
+                "--start-offset",
+                str(start),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         said = (done.stdout + done.stderr).strip()[-500:]
         if done.returncode != 0:
             raise AssertionError(f"kafka-transactions.sh abort {topic}-{partition} failed: {said}")

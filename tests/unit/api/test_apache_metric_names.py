@@ -40,21 +40,36 @@ SERVED = [
     ("Record Age", "kafka_connect_mirror_mirrorsourceconnector_record_age_ms_max", {}),
     ("Total Number of Running Tasks", "kafka_connect_worker_task_count", {}),
     ("Total byte rate", "kafka_connect_mirror_mirrorsourceconnector_byte_rate", {}),
-    ("Replication Latency",
-     "kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms", {}),
-    ("Replication Latency",
-     "kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_avg", {}),
-    ("Replication Latency",
-     "kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_min", {}),
-    ("Replication Latency",
-     "kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_max", {}),
-    ("Consumer Group Offset Sync Latency",
-     "kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms", {}),
+    (
+        "Replication Latency",
+        "kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms",
+        {},
+    ),
+    (
+        "Replication Latency",
+        "kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_avg",
+        {},
+    ),
+    (
+        "Replication Latency",
+        "kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_min",
+        {},
+    ),
+    (
+        "Replication Latency",
+        "kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_max",
+        {},
+    ),
+    (
+        "Consumer Group Offset Sync Latency",
+        "kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms",
+        {},
+    ),
     ("Assigned Connectors per Worker", "kafka_connect_coordinator_assigned_connectors", {}),
     ("Assigned Tasks per Worker", "kafka_connect_coordinator_assigned_tasks", {}),
     ("ConnectFailedConnector", "kafka_connect_connector_status", {"status": "failed"}),
     ("ConnectFailedTask", "kafka_connect_worker_connector_failed_task_count", {}),
-]  # fmt: skip
+]
 # Labels the panels sum by: each series above must carry them.
 SUMMED_BY = {
     "Record Age": ("partition", "topic"),
@@ -68,12 +83,16 @@ EMPTY = [
     ("Incoming Bytes per Second", "kafka_consumer_incoming_byte_total"),
     ("Outgoing Bytes per Second", "kafka_producer_outgoing_byte_total"),
     ("Source Connector - Producer Available Buffer", "kafka_producer_buffer_available_bytes"),
-    ("Source Connector - Average Offset Commit Time",
-     "kafka_connect_connector_task_offset_commit_avg_time_ms"),
-    ("Source Connector - Connect Outstanding Messages Queue",
-     "kafka_connect_source_task_source_record_active_count"),
+    (
+        "Source Connector - Average Offset Commit Time",
+        "kafka_connect_connector_task_offset_commit_avg_time_ms",
+    ),
+    (
+        "Source Connector - Connect Outstanding Messages Queue",
+        "kafka_connect_source_task_source_record_active_count",
+    ),
     ("Rebalancing", "kafka_connect_worker_rebalance_rebalancing"),
-]  # fmt: skip
+]
 
 
 def samples(client: TestClient) -> list[Sample]:
@@ -100,10 +119,21 @@ def copy_some(mirror: MirrorMaker) -> None:
     reg.set_routes("primary", "backup", {"orders": Route("orders", "primary.orders", 2)})
     reg.set_owners("primary", "backup", {("orders", 0): 0, ("orders", 1): 0})
     batch = CopyStats(
-        "orders", 0, "primary.orders", position=2, first=0, records=3, bytes=300,
-        min_timestamp=now - 900, max_timestamp=now - 300, sum_timestamp=3 * now - 1800,
-        finished_ms=now, age_min_ms=100, age_max_ms=700, age_sum_ms=1200,
-    )  # fmt: skip
+        "orders",
+        0,
+        "primary.orders",
+        position=2,
+        first=0,
+        records=3,
+        bytes=300,
+        min_timestamp=now - 900,
+        max_timestamp=now - 300,
+        sum_timestamp=3 * now - 1800,
+        finished_ms=now,
+        age_min_ms=100,
+        age_max_ms=700,
+        age_sum_ms=1200,
+    )
     reg.record_batch("primary", "backup", [batch])
     reg.record_checkpoints("primary", "backup", "app", {("primary.orders", 0): 250.0})
 
@@ -141,9 +171,10 @@ def test_the_legacy_figures_are_the_batch_s(mirror: MirrorMaker, client: TestCli
     (age,) = matching(found, "kafka_connect_mirror_mirrorsourceconnector_record_age_ms_max", idle)
     assert math.isnan(age[2])
     (lat,) = matching(
-        found, "kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms",
+        found,
+        "kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms",
         {"group": "app", "topic": "primary.orders", "partition": "0"},
-    )  # fmt: skip
+    )
     assert lat[2] == 250
     # the default is Apache's: legacy names only
     assert not matching(found, "kafka_connect_plugins_record_count", {})
@@ -153,14 +184,22 @@ def failed_statuses(mirror: MirrorMaker) -> list[tuple[str, ConnectorStatus]]:
     """Two connectors of primary->backup: the source one RUNNING with tasks 0 RUNNING and 1, 2
     FAILED; the heartbeat one FAILED itself, its task RUNNING."""
     source = ConnectorStatus(
-        "primary.backup.MirrorSourceConnector", "RUNNING", "w1",
-        (TaskStatus(0, "RUNNING", "w1"), TaskStatus(1, "FAILED", "w1", "boom"),
-         TaskStatus(2, "FAILED", "w1", "boom")),
-    )  # fmt: skip
+        "primary.backup.MirrorSourceConnector",
+        "RUNNING",
+        "w1",
+        (
+            TaskStatus(0, "RUNNING", "w1"),
+            TaskStatus(1, "FAILED", "w1", "boom"),
+            TaskStatus(2, "FAILED", "w1", "boom"),
+        ),
+    )
     heartbeat = ConnectorStatus(
-        "primary.backup.MirrorHeartbeatConnector", "FAILED", "w1",
-        (TaskStatus(0, "RUNNING", "w1"),), "broken",
-    )  # fmt: skip
+        "primary.backup.MirrorHeartbeatConnector",
+        "FAILED",
+        "w1",
+        (TaskStatus(0, "RUNNING", "w1"),),
+        "broken",
+    )
     return [("primary->backup", source), ("primary->backup", heartbeat)]
 
 
@@ -210,9 +249,10 @@ def test_new_names_when_the_flow_asks(tmp_path: Path) -> None:
     finally:
         mirror.stop()
     new = matching(
-        found, "kafka_connect_plugins_record_count",
+        found,
+        "kafka_connect_plugins_record_count",
         {"connector": "primary.backup.MirrorSourceConnector", "task": "[0-9]+", "partition": "0"},
-    )  # fmt: skip
+    )
     assert [s[2] for s in new] == [3.0]
     assert not matching(found, "kafka_connect_mirror_mirrorsourceconnector_record_count", {})
     # mm2's own names stay, whatever the formats

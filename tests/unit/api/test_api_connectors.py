@@ -106,16 +106,20 @@ def test_validate_reports_errors_per_key(client: TestClient) -> None:
     assert result.status_code == 200 and result.json()["error_count"] == 1
     errors = {c["value"]["name"]: c["value"]["errors"] for c in result.json()["configs"]}
     assert errors["tasks.max"] and not errors["source.cluster.alias"]
-    wrong = client.put("/connector-plugins/MirrorSourceConnector/config/validate",
-                       json={**body, "connector.class": "MirrorHeartbeatConnector"})  # fmt: skip
+    wrong = client.put(
+        "/connector-plugins/MirrorSourceConnector/config/validate",
+        json={**body, "connector.class": "MirrorHeartbeatConnector"},
+    )
     assert wrong.status_code == 400
     assert client.put("/connector-plugins/Nope/config/validate", json={}).status_code == 404
 
 
 def test_offsets_only_change_on_a_stopped_connector(client: TestClient, tmp_path: Path) -> None:
     assert client.get(f"/connectors/{SOURCE}/offsets").json() == {"offsets": []}
-    entry = {"partition": {"cluster": "primary", "topic": "orders", "partition": 0},
-             "offset": {"offset": 41}}  # fmt: skip
+    entry = {
+        "partition": {"cluster": "primary", "topic": "orders", "partition": 0},
+        "offset": {"offset": 41},
+    }
     refused = client.patch(f"/connectors/{SOURCE}/offsets", json={"offsets": [entry]})
     assert refused.status_code == 400 and "STOPPED" in refused.json()["message"]
     client.put(f"/connectors/{SOURCE}/stop")
@@ -141,10 +145,12 @@ def test_metrics_are_prometheus_text(client: TestClient) -> None:
 def test_a_flow_s_schema_sync_is_exported(mirror: MirrorMaker, client: TestClient) -> None:
     before = client.get("/metrics").text
     assert "# TYPE mm2_schema_ids_translated gauge" in before  # described before any pass
-    mirror.metrics.record_schema_pass("primary", "backup", id_mode="translated", registered=3,
-                                      mappings=3)  # fmt: skip
-    mirror.metrics.record_schema_pass("primary", "backup", id_mode="translated", registered=1,
-                                      mappings=2)  # fmt: skip
+    mirror.metrics.record_schema_pass(
+        "primary", "backup", id_mode="translated", registered=3, mappings=3
+    )
+    mirror.metrics.record_schema_pass(
+        "primary", "backup", id_mode="translated", registered=1, mappings=2
+    )
     text = client.get("/metrics").text
     assert 'mm2_schema_ids_translated{source="primary",target="backup"} 1.0' in text
     assert 'mm2_schema_versions_registered_total{source="primary",target="backup"} 4.0' in text

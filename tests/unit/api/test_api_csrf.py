@@ -65,9 +65,13 @@ def test_sec_fetch_site_of_another_site_is_refused(client: TestClient, site: str
 
 @pytest.mark.parametrize(
     "content_type",
-    [None, "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-     "text/plain;charset=UTF-8"],
-)  # fmt: skip
+    [
+        None,
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "text/plain;charset=UTF-8",
+    ],
+)
 def test_a_browsers_simple_change_without_the_header_is_refused(
     client: TestClient, content_type: str | None
 ) -> None:
@@ -92,8 +96,11 @@ def test_the_own_origin_with_the_header_is_served(client: TestClient) -> None:
 def test_a_browsers_json_change_needs_no_header(client: TestClient) -> None:
     """A JSON body cannot come from another origin without a CORS preflight, which fails."""
     headers = {"Origin": OWN, "Sec-Fetch-Site": "same-origin"}
-    answer = client.put(f"/connectors/{SOURCE}/config", headers=headers,
-                        json={**client.get(f"/connectors/{SOURCE}/config").json()})  # fmt: skip
+    answer = client.put(
+        f"/connectors/{SOURCE}/config",
+        headers=headers,
+        json={**client.get(f"/connectors/{SOURCE}/config").json()},
+    )
     assert answer.status_code == 200, answer.text
 
 

@@ -37,9 +37,18 @@ def copied(mirror: MirrorMaker, records: int, lag: int) -> None:
     """`records` copied just now and `lag` records behind, as the copy tasks and the lag
     monitor record them."""
     now = int(time.time() * 1000)
-    stats = CopyStats("orders", 0, "primary.orders", position=records - 1, first=0,
-                      records=records, min_timestamp=now - 5, max_timestamp=now - 1,
-                      sum_timestamp=(now - 3) * records, finished_ms=now)  # fmt: skip
+    stats = CopyStats(
+        "orders",
+        0,
+        "primary.orders",
+        position=records - 1,
+        first=0,
+        records=records,
+        min_timestamp=now - 5,
+        max_timestamp=now - 1,
+        sum_timestamp=(now - 3) * records,
+        finished_ms=now,
+    )
     mirror.metrics.record_batch("primary", "backup", [stats])
     mirror.metrics.update_lag("primary", "backup", {("orders", 0): ("primary.orders", lag, 2.5)})
 
@@ -76,8 +85,12 @@ def test_a_removed_flow_is_forgotten(tmp_path: Path) -> None:
     mirror.start()
     try:
         client = TestClient(create_app(mirror))
-        body = {"source": "primary", "target": "dr", "overrides": {"topics": "payments"},
-                "clusters": {"dr": {"bootstrap.servers": "localhost:3"}}}  # fmt: skip
+        body = {
+            "source": "primary",
+            "target": "dr",
+            "overrides": {"topics": "payments"},
+            "clusters": {"dr": {"bootstrap.servers": "localhost:3"}},
+        }
         assert client.post("/flows", json=body).status_code == 201
         history = FlowHistory(mirror, clock=Clock())
         history.sample()
@@ -97,9 +110,19 @@ class Standby:
 
     def flows(self) -> list[FlowView]:
         lag = FlowLag(1, 4, 1.0, 10)
-        return [FlowView("a", "b", True, "RUNNING", (), lag),
-                FlowView("b", "a", True, "UNASSIGNED", (), lag, "runs on http://other:8083",
-                         runs_on="http://other:8083")]  # fmt: skip
+        return [
+            FlowView("a", "b", True, "RUNNING", (), lag),
+            FlowView(
+                "b",
+                "a",
+                True,
+                "UNASSIGNED",
+                (),
+                lag,
+                "runs on http://other:8083",
+                runs_on="http://other:8083",
+            ),
+        ]
 
 
 def test_a_flow_another_process_runs_is_not_sampled_here() -> None:
@@ -138,8 +161,13 @@ def test_the_history_route_answers_the_kept_samples_oldest_first(mirror: MirrorM
     history = own_history(client, mirror, clock)
     empty = client.get(FLOW)
     assert empty.status_code == 200
-    assert empty.json() == {"source": "primary", "target": "backup", "sample_seconds": 10.0,
-                            "keep_seconds": 60.0, "points": []}  # fmt: skip
+    assert empty.json() == {
+        "source": "primary",
+        "target": "backup",
+        "sample_seconds": 10.0,
+        "keep_seconds": 60.0,
+        "points": [],
+    }
     for lag in (7, 5, 3):
         copied(mirror, 60, lag)
         history.sample()
@@ -161,8 +189,11 @@ def test_the_history_of_an_unknown_flow_is_a_404_that_names_it(mirror: MirrorMak
 
 def test_the_app_samples_from_the_start_and_documents_the_route(mirror: MirrorMaker) -> None:
     client = TestClient(create_app(mirror))
-    eventually(lambda: len(client.get(FLOW).json()["points"]) >= 1, timeout=5,
-               what="the first sample, taken when the app is made")  # fmt: skip
+    eventually(
+        lambda: len(client.get(FLOW).json()["points"]) >= 1,
+        timeout=5,
+        what="the first sample, taken when the app is made",
+    )
     operation = client.get("/openapi.json").json()["paths"]["/flows/{source}/{target}/history"]
     ok = operation["get"]["responses"]["200"]["content"]["application/json"]["schema"]
     assert ok == {"$ref": "#/components/schemas/FlowHistoryBody"}

@@ -29,8 +29,13 @@ class FakeRun:
         self.fail = fail
 
     def __call__(self, flow: Flow, control: FlowControl, **kwargs: Any) -> SwitchoverReport:
-        self.calls.append({"flow": flow.name, "state": control.state("primary", "backup"),
-                           **{k: v for k, v in kwargs.items() if k != "say"}})  # fmt: skip
+        self.calls.append(
+            {
+                "flow": flow.name,
+                "state": control.state("primary", "backup"),
+                **{k: v for k, v in kwargs.items() if k != "say"},
+            }
+        )
         kwargs["say"]("[check]")
         self.release.wait(30)
         report = SwitchoverReport(flow.name, kwargs["dry_run"], done=not self.fail)
@@ -54,10 +59,12 @@ def test_a_switchover_is_a_dry_run_unless_asked_and_is_followed_with_get(
     assert again.status_code == 409, again.text
     run.release.set()
     body = eventually(
-        lambda: (b := client.get("/flows/primary/backup/switchover").json())["running"] is False
-        and b,
-        timeout=10, what="the job finished",
-    )  # fmt: skip
+        lambda: (
+            (b := client.get("/flows/primary/backup/switchover").json())["running"] is False and b
+        ),
+        timeout=10,
+        what="the job finished",
+    )
     assert body["said"] == ["[check]"] and body["error"] == ""
     assert body["report"]["done"] is True and body["report"]["dry_run"] is True
     (call,) = run.calls
@@ -76,10 +83,12 @@ def test_a_switchover_that_stops_says_why_and_keeps_its_report(
     body = {"dry_run": False, "start_reverse": True, "drain_timeout_seconds": 5}
     assert client.post("/flows/primary/backup/switchover", json=body).status_code == 202
     done = eventually(
-        lambda: (b := client.get("/flows/primary/backup/switchover").json())["running"] is False
-        and b,
-        timeout=10, what="the job finished",
-    )  # fmt: skip
+        lambda: (
+            (b := client.get("/flows/primary/backup/switchover").json())["running"] is False and b
+        ),
+        timeout=10,
+        what="the job finished",
+    )
     assert done["error"] == "not drained within 5 s" and done["report"]["done"] is False
     assert run.calls[0]["drain_timeout"] == 5 and run.calls[0]["start_reverse"] is True
 
@@ -95,14 +104,21 @@ def test_bad_switchover_requests_are_refused(client: TestClient) -> None:
 def test_a_groups_failover_over_rest_commits_or_says_why_not(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    move = PartitionMove(TopicPartition("orders", 0), 10, TopicPartition("primary.orders", 0),
-                         12, exact=True, rereads_at_most=0)  # fmt: skip
+    move = PartitionMove(
+        TopicPartition("orders", 0),
+        10,
+        TopicPartition("primary.orders", 0),
+        12,
+        exact=True,
+        rereads_at_most=0,
+    )
     plan = FailoverPlan("failover", "app", "primary", "backup", "offset syncs", (move,))
     monkeypatch.setattr(flow_admin, "plan_failover", lambda flow, group, **kw: plan)
     monkeypatch.setattr(flow_admin, "target_group_admin", lambda flow, timeout: None)
     committed = {TopicPartition("primary.orders", 0): OffsetAndMetadata(12, "")}
-    monkeypatch.setattr(flow_admin, "apply_failover",
-                        lambda plan, admin, force: Applied(committed, {}))  # fmt: skip
+    monkeypatch.setattr(
+        flow_admin, "apply_failover", lambda plan, admin, force: Applied(committed, {})
+    )
     body = client.post("/flows/primary/backup/groups/app/failover").json()
     assert body["applied"]["committed"] == [
         {"topic": "primary.orders", "partition": 0, "offset": 12}

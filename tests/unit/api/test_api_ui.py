@@ -71,15 +71,42 @@ def test_flows_health_says_which_flow_is_not_copying_and_why(mirror: MirrorMaker
 
 def test_status_table_has_the_offset_checker_columns() -> None:
     rows = [
-        {"flow": "a->b", "topic": "orders", "partition": 1, "log_end": 10, "position": 7,
-         "lag_records": 3, "lag_seconds": 1.25, "owner": "host copy task 0", "state": "RUNNING"},
-        {"flow": "a->b", "topic": "orders", "partition": 0, "log_end": 5, "position": None,
-         "lag_records": 5, "lag_seconds": 0.0, "owner": None, "state": None},
-    ]  # fmt: skip
+        {
+            "flow": "a->b",
+            "topic": "orders",
+            "partition": 1,
+            "log_end": 10,
+            "position": 7,
+            "lag_records": 3,
+            "lag_seconds": 1.25,
+            "owner": "host copy task 0",
+            "state": "RUNNING",
+        },
+        {
+            "flow": "a->b",
+            "topic": "orders",
+            "partition": 0,
+            "log_end": 5,
+            "position": None,
+            "lag_records": 5,
+            "lag_seconds": 0.0,
+            "owner": None,
+            "state": None,
+        },
+    ]
     text = render_status(rows, ["a->b: target b: unreachable"])
     lines = text.splitlines()
-    assert lines[0].split() == ["FLOW", "TOPIC", "PARTITION", "LOG-END", "COPIED", "LAG",
-                                "LAG-S", "OWNER", "STATE"]  # fmt: skip
+    assert lines[0].split() == [
+        "FLOW",
+        "TOPIC",
+        "PARTITION",
+        "LOG-END",
+        "COPIED",
+        "LAG",
+        "LAG-S",
+        "OWNER",
+        "STATE",
+    ]
     assert lines[1].split()[:6] == ["a->b", "orders", "0", "5", "-", "5"]
     assert "3" in lines[2].split() and "RUNNING" in lines[2]
     assert lines[-1] == "! a->b: target b: unreachable"

@@ -33,16 +33,31 @@ def test_a_commit_never_reached_or_of_a_record_never_copied_is_missed() -> None:
 
 def test_the_table_names_both_systems_and_says_when_a_group_was_never_found() -> None:
     block = {
-        "mm2": {"variants": {"defaults": {
-            "latency_s": {"p50": 0.9, "p99": 2.4, "max": 2.6}, "latency_hist": [(90.0, 1.2)],
-            "found_latency_s": {"p50": 0.6, "p99": 1.4, "max": 1.8},
-            "found_latency_hist": [(90.0, 1.0)],
-            "reached": 10, "missed": 0, "new_group_s": 2.5,
-        }}},
-        "apache": {"variants": {"defaults": {
-            "latency_s": {}, "latency_hist": [], "reached": 0, "missed": 10, "new_group_s": None,
-        }}},
-    }  # fmt: skip
+        "mm2": {
+            "variants": {
+                "defaults": {
+                    "latency_s": {"p50": 0.9, "p99": 2.4, "max": 2.6},
+                    "latency_hist": [(90.0, 1.2)],
+                    "found_latency_s": {"p50": 0.6, "p99": 1.4, "max": 1.8},
+                    "found_latency_hist": [(90.0, 1.0)],
+                    "reached": 10,
+                    "missed": 0,
+                    "new_group_s": 2.5,
+                }
+            }
+        },
+        "apache": {
+            "variants": {
+                "defaults": {
+                    "latency_s": {},
+                    "latency_hist": [],
+                    "reached": 0,
+                    "missed": 10,
+                    "new_group_s": None,
+                }
+            }
+        },
+    }
     text = "\n".join(group_markdown(block))
     assert (
         "| mm2 (this project) | defaults | all | 0.90 | 1.20 | 2.40 | 2.60 | 10 of 10 | 2.50 |"

@@ -50,8 +50,14 @@ def registry(status: int, modes: dict[str, str]) -> Any:
 def failover(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     """Runs `mm2 failover` with Kafka faked: the plan, the commit and the recovery point."""
     tp, remote = TopicPartition("orders", 0), TopicPartition("primary.orders", 0)
-    plan = FailoverPlan("failover", "app", "primary", "backup", "offset syncs",
-                        (PartitionMove(tp, 10, remote, 10, exact=True),))  # fmt: skip
+    plan = FailoverPlan(
+        "failover",
+        "app",
+        "primary",
+        "backup",
+        "offset syncs",
+        (PartitionMove(tp, 10, remote, 10, exact=True),),
+    )
     monkeypatch.setattr(offset_tools, "plan_failover", lambda *a, **k: plan)
     monkeypatch.setattr(offset_tools, "plan_failback", lambda *a, **k: plan)
     monkeypatch.setattr(offset_tools, "target_group_admin", lambda *a, **k: None)
@@ -70,8 +76,9 @@ def failover(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
         command = offset_tools.Failback() if back else offset_tools.Failover()
         command.add_arguments(parser)
         way = ["backup", "primary"] if back else ["primary", "backup"]
-        args = parser.parse_args(["--config", str(path), "--group", "app", "--from", way[0],
-                                  "--to", way[1], *options])  # fmt: skip
+        args = parser.parse_args(
+            ["--config", str(path), "--group", "app", "--from", way[0], "--to", way[1], *options]
+        )
         return command.run(args)
 
     return run
@@ -85,8 +92,10 @@ def test_the_registry_is_made_writable_when_asked(
     out = capsys.readouterr().out
     assert modes["backup"] == "READWRITE" and modes["primary"] == "READWRITE"
     assert "committed 1 partition(s) for group 'app' on 'backup'" in out
-    assert "schema registry:\n  backup's registry (http://registry-backup:8081): IMPORT -> " \
-           "READWRITE" in out  # fmt: skip
+    assert (
+        "schema registry:\n  backup's registry (http://registry-backup:8081): IMPORT -> "
+        "READWRITE" in out
+    )
 
 
 def test_a_dry_run_says_and_changes_nothing(
@@ -106,8 +115,10 @@ def test_a_registry_that_fails_exits_1_after_the_rest(
     assert failover("--schema-registry", status=401) == 1
     out = capsys.readouterr().out
     assert "committed 1 partition(s)" in out and "recovery point of primary->backup" in out
-    assert "backup's registry: not made writable: schema registry " \
-           "http://registry-backup:8081: GET /mode: HTTP 401" in out  # fmt: skip
+    assert (
+        "backup's registry: not made writable: schema registry "
+        "http://registry-backup:8081: GET /mode: HTTP 401" in out
+    )
 
 
 def test_without_the_option_no_registry_is_asked_and_a_reminder_is_printed(
@@ -115,8 +126,10 @@ def test_without_the_option_no_registry_is_asked_and_a_reminder_is_printed(
 ) -> None:
     assert failover(status=500) == 0  # a registry call would fail the command
     out = capsys.readouterr().out
-    assert "primary->backup mirrors schemas: when producers move to backup, run this with " \
-           "--schema-registry" in out  # fmt: skip
+    assert (
+        "primary->backup mirrors schemas: when producers move to backup, run this with "
+        "--schema-registry" in out
+    )
 
 
 def test_a_failback_makes_the_original_side_writable(

@@ -12,8 +12,9 @@ from mm2.copy.stats import CopyStats
 T = 1_700_000_000_000  # 2023-11-14 22:13:20 UTC
 
 
-def stored(positions: dict[tuple[str, int], int], ends: dict[tuple[str, int], int],
-           read_at: int) -> StoredPositions:  # fmt: skip
+def stored(
+    positions: dict[tuple[str, int], int], ends: dict[tuple[str, int], int], read_at: int
+) -> StoredPositions:
     out = StoredPositions()
     out.apply([PositionRecord(t, p, o, "ours", None) for (t, p), o in positions.items()])
     out.apply_ends(SourceEnds("primary->backup", read_at, ends))
@@ -23,8 +24,9 @@ def stored(positions: dict[tuple[str, int], int], ends: dict[tuple[str, int], in
 def test_ends_read_for_the_report_give_a_bound_that_counts_never_copied_and_truncated_logs() -> (
     None
 ):
-    positions = stored({("orders", 0): 119, ("orders", 1): 99, ("orders", 2): 500,
-                        ("gone", 0): 7}, {}, 0)  # fmt: skip
+    positions = stored(
+        {("orders", 0): 119, ("orders", 1): 99, ("orders", 2): 500, ("gone", 0): 7}, {}, 0
+    )
     live = LiveEnds(
         T,
         {("orders", 0): 120, ("orders", 1): 130, ("orders", 2): 300, ("orders", 3): 40},
@@ -40,10 +42,16 @@ def test_ends_read_for_the_report_give_a_bound_that_counts_never_copied_and_trun
     assert point.at_risk_at_most == 355
     assert point.unknown_since_ms is None and point.unknown == ()
     assert rows[("orders", 1)].to_json() == {
-        "topic": "orders", "partition": 1, "copied_to": 100, "source_end": 130,
-        "ends_read_at_ms": T, "current": True, "at_risk_at_most": 30,
-        "unknown_since_ms": None, "uncopied_below_end": 30,
-    }  # fmt: skip
+        "topic": "orders",
+        "partition": 1,
+        "copied_to": 100,
+        "source_end": 130,
+        "ends_read_at_ms": T,
+        "current": True,
+        "at_risk_at_most": 30,
+        "unknown_since_ms": None,
+        "uncopied_below_end": 30,
+    }
     assert point.summary().startswith("records not copied: at most 355 in 4 partition(s)")
 
 
@@ -57,12 +65,16 @@ def test_a_position_of_a_topic_created_again_counts_the_new_log() -> None:
 
 def test_without_the_source_the_figure_is_unknown_since_the_ends_were_last_read() -> None:
     # The flow was paused: the copy tasks' ends are old, the lag reader's newer (and larger).
-    positions = stored({("orders", 0): 99, ("orders", 1): 119}, {("orders", 0): 180,
-                       ("orders", 1): 120, ("orders", 2): 60}, T + 8_000)  # fmt: skip
+    positions = stored(
+        {("orders", 0): 99, ("orders", 1): 119},
+        {("orders", 0): 180, ("orders", 1): 120, ("orders", 2): 60},
+        T + 8_000,
+    )
     seen = CopyStats("orders", 0, "", position=99, source_end=100, source_end_ms=T)
     positions.apply([PositionRecord("orders", 0, 99, "ours", seen)])  # older: not taken
-    point = assess("primary->backup", positions, None, problem="source primary: timed out",
-                   now_ms=T + 60_000)  # fmt: skip
+    point = assess(
+        "primary->backup", positions, None, problem="source primary: timed out", now_ms=T + 60_000
+    )
     assert point.at_risk_at_most is None
     assert all(r.at_risk is None and not r.current for r in point.partitions)
     assert point.unknown_since_ms == T + 8_000
@@ -70,7 +82,10 @@ def test_without_the_source_the_figure_is_unknown_since_the_ends_were_last_read(
     assert point.uncopied_below_ends == 80
     doc = point.to_json()
     assert (doc["at_risk_at_most"], doc["unknown_since_ms"], doc["unknown_partitions"]) == (
-        None, T + 8_000, 3)  # fmt: skip
+        None,
+        T + 8_000,
+        3,
+    )
     assert doc["source_problem"] == "source primary: timed out"
     assert point.partitions[0].to_json()["unknown_since_ms"] == T + 8_000
     assert point.summary() == (
@@ -107,7 +122,14 @@ def test_the_table_says_unknown_where_there_is_no_bound() -> None:
     never = PartitionAtRisk("orders", 2, 7, None, None)
     text = render_recovery_point(RecoveryPoint("primary->backup", T + 9_000, (stale, never), "x"))
     lines = text.splitlines()
-    assert lines[3].split() == ["orders-1", "100", "130", "2023-11-14", "22:13:20.500",
-                                "unknown", "30"]  # fmt: skip
+    assert lines[3].split() == [
+        "orders-1",
+        "100",
+        "130",
+        "2023-11-14",
+        "22:13:20.500",
+        "unknown",
+        "30",
+    ]
     assert lines[4].split() == ["orders-2", "7", "-", "-", "unknown", "-"]
     assert lines[-1].startswith("records not copied: unknown (1 partition(s)")

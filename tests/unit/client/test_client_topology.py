@@ -13,8 +13,16 @@ DEFAULT = DefaultReplicationPolicy()
 
 
 def test_heartbeat_topics_are_heartbeats_and_their_replicas() -> None:
-    topics = ["topic1", "topic2", "heartbeats", "source1.heartbeats", "source2.source1.heartbeats",
-              "source3.heartbeats", "source1-heartbeats", "heartbeats-x"]  # fmt: skip
+    topics = [
+        "topic1",
+        "topic2",
+        "heartbeats",
+        "source1.heartbeats",
+        "source2.source1.heartbeats",
+        "source3.heartbeats",
+        "source1-heartbeats",
+        "heartbeats-x",
+    ]
     assert topology.heartbeat_topics(DEFAULT, topics) == {
         "heartbeats",
         "source1.heartbeats",
@@ -24,8 +32,14 @@ def test_heartbeat_topics_are_heartbeats_and_their_replicas() -> None:
 
 
 def test_checkpoint_topics_need_an_alias() -> None:
-    topics = ["topic1", "topic2", "checkpoints.internal", "source1.checkpoints.internal",
-              "source2.source1.checkpoints.internal", "source3.checkpoints.internal"]  # fmt: skip
+    topics = [
+        "topic1",
+        "topic2",
+        "checkpoints.internal",
+        "source1.checkpoints.internal",
+        "source2.source1.checkpoints.internal",
+        "source3.checkpoints.internal",
+    ]
     assert topology.checkpoint_topics(DEFAULT, topics) == {
         "source1.checkpoints.internal",
         "source2.source1.checkpoints.internal",
@@ -34,8 +48,14 @@ def test_checkpoint_topics_need_an_alias() -> None:
 
 
 def test_replication_hops() -> None:
-    topics = ["topic1", "topic2", "heartbeats", "source1.heartbeats",
-              "source2.source1.heartbeats", "source3.heartbeats"]  # fmt: skip
+    topics = [
+        "topic1",
+        "topic2",
+        "heartbeats",
+        "source1.heartbeats",
+        "source2.source1.heartbeats",
+        "source3.heartbeats",
+    ]
     assert topology.replication_hops(DEFAULT, topics, "source1") == 1
     assert topology.replication_hops(DEFAULT, topics, "source2") == 1
     assert topology.replication_hops(DEFAULT, topics, "source3") == 1
@@ -71,9 +91,15 @@ def test_cycles_end_the_walk() -> None:
 
 
 def test_upstream_clusters_are_every_source_along_heartbeats() -> None:
-    topics = ["topic1", "topic2", "heartbeats", "source1.heartbeats",
-              "source2.source1.heartbeats", "source3.source4.source5.heartbeats",
-              "source6.topic1"]  # fmt: skip
+    topics = [
+        "topic1",
+        "topic2",
+        "heartbeats",
+        "source1.heartbeats",
+        "source2.source1.heartbeats",
+        "source3.source4.source5.heartbeats",
+        "source6.topic1",
+    ]
     assert topology.upstream_clusters(DEFAULT, topics) == {
         "source1",
         "source2",
@@ -85,9 +111,17 @@ def test_upstream_clusters_are_every_source_along_heartbeats() -> None:
 
 
 def test_remote_topics() -> None:
-    topics = ["topic1", "topic2", "topic3", "source1.topic4", "source1.source2.topic5",
-              "source3.source4.source5.topic6", "source1.checkpoints.internal",
-              "source2.heartbeats", "__consumer_offsets"]  # fmt: skip
+    topics = [
+        "topic1",
+        "topic2",
+        "topic3",
+        "source1.topic4",
+        "source1.source2.topic5",
+        "source3.source4.source5.topic6",
+        "source1.checkpoints.internal",
+        "source2.heartbeats",
+        "__consumer_offsets",
+    ]
     assert topology.remote_topics(DEFAULT, topics) == {
         "source1.topic4",
         "source1.source2.topic5",

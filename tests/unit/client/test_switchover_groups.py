@@ -20,8 +20,14 @@ from tests.unit.client.test_switchover_registries import DrainedLag, Flows, flow
 
 
 def plan(group: str) -> FailoverPlan:
-    move = PartitionMove(TopicPartition("orders", 0), 10, TopicPartition("primary.orders", 0),
-                         12, exact=True, rereads_at_most=0)  # fmt: skip
+    move = PartitionMove(
+        TopicPartition("orders", 0),
+        10,
+        TopicPartition("primary.orders", 0),
+        12,
+        exact=True,
+        rereads_at_most=0,
+    )
     return FailoverPlan("failover", group, "primary", "backup", "offset syncs", (move,))
 
 
@@ -50,8 +56,11 @@ class Groups:
 def groups(monkeypatch: pytest.MonkeyPatch) -> Groups:
     faked = Groups({"reading": 1})
     monkeypatch.setattr(switchover_module, "LagReader", DrainedLag)
-    monkeypatch.setattr(switchover_module, "translate_all_groups",
-                        lambda *a, **k: [plan("reading"), plan("stopped")])  # fmt: skip
+    monkeypatch.setattr(
+        switchover_module,
+        "translate_all_groups",
+        lambda *a, **k: [plan("reading"), plan("stopped")],
+    )
     monkeypatch.setattr(switchover_module, "mirrored_groups", lambda *a: ["reading", "stopped"])
     monkeypatch.setattr(switchover_module, "GroupAdmin", faked.admin)
     monkeypatch.setattr(switchover_module, "target_group_admin", faked.admin)
@@ -66,8 +75,15 @@ def test_a_group_still_consuming_on_the_source_is_not_moved_and_the_report_is_no
     log: list[str] = []
     said: list[str] = []
     control = Flows(log, primary_backup="RUNNING", backup_primary="PAUSED")
-    report = switchover(flow, control, reverse_flow=back, start_reverse=True, say=said.append,
-                        poll_seconds=0.0, drain_timeout=5)  # fmt: skip
+    report = switchover(
+        flow,
+        control,
+        reverse_flow=back,
+        start_reverse=True,
+        say=said.append,
+        poll_seconds=0.0,
+        drain_timeout=5,
+    )
     assert any("'reading'" in line and "still consuming on primary" in line for line in said)
     assert groups.applied == ["stopped"]
     moved = {g.group: g for g in report.groups}
@@ -79,7 +95,8 @@ def test_a_group_still_consuming_on_the_source_is_not_moved_and_the_report_is_no
     assert log == ["pause primary->backup", "resume backup->primary"]
     # Its consumers stopped, a second run moves it.
     groups.members.clear()
-    again = switchover(flow, control, reverse_flow=back, say=said.append, poll_seconds=0.0,
-                       drain_timeout=5)  # fmt: skip
+    again = switchover(
+        flow, control, reverse_flow=back, say=said.append, poll_seconds=0.0, drain_timeout=5
+    )
     assert groups.applied == ["stopped", "reading", "stopped"]
     assert again.done and all(g.exact for g in again.groups)

@@ -119,8 +119,11 @@ def test_the_dry_run_shows_the_step_and_changes_no_mode(
 ) -> None:
     registries = Registries(log, primary="READWRITE", backup="IMPORT")
     report, said = run(monkeypatch, registries, *flows(), dry_run=True, start_reverse=True)
-    assert [s.name for s in report.steps] == ["check", "lag now (dry run: no wait)",
-                                              "registries (dry run)"]  # fmt: skip
+    assert [s.name for s in report.steps] == [
+        "check",
+        "lag now (dry run: no wait)",
+        "registries (dry run)",
+    ]
     assert registries.modes == {"primary": "READWRITE", "backup": "IMPORT"}
     assert log == ["backup: GET /mode", "primary: GET /mode"]
     assert any("backup's registry READWRITE, backup->primary resumed" in line for line in said)
@@ -135,11 +138,22 @@ def test_the_target_is_made_writable_after_the_pause_and_before_the_way_back(
 ) -> None:
     registries = Registries(log, primary="IMPORT", backup="IMPORT")
     report, _ = run(monkeypatch, registries, *flows(), start_reverse=True, drain_timeout=5)
-    assert [s.name for s in report.steps] == ["check", "drain", "groups", "stop", "registries",
-                                              "reverse"]  # fmt: skip
+    assert [s.name for s in report.steps] == [
+        "check",
+        "drain",
+        "groups",
+        "stop",
+        "registries",
+        "reverse",
+    ]
     assert registries.modes == {"primary": "IMPORT", "backup": "READWRITE"}
-    assert log == ["pause primary->backup", "backup: GET /mode", "backup: PUT /mode",
-                   "primary: GET /mode", "resume backup->primary"]  # fmt: skip
+    assert log == [
+        "pause primary->backup",
+        "backup: GET /mode",
+        "backup: PUT /mode",
+        "primary: GET /mode",
+        "resume backup->primary",
+    ]
     assert "backup->primary will keep schema IDs" in report.steps[4].said[1]
     assert report.done and report.failed_steps == []
 
@@ -154,8 +168,10 @@ def test_a_registry_that_refuses_fails_its_step_and_the_way_back_still_starts(
     assert "resume backup->primary" in log
     step = report.to_json()["steps"][4]  # type: ignore[index]
     assert step["failed"] is True
-    refused = ("backup's registry: not made writable: schema registry "
-               "http://registry-backup:8081: GET /mode: HTTP 401")  # fmt: skip
+    refused = (
+        "backup's registry: not made writable: schema registry "
+        "http://registry-backup:8081: GET /mode: HTTP 401"
+    )
     assert any(refused in line for line in said)
     text = render_report(report)
     assert "switchover of primary->backup: failed at registries (see what it said)" in text
@@ -184,6 +200,8 @@ def test_a_way_back_that_mirrors_no_schemas_is_said(log: list[str]) -> None:
     registries = Registries(log, primary="READWRITE", backup="READWRITE")
     forward, _ = flows()
     step = make_target_writable(forward, None, open_client=registries.open)
-    assert step.said[1] == "no flow backup->primary mirrors schemas: schemas registered on " \
-                           "backup stay there"  # fmt: skip
+    assert (
+        step.said[1] == "no flow backup->primary mirrors schemas: schemas registered on "
+        "backup stay there"
+    )
     assert log == ["backup: GET /mode"]

@@ -13,8 +13,10 @@ from mm2.client.switchover_report import SwitchoverError, SwitchoverReport
 
 def report(*rows: tuple[int, int]) -> LagReport:
     """One partition per (end, position) row."""
-    parts = tuple(PartitionLag("t", i, end, pos, end - pos, 1.0 if end > pos else 0.0)
-                  for i, (end, pos) in enumerate(rows))  # fmt: skip
+    parts = tuple(
+        PartitionLag("t", i, end, pos, end - pos, 1.0 if end > pos else 0.0)
+        for i, (end, pos) in enumerate(rows)
+    )
     return LagReport("a->b", 0, parts)
 
 
@@ -27,8 +29,12 @@ def reads(*reports: LagReport) -> Iterator[LagReport]:
 def test_the_drain_ends_after_two_reads_with_lag_0_and_the_same_ends() -> None:
     said: list[str] = []
     run = _Run(SwitchoverReport("a->b", False), said.append)
-    sequence = reads(report((10, 5), (4, 4)), report((12, 12), (4, 4)), report((14, 14), (4, 4)),
-                     report((14, 14), (4, 4)))  # fmt: skip
+    sequence = reads(
+        report((10, 5), (4, 4)),
+        report((12, 12), (4, 4)),
+        report((14, 14), (4, 4)),
+        report((14, 14), (4, 4)),
+    )
     parts = _drain(run, lambda: next(sequence), drain_timeout=60, poll_seconds=0.0)
     assert [(p.source_end, p.copied_to, p.not_copied) for p in parts] == [(14, 14, 0), (4, 4, 0)]
     assert any("t-0: end 10, copied to 5, 5 behind" in line for line in said), said

@@ -89,8 +89,10 @@ BASE = (
         ("aa.bootstrap.servers = a:1", "did you mean a.bootstrap.servers?"),
         ("refresh.topics.interval.second = 5", "did you mean refresh.topics.interval.seconds?"),
         ("a->b.topic = x", "did you mean a->b.topics?"),
-        ("a->b.source.consumer.max.pol.records = 5",
-         "did you mean a->b.source.consumer.max.poll.records?"),
+        (
+            "a->b.source.consumer.max.pol.records = 5",
+            "did you mean a->b.source.consumer.max.poll.records?",
+        ),
         ("emit.heartbeat.enabled = false", "did you mean emit.heartbeats.enabled?"),
         ("tasks.max = 2", None),
         ("spark.master = local[2]", None),
@@ -98,11 +100,13 @@ BASE = (
         # Apache's own Connect storage keys, as the seed tutorial sets them: no hint
         ("a.config.storage.replication.factor = 1", None),
         ("b.status.storage.replication.factor = 1", None),
-        ("a.offset.storage.replicaton.factor = 1",
-         "did you mean a.offset.storage.replication.factor?"),
+        (
+            "a.offset.storage.replicaton.factor = 1",
+            "did you mean a.offset.storage.replication.factor?",
+        ),
         ("some.plugin.setting = x", None),
     ],
-)  # fmt: skip
+)
 def test_misspelt_key_gets_a_did_you_mean(line: str, hint: str | None) -> None:
     config = load_properties(parse_properties(BASE + line + "\n", "mm2.properties"))
     hints = [w for w in config.warnings if "did you mean" in w]
@@ -114,12 +118,27 @@ def test_misspelt_key_gets_a_did_you_mean(line: str, hint: str | None) -> None:
 
 
 KEYS = [
-    "clusters", "a.bootstrap.servers", "tasks.max", "a.producer.acks", "a->b.topics",
-    "a.consumer.auto.offset.reset", "listeners", "rest.advertised.port", "a.ssl.keystore.type",
-    "a.ssl.keystore.location", "a.sasl.jaas.config", "replication.policy.separator",
-    "config.providers", "a->b.enabled", "mm2.configs.cluster", "a.sasl.mechanism",
-    "offset.lag.max", "ssl.client.auth", "a.security.protocol", "b.producer.linger.ms",
-]  # fmt: skip
+    "clusters",
+    "a.bootstrap.servers",
+    "tasks.max",
+    "a.producer.acks",
+    "a->b.topics",
+    "a.consumer.auto.offset.reset",
+    "listeners",
+    "rest.advertised.port",
+    "a.ssl.keystore.type",
+    "a.ssl.keystore.location",
+    "a.sasl.jaas.config",
+    "replication.policy.separator",
+    "config.providers",
+    "a->b.enabled",
+    "mm2.configs.cluster",
+    "a.sasl.mechanism",
+    "offset.lag.max",
+    "ssl.client.auth",
+    "a.security.protocol",
+    "b.producer.linger.ms",
+]
 VALUES = st.text(alphabet=string.printable + "\\é\u00e9${}:,->", max_size=30)
 
 

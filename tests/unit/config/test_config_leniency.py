@@ -15,10 +15,28 @@ from mm2.config.values import ValueProblem, parse_bool
 from tests.support.apache_oracle import ApacheOracle
 
 VALUES = [
-    "true", "TRUE", "True", "false", "FALSE", "true ", " true", " true ", "true\t", "\ttrue",
-    "false ", "true\u00a0", "\u00a0true", "true\x01", "true\x1f", "true\u2003", "yes", "", " ",
-    "t", "truex",
-]  # fmt: skip
+    "true",
+    "TRUE",
+    "True",
+    "false",
+    "FALSE",
+    "true ",
+    " true",
+    " true ",
+    "true\t",
+    "\ttrue",
+    "false ",
+    "true\u00a0",
+    "\u00a0true",
+    "true\x01",
+    "true\x1f",
+    "true\u2003",
+    "yes",
+    "",
+    " ",
+    "t",
+    "truex",
+]
 BASE = """clusters = a, b
 a.bootstrap.servers = a:9092
 b.bootstrap.servers = b:9092

@@ -87,16 +87,26 @@ def test_pkcs12_truststore_and_keystore(tmp_path: Path, stores: Stores) -> None:
 @pytest.mark.parametrize(
     ("text", "key"),
     [
-        ("a.ssl.truststore.location = {ts}\na.ssl.truststore.password = wrong-password\n",
-         "a.ssl.truststore.location"),
-        ("a.ssl.keystore.location = {ks}\na.ssl.keystore.password = wrong-password\n",
-         "a.ssl.keystore.location"),
-        ("a.ssl.keystore.location = {ks}\na.ssl.keystore.password = " + STORE_PASSWORD
-         + "\na.ssl.key.password = wrong-password\n", "a.ssl.keystore.location"),
-        ("a.ssl.truststore.type = PKCS12\na.ssl.truststore.location = {ca}\n",
-         "a.ssl.truststore.location"),
+        (
+            "a.ssl.truststore.location = {ts}\na.ssl.truststore.password = wrong-password\n",
+            "a.ssl.truststore.location",
+        ),
+        (
+            "a.ssl.keystore.location = {ks}\na.ssl.keystore.password = wrong-password\n",
+            "a.ssl.keystore.location",
+        ),
+        (
+            "a.ssl.keystore.location = {ks}\na.ssl.keystore.password = "
+            + STORE_PASSWORD
+            + "\na.ssl.key.password = wrong-password\n",
+            "a.ssl.keystore.location",
+        ),
+        (
+            "a.ssl.truststore.type = PKCS12\na.ssl.truststore.location = {ca}\n",
+            "a.ssl.truststore.location",
+        ),
     ],
-)  # fmt: skip
+)
 def test_unreadable_store_names_key_and_file(
     tmp_path: Path, stores: Stores, text: str, key: str
 ) -> None:

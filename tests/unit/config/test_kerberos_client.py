@@ -113,12 +113,20 @@ def test_java_ticket_renewal_tuning_is_not_reported_as_unsupported() -> None:
         ({}, set()),
         ({"security.protocol": "ssl"}, {"ssl"}),
         ({"security.protocol": "sasl_plaintext"}, {"sasl_gssapi"}),  # Java's default mechanism
-        ({"security.protocol": "SASL_SSL", "sasl.mechanisms": "SCRAM-SHA-512"},
-         {"ssl", "sasl_scram"}),
-        ({"security.protocol": "sasl_ssl", "sasl.mechanisms": "OAUTHBEARER",
-          "sasl.oauthbearer.method": "oidc"}, {"ssl", "sasl_oauthbearer", "oidc"}),
+        (
+            {"security.protocol": "SASL_SSL", "sasl.mechanisms": "SCRAM-SHA-512"},
+            {"ssl", "sasl_scram"},
+        ),
+        (
+            {
+                "security.protocol": "sasl_ssl",
+                "sasl.mechanisms": "OAUTHBEARER",
+                "sasl.oauthbearer.method": "oidc",
+            },
+            {"ssl", "sasl_oauthbearer", "oidc"},
+        ),
     ],
-)  # fmt: skip
+)
 def test_required_features(settings: dict[str, str], needed: set[str]) -> None:
     assert set(required_features(settings)) == needed
 

@@ -249,15 +249,21 @@ def test_migrate_mm1_prints_a_file_that_loads(
     code = tools.main(
         [
             "migrate-mm1",
-            "--consumer.config", str(files[0]),
-            "--producer.config", str(files[1]),
-            "--whitelist", "orders, payments",
-            "--num.streams", "3",
-            "--abort.on.send.fail", "true",
-            "--offset.commit.interval.ms", "5000",
+            "--consumer.config",
+            str(files[0]),
+            "--producer.config",
+            str(files[1]),
+            "--whitelist",
+            "orders, payments",
+            "--num.streams",
+            "3",
+            "--abort.on.send.fail",
+            "true",
+            "--offset.commit.interval.ms",
+            "5000",
             "--new.consumer",
         ]
-    )  # fmt: skip
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert out.startswith("# mm2.properties equivalent to the MirrorMaker 1 command line")

@@ -93,9 +93,14 @@ def test_the_assignment_key_is_connects_shape_but_no_mirror_maker_partition() ->
 
 def test_a_spec_carries_where_its_epoch_publishes_additions() -> None:
     spec = copy_spec(
-        flow="a->b", task=1, transactional=False, partitions=[Assignment("t", 0, "a.t", 5)],
-        epoch="e1", assignments_from=42, offsets_consumer={"bootstrap.servers": "b:9092"},
-    )  # fmt: skip
+        flow="a->b",
+        task=1,
+        transactional=False,
+        partitions=[Assignment("t", 0, "a.t", 5)],
+        epoch="e1",
+        assignments_from=42,
+        offsets_consumer={"bootstrap.servers": "b:9092"},
+    )
     again = CopyTaskSpec.from_json(spec.to_json())
     assert again == spec
     assert again.assignments_from == 42 and again.offsets_consumer == {

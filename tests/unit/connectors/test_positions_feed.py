@@ -17,8 +17,15 @@ ROUTES = {"orders": Route("orders", "primary.orders", 1)}
 
 
 def committed(offset: int, records: int) -> PositionRecord:
-    stats = CopyStats("orders", 0, "", position=offset, first=offset - records + 1,
-                      records=records, bytes=10 * records)  # fmt: skip
+    stats = CopyStats(
+        "orders",
+        0,
+        "",
+        position=offset,
+        first=offset - records + 1,
+        records=records,
+        bytes=10 * records,
+    )
     return PositionRecord("orders", 0, offset, "c", stats, "id")
 
 

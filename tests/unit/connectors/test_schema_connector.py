@@ -57,8 +57,16 @@ class FakeProducer:
     pending: list[Callable[[], None]] = field(default_factory=list)
     fail_next_flush: bool = False
 
-    def send(self, topic: str, key: bytes, value: bytes, *, partition: int = 0,
-             on_ack: Callable[[], None] | None = None, **_: object) -> None:  # fmt: skip
+    def send(
+        self,
+        topic: str,
+        key: bytes,
+        value: bytes,
+        *,
+        partition: int = 0,
+        on_ack: Callable[[], None] | None = None,
+        **_: object,
+    ) -> None:
         self.sent.append((topic, key, value, partition))
         if on_ack is not None:
             self.pending.append(on_ack)
@@ -129,13 +137,15 @@ def test_mappings_go_to_the_offsets_topic_placed_by_key_and_the_mode_shows() -> 
     assert "has no modes" in note and "2 schema ID mapping(s) in mm2-offsets.a.internal" in note
     [snapshot] = context.metrics.schema_snapshot()
     assert (snapshot.id_mode, snapshot.versions_registered, snapshot.mappings_written) == (
-        "translated", 2, 2,
-    )  # fmt: skip
+        "translated",
+        2,
+        2,
+    )
     records = [decode_schema_record(key, value) for _t, key, value, _p in producer.sent]
     assert sorted(str(r) for r in records if isinstance(r, SchemaSubject)) == sorted(
-        str(SchemaSubject("a", s, frozenset({i}))) for s, i in (("orders-value", 7),
-                                                                ("com.acme.Money", 9))
-    )  # each subject's source IDs, after its mappings  # fmt: skip
+        str(SchemaSubject("a", s, frozenset({i})))
+        for s, i in (("orders-value", 7), ("com.acme.Money", 9))
+    )  # each subject's source IDs, after its mappings
     assert records[-1] == SchemaPasses("a", 1)  # the pass, last
     task.poll()
     # nothing new: only the pass written
@@ -161,9 +171,12 @@ def test_a_failed_delivery_writes_the_mappings_again() -> None:
 
 @pytest.mark.parametrize(
     ("extra", "tasks"),
-    [("", 1), ("a->b.enabled = false\nemit.heartbeats.enabled = true\n", 0),
-     ("sync.schemas.enabled = false\n", 0)],
-)  # fmt: skip
+    [
+        ("", 1),
+        ("a->b.enabled = false\nemit.heartbeats.enabled = true\n", 0),
+        ("sync.schemas.enabled = false\n", 0),
+    ],
+)
 def test_the_connector_runs_one_task_when_wanted(extra: str, tasks: int) -> None:
     connector = MirrorSchemaConnector()
     connector.start(config(extra))

@@ -398,8 +398,7 @@ def test_a_deposed_leaders_planner_fences_nothing_and_its_copy_tasks_carry_the_e
     assert {(s.leader_topic, s.leader_epoch) for s in specs} == {("mm2-configs.internal", "e1")}
 
     calls.clear()
-    stale, _ = _planner(calls, leader=LeaderEpoch("mm2-configs.internal", "e0"),
-                        check_leader=check)  # fmt: skip
+    stale, _ = _planner(calls, leader=LeaderEpoch("mm2-configs.internal", "e0"), check_leader=check)
     with pytest.raises(ProducerFencedError):
         stale.prepare()
     assert not any(c.startswith("fence") for c in calls)
@@ -447,8 +446,9 @@ def test_a_partition_held_open_while_copy_tasks_run_gets_a_new_epoch_that_ends_i
         held.clear()
         return ended
 
-    watch = LeftOpenWatch(lambda topics: dict(held), patience_s=90, every_s=30,
-                          clock=lambda: now[0])  # fmt: skip
+    watch = LeftOpenWatch(
+        lambda topics: dict(held), patience_s=90, every_s=30, clock=lambda: now[0]
+    )
     planner, _ = _planner(calls, end_left_open=end_left_open, left_open=watch)
     planner.run_epochs()
     runner = planner.runner
@@ -461,8 +461,11 @@ def test_a_partition_held_open_while_copy_tasks_run_gets_a_new_epoch_that_ends_i
     now[0] = 120  # held at offset 500 since t=30, 90 s ago
     planner.run_epochs()
     assert runner.cancelled == 1 and len(runner.started) == 2  # a new epoch, on a settle ...
-    assert calls[:3] == ["fence 2", "end left open on mm2-offsets.primary.internal, primary.orders",
-                         "settle"]  # fmt: skip
+    assert calls[:3] == [
+        "fence 2",
+        "end left open on mm2-offsets.primary.internal, primary.orders",
+        "settle",
+    ]
     assert held == {}  # ... that ended it
 
 
@@ -479,8 +482,12 @@ def test_positions_aborted_with_a_transaction_left_open_move_up_to_what_is_commi
         calls.append("prove")
         return {("orders", 0): 57, ("orders", 1): 29}, {("orders", 0): 58, ("orders", 1): 30}
 
-    planner, positions = _planner(calls, stored={("orders", 0): 50, ("orders", 1): 40},
-                                  prove=prove, end_left_open=end_left_open)  # fmt: skip
+    planner, positions = _planner(
+        calls,
+        stored={("orders", 0): 50, ("orders", 1): 40},
+        prove=prove,
+        end_left_open=end_left_open,
+    )
     planner.prepare()
     assert calls.count("prove") == 1
     assert positions.written[0] == {("orders", 0): 58}  # moved up; orders-1 stays at 40

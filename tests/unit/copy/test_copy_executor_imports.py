@@ -11,8 +11,18 @@ from mm2.config import load_properties, parse_properties
 from mm2.copy.positions import PositionsTopic
 
 # Installed for the driver, absent on executors.
-_DRIVER_ONLY = ("pydantic", "cryptography", "javaproperties", "yaml", "fastapi", "httpx",
-                "psutil", "prometheus_client", "tqdm", "uvicorn")  # fmt: skip
+_DRIVER_ONLY = (
+    "pydantic",
+    "cryptography",
+    "javaproperties",
+    "yaml",
+    "fastapi",
+    "httpx",
+    "psutil",
+    "prometheus_client",
+    "tqdm",
+    "uvicorn",
+)
 
 _PROBE = f"""
 import importlib.abc, sys

@@ -604,9 +604,13 @@ def test_a_commit_waits_for_the_source_to_say_the_topics_are_the_ones_dealt() ->
     copier._end_transaction()
     # asked once the records were read, answered while the flush ran: the commit follows it
     assert producer.calls[-6:] == [
-        "ask orders,payments", f"produce {OFFSETS}", f"produce {OFFSETS}", "flush", "answer",
+        "ask orders,payments",
+        f"produce {OFFSETS}",
+        f"produce {OFFSETS}",
+        "flush",
+        "answer",
         "commit",
-    ]  # fmt: skip
+    ]
     assert copier.positions()[("orders", 0)] == 12
     assert copier.positions()[("payments", 0)] == 6
 

@@ -76,8 +76,9 @@ def test_one_failing_task_ends_the_epoch_with_its_failure() -> None:
         failure = RecordTooLargeError("too large") if spec.task == 1 else None
         loop: Any = FakeLoop(failure)
         started.set()
-        run_copy_task(spec, attempt=0, positions=positions, keep_going=keep_going,
-                      open_loop=lambda s: loop)  # fmt: skip
+        run_copy_task(
+            spec, attempt=0, positions=positions, keep_going=keep_going, open_loop=lambda s: loop
+        )
 
     runner = ThreadRunner(task, slots=2)
     runner.start([_spec(0), _spec(1)], None)

@@ -36,10 +36,21 @@ from tests.support.specs import copy_spec
 
 def _stats(target_topic: str = "", position: int = 41) -> CopyStats:
     return CopyStats(
-        "orders", 2, target_topic, position=position, records=3, bytes=30, skipped=0,
-        min_timestamp=1, max_timestamp=3, sum_timestamp=6, finished_ms=100, age_min_ms=5,
-        age_max_ms=9, age_sum_ms=21,
-    )  # fmt: skip
+        "orders",
+        2,
+        target_topic,
+        position=position,
+        records=3,
+        bytes=30,
+        skipped=0,
+        min_timestamp=1,
+        max_timestamp=3,
+        sum_timestamp=6,
+        finished_ms=100,
+        age_min_ms=5,
+        age_max_ms=9,
+        age_sum_ms=21,
+    )
 
 
 def test_position_record_is_apaches_key_and_value_with_our_headers() -> None:
@@ -58,9 +69,10 @@ def test_position_record_is_apaches_key_and_value_with_our_headers() -> None:
         key, value, headers, connector="MirrorSourceConnector", cluster="primary"
     )
     assert decoded == PositionRecord("orders", 2, 41, "abc", stats)
-    assert decode_position(
-        key, value, headers, connector="MirrorSourceConnector", cluster="other"
-    ) is None  # fmt: skip
+    assert (
+        decode_position(key, value, headers, connector="MirrorSourceConnector", cluster="other")
+        is None
+    )
     bad = CopyStats.from_header(b"not json", topic="t", partition=0, target_topic="", position=1)
     assert bad is None
     short = CopyStats.from_header(b"[1,1,0]", topic="t", partition=0, target_topic="", position=1)
@@ -80,8 +92,9 @@ def test_records_gone_or_truncated_travel_in_two_more_integers_only_when_there_a
     )
     assert old is not None and (old.gone, old.truncated) == (0, 0)
     too_long = b"[3,30,0,1,3,6,5,9,21,100,1,2,3,4,5]"
-    assert CopyStats.from_header(too_long, topic="t", partition=0, target_topic="",
-                                 position=1) is None  # fmt: skip
+    assert (
+        CopyStats.from_header(too_long, topic="t", partition=0, target_topic="", position=1) is None
+    )
 
 
 def test_the_source_end_seen_travels_after_the_counts_and_outlives_a_rewritten_position() -> None:
@@ -92,10 +105,12 @@ def test_the_source_end_seen_travels_after_the_counts_and_outlives_a_rewritten_p
     back = CopyStats.from_header(raw, topic="orders", partition=2, target_topic="", position=41)
     assert back == stats
     positions = StoredPositions()
-    positions.apply([
-        PositionRecord("orders", 2, 41, "ours", back),
-        PositionRecord("orders", 2, 41, "ours", None),  # the planner's rewrite: no stats
-    ])  # fmt: skip
+    positions.apply(
+        [
+            PositionRecord("orders", 2, 41, "ours", back),
+            PositionRecord("orders", 2, 41, "ours", None),  # the planner's rewrite: no stats
+        ]
+    )
     assert positions.source_ends == {("orders", 2): (90, 1_700_000_000_123)}
     positions.apply([PositionRecord("orders", 2, None, None, None)])  # deleted over REST
     assert positions.source_ends == {}
@@ -219,8 +234,9 @@ def test_a_position_carries_the_leader_epoch_of_its_record_beside_apaches_value(
     _, _, plain = position_record(
         "MirrorSourceConnector", "primary", "orders", 2, 45, cluster_id="abc"
     )
-    later = decode_position(key, b'{"offset":45}', plain, connector="MirrorSourceConnector",
-                            cluster="primary")  # fmt: skip
+    later = decode_position(
+        key, b'{"offset":45}', plain, connector="MirrorSourceConnector", cluster="primary"
+    )
     assert later is not None and later.leader_epoch is None
     stored.apply([later])
     assert stored.leader_epochs == {}
@@ -228,15 +244,25 @@ def test_a_position_carries_the_leader_epoch_of_its_record_beside_apaches_value(
 
 def test_the_partitions_holding_a_flows_keys_are_where_javas_partitioner_puts_them() -> None:
     topic = PositionsTopic(
-        flow="primary->backup", topic="mm2-offsets.primary.internal",
-        connector="MirrorSourceConnector", source_alias="primary", partitions=25,
-        replication_factor=0, admin_config={}, consumer_config={}, producer_config={},
+        flow="primary->backup",
+        topic="mm2-offsets.primary.internal",
+        connector="MirrorSourceConnector",
+        source_alias="primary",
+        partitions=25,
+        replication_factor=0,
+        admin_config={},
+        consumer_config={},
+        producer_config={},
         source_admin_config={},
-    )  # fmt: skip
+    )
     key = b'["MirrorSourceConnector",{"cluster":"primary","partition":2,"topic":"orders"}]'
     # Kafka's own vectors for Utils.murmur2 (UtilsTest), as signed 32-bit ints
-    vectors = {b"21": -973932308, b"foobar": -790332482, b"abc": 479470107,
-               b"a-little-bit-longer-string": -1486304829}  # fmt: skip
+    vectors = {
+        b"21": -973932308,
+        b"foobar": -790332482,
+        b"abc": 479470107,
+        b"a-little-bit-longer-string": -1486304829,
+    }
     for data, want in vectors.items():
         assert murmur2(data) == want & 0xFFFFFFFF, data
     held = topic.holding([("orders", 2)])
@@ -273,17 +299,25 @@ def test_the_source_ends_the_mirror_read_travel_beside_the_positions_and_the_new
     assert back == SourceEnds("primary->backup", 1_700_000_008_000, ends)
     assert decode_source_ends(key, None) is None  # a tombstone
     assert decode_source_ends(key, b"{") is None
-    assert decode_source_ends(position_key("MirrorSourceConnector", "primary", "orders", 0),
-                              b'{"offset":1}') is None  # fmt: skip
+    assert (
+        decode_source_ends(
+            position_key("MirrorSourceConnector", "primary", "orders", 0), b'{"offset":1}'
+        )
+        is None
+    )
     # Not a position, to a reader that does not look for them.
-    assert decode_position(key, value, [], connector="MirrorSourceConnector",
-                           cluster="primary") is None  # fmt: skip
+    assert (
+        decode_position(key, value, [], connector="MirrorSourceConnector", cluster="primary")
+        is None
+    )
     positions = StoredPositions()
     seen = _stats()
     seen.source_end, seen.source_end_ms = 150, 1_700_000_009_000
     positions.apply_ends(back)
     positions.apply([PositionRecord("orders", 0, 41, "ours", seen)])  # newer: taken
     positions.apply_ends(SourceEnds("primary->backup", 1_700_000_001_000, {("orders", 2): 1}))
-    assert positions.source_ends == {("orders", 0): (150, 1_700_000_009_000),
-                                     ("orders", 2): (60, 1_700_000_008_000),
-                                     ("audit", 0): (7, 1_700_000_008_000)}  # fmt: skip
+    assert positions.source_ends == {
+        ("orders", 0): (150, 1_700_000_009_000),
+        ("orders", 2): (60, 1_700_000_008_000),
+        ("audit", 0): (7, 1_700_000_008_000),
+    }

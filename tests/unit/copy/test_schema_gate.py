@@ -124,8 +124,11 @@ def test_a_record_held_past_the_bound_is_said_once_and_its_partition_stays_held(
     assert copier._schemas is not None
     with caplog.at_level(logging.WARNING, logger="mm2.copy.schema_gate"):
         assert copier._schemas.poll() == [] and copier._schemas.poll() == []
-    (said,) = [r.getMessage() for r in caplog.records
-               if r.name == "mm2.copy.schema_gate" and r.levelno >= logging.WARNING]  # fmt: skip
+    (said,) = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "mm2.copy.schema_gate" and r.levelno >= logging.WARNING
+    ]
     assert "orders-1@33 has waited" in said and "the value's schema ID 99" in said
     assert ("orders", 1) in copier._schemas.held
     assert _values(producer) == [framed(1042)]  # the other partition went on
@@ -133,8 +136,9 @@ def test_a_record_held_past_the_bound_is_said_once_and_its_partition_stays_held(
 
 def _by_subject() -> SchemaIdRewriter:
     """A rewriter that reads prefixes only in topics a subject describes: orders' values."""
-    rewriter = SchemaIdRewriter({1: 5, 7: 1042},
-                                strategies=("TopicNameStrategy", "TopicNameStrategy"))  # fmt: skip
+    rewriter = SchemaIdRewriter(
+        {1: 5, 7: 1042}, strategies=("TopicNameStrategy", "TopicNameStrategy")
+    )
     rewriter.describe(SchemaSubject("primary", "orders-value", frozenset({7})))
     return rewriter
 
@@ -155,8 +159,12 @@ def test_keys_and_values_of_topics_no_subject_describes_are_copied_byte_for_byte
     copier._take([Assignment("audit", 0, "primary.audit", 0)])
     long_key = (20_000_000).to_bytes(8, "big")
     raw_avro = bytes.fromhex("0000000001d20f")
-    copier._copy([cast(Any, Keyed("orders", 10, long_key, framed(7))),
-                  cast(Any, Keyed("audit", 0, long_key, raw_avro))])  # fmt: skip
+    copier._copy(
+        [
+            cast(Any, Keyed("orders", 10, long_key, framed(7))),
+            cast(Any, Keyed("audit", 0, long_key, raw_avro)),
+        ]
+    )
     sent = [(msg._key, msg._value) for _, msg in producer.unacked]
     assert sent == [(long_key, framed(1042)), (long_key, raw_avro)]
 
@@ -182,8 +190,10 @@ def test_a_schema_registered_a_moment_ago_waits_for_its_subject_and_is_rewritten
     copier._copy([cast(Any, Framed(0, 10, framed(8)))])  # orders-value's new version: ID 8
     gate = copier._schemas
     assert gate is not None and ("orders", 0) in gate.held
-    feed.arriving += [SchemaIdMapping("primary", 8, 1043),
-                      SchemaSubject("primary", "orders-value", frozenset({7, 8}))]  # fmt: skip
+    feed.arriving += [
+        SchemaIdMapping("primary", 8, 1043),
+        SchemaSubject("primary", "orders-value", frozenset({7, 8})),
+    ]
     feed.passes = 1
     (released,) = gate.poll()
     copier._copy([cast(Any, Framed(0, released.offset, framed(8)))])

@@ -245,8 +245,9 @@ def test_topic_record_name_subjects_describe_their_topic_only() -> None:
 
 
 def test_record_name_subjects_describe_every_topic() -> None:
-    rewriter = _strategies("RecordNameStrategy", "RecordNameStrategy",
-                           ("com.acme.Order", {7}), ("orders-value", {9}))  # fmt: skip
+    rewriter = _strategies(
+        "RecordNameStrategy", "RecordNameStrategy", ("com.acme.Order", {7}), ("orders-value", {9})
+    )
     assert rewriter.rewrite(_frame(7), _frame(7), None, "any") == (_frame(1042), _frame(1042), None)
     refused = rewriter.rewrite(None, _frame(9), None, "any")  # orders-value names no record
     assert isinstance(refused, Missing) and not refused.described

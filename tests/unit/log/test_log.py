@@ -156,9 +156,14 @@ def test_wire_lines_of_a_child_are_logged_again_with_their_name_level_time_and_t
         raise ValueError("broken")
     except ValueError:
         record = logging.getLogger("mm2.copy.loop").makeRecord(
-            "mm2.copy.loop", logging.ERROR, "f", 1, "task %d failed", (3,),
+            "mm2.copy.loop",
+            logging.ERROR,
+            "f",
+            1,
+            "task %d failed",
+            (3,),
             __import__("sys").exc_info(),
-        )  # fmt: skip
+        )
     record.created = 1_700_000_000.25
     line = WireFormatter().format(record)
     assert "\n" not in line and parse(line) is not None
@@ -173,8 +178,14 @@ def test_wire_lines_of_a_child_are_logged_again_with_their_name_level_time_and_t
 def test_log4j_wire_lines_and_raw_output_of_the_jvm(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     caplog.set_level(logging.DEBUG, logger="spark")  # quiet by default (mm2.log.setup)
-    log4j = {"mm2log": 1, "ms": 1700000000123, "level": "WARN", "name": "spark.Executor",
-             "msg": "Exception in task 0.0", "exc": ""}  # fmt: skip
+    log4j = {
+        "mm2log": 1,
+        "ms": 1700000000123,
+        "level": "WARN",
+        "name": "spark.Executor",
+        "msg": "Exception in task 0.0",
+        "exc": "",
+    }
     pump(
         [
             (json.dumps(log4j) + "\n").encode(),
@@ -184,8 +195,10 @@ def test_log4j_wire_lines_and_raw_output_of_the_jvm(caplog: pytest.LogCaptureFix
     )
     spark, raw = caplog.records
     assert (spark.name, spark.levelno, spark.getMessage()) == (
-        "spark.Executor", logging.WARNING, "Exception in task 0.0",
-    )  # fmt: skip
+        "spark.Executor",
+        logging.WARNING,
+        "Exception in task 0.0",
+    )
     assert (raw.name, raw.levelno) == (RAW_LOGGER, logging.WARNING)
 
 
@@ -213,10 +226,11 @@ def test_log_config_in_each_of_pythons_formats(
     dict_config = {
         "version": 1,
         "formatters": {"plain": {"format": "%(levelname)s|%(name)s|%(message)s"}},
-        "handlers": {"file": {"class": "logging.FileHandler", "filename": str(out),
-                              "formatter": "plain"}},
+        "handlers": {
+            "file": {"class": "logging.FileHandler", "filename": str(out), "formatter": "plain"}
+        },
         "root": {"level": "INFO", "handlers": ["file"]},
-    }  # fmt: skip
+    }
     config = tmp_path / f"logging{suffix}"
     if suffix == ".json":
         config.write_text(json.dumps(dict_config))
@@ -260,8 +274,11 @@ def test_log_file_gets_every_line_in_the_one_format(restore_logging: None, tmp_p
     out = tmp_path / "mm2.log"
     configure(level=logging.INFO, log_file=out)
     logging.getLogger("mm2.test").info("hello %s", "file")
-    relog(json.dumps({"mm2log": 1, "ms": 0, "level": "ERROR", "name": "spark.Executor",
-                      "msg": "boom"}))  # fmt: skip
+    relog(
+        json.dumps(
+            {"mm2log": 1, "ms": 0, "level": "ERROR", "name": "spark.Executor", "msg": "boom"}
+        )
+    )
     for handler in logging.getLogger().handlers:
         handler.flush()
     lines = out.read_text().splitlines()

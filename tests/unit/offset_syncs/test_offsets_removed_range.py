@@ -129,15 +129,22 @@ def test_checkpoints_are_written_for_groups_in_the_removed_range() -> None:
     first_record = source_holds(SURVIVING)
     commits = {TP: OffsetAndMetadata(12_345, "m"), TopicPartition("compacted", 1): None}
     without = checkpoints_for_group(
-        "parked", commits, translate=t.downstream, rename=lambda tp: tp, previous={},
+        "parked",
+        commits,
+        translate=t.downstream,
+        rename=lambda tp: tp,
+        previous={},
         topic_filter=lambda topic: True,
-    )  # fmt: skip
+    )
     assert without == []
     (cp,) = checkpoints_for_group(
-        "parked", commits,
+        "parked",
+        commits,
         translate=lambda tp, offset: t.downstream(tp, offset, first_record),
-        rename=lambda tp: tp, previous={}, topic_filter=lambda topic: True,
-    )  # fmt: skip
+        rename=lambda tp: tp,
+        previous={},
+        topic_filter=lambda topic: True,
+    )
     assert (cp.upstream_offset, cp.downstream_offset, cp.metadata) == (12_345, 0, "m")
 
 
@@ -155,9 +162,16 @@ def test_the_failover_plan_says_which_record_it_resumes_at_and_keeps_the_refusal
         return FIRST if tp.partition == 0 else 600
 
     parked, refused = plan_partitions(
-        commits, policy=policy, source="primary", target="backup", mirrored=lambda t: True,
-        forward=t, backward=None, current={}, first_record=first_record,
-    )  # fmt: skip
+        commits,
+        policy=policy,
+        source="primary",
+        target="backup",
+        mirrored=lambda t: True,
+        forward=t,
+        backward=None,
+        current={},
+        first_record=first_record,
+    )
     assert parked.target == TopicPartition("primary.compacted", 0)
     assert (parked.target_offset, parked.exact, parked.rereads_at_most) == (0, True, 0)
     assert parked.note == f"exact: as {FIRST}, the first record primary holds at or after 500"

@@ -42,9 +42,10 @@ def check(mirror: Mirror, *, expect_all_exact: bool) -> int:
         assert not skipped, (commit, tr, skipped)
         # Re-read: source records at or after U that were read already (duplicates aside).
         again = [
-            u for u in mirror.source if u >= tr.upstream and u in read
-            and mirror.target.count(u) == 1
-        ]  # fmt: skip
+            u
+            for u in mirror.source
+            if u >= tr.upstream and u in read and mirror.target.count(u) == 1
+        ]
         assert len(again) <= tr.rereads_at_most, (commit, tr, again)
         if tr.exact:
             assert not again, (commit, tr, again)

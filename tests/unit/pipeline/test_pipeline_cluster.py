@@ -58,18 +58,23 @@ def test_a_copy_task_starts_after_what_was_committed() -> None:
     # Partition 0 moved on since the epoch began; 1 got its first position; 2 none since;
     # events-0's position is of an events topic since deleted and re-created: not applied.
     committed = StoredPositions()
-    committed.apply([
-        PositionRecord("orders", 0, 499, None, None),
-        PositionRecord("orders", 1, 41, None, None),
-        PositionRecord("other", 0, 5, None, None),
-        PositionRecord("events", 0, 900, None, None, topic_id="old-id"),
-    ])  # fmt: skip
+    committed.apply(
+        [
+            PositionRecord("orders", 0, 499, None, None),
+            PositionRecord("orders", 1, 41, None, None),
+            PositionRecord("other", 0, 5, None, None),
+            PositionRecord("events", 0, 900, None, None, topic_id="old-id"),
+        ]
+    )
     copier = CopyLoop.open(spec)
     try:
         moved = copier.resume_from(committed)
     finally:
         copier.close()
     assert copier.positions() == {
-        ("orders", 0): 500, ("orders", 1): 42, ("orders", 2): 7, ("events", 0): 3,
-    }  # fmt: skip
+        ("orders", 0): 500,
+        ("orders", 1): 42,
+        ("orders", 2): 7,
+        ("events", 0): 3,
+    }
     assert moved == ["orders-0@500", "orders-1@42"]

@@ -67,7 +67,8 @@ def test_a_flow_reads_the_key_as_a_checkpoint_setting() -> None:
 
 def test_the_sync_writes_into_the_renamed_group() -> None:
     groups = Groups([empty()])
-    GroupSync(groups, flow="primary->backup", target="backup",
-              rename=lambda g: f"primary-{g}").sync(checkpoints(100))  # fmt: skip
+    GroupSync(
+        groups, flow="primary->backup", target="backup", rename=lambda g: f"primary-{g}"
+    ).sync(checkpoints(100))
     assert groups.written_to == ["primary-app"] and groups.writes == [100]
     assert TP in groups.committed

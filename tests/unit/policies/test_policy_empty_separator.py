@@ -12,16 +12,28 @@ from mm2.policies.replication import load_replication_policy
 from tests.support.apache_oracle import ApacheOracle
 
 TOPICS = [
-    "orders", "o", "", "ab", "primaryorders", "heartbeats", "primaryheartbeats", "a.b", "_x",
-    "checkpointsinternal", "primarycheckpointsinternal", "mm2-offset-syncsbinternal",
-]  # fmt: skip
+    "orders",
+    "o",
+    "",
+    "ab",
+    "primaryorders",
+    "heartbeats",
+    "primaryheartbeats",
+    "a.b",
+    "_x",
+    "checkpointsinternal",
+    "primarycheckpointsinternal",
+    "mm2-offset-syncsbinternal",
+]
 SETTINGS = [
     {"replication.policy.separator": ""},
     {"replication.policy.separator": "", "source.cluster.alias": ""},
-    {"replication.policy.separator": "",
-     "replication.policy.internal.topic.separator.enabled": "false"},
+    {
+        "replication.policy.separator": "",
+        "replication.policy.internal.topic.separator.enabled": "false",
+    },
     {"replication.policy.separator": "__"},
-]  # fmt: skip
+]
 
 
 @pytest.mark.system

@@ -31,9 +31,20 @@ DASHBOARD = DEPLOY / "grafana" / "mm2-dashboard.json"
 # Series Prometheus makes itself, not the mirror.
 PROMETHEUS_OWN = {"up"}
 _KEYWORDS = {
-    "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or",
-    "unless", "offset", "inf", "nan",
-}  # fmt: skip
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "bool",
+    "and",
+    "or",
+    "unless",
+    "offset",
+    "inf",
+    "nan",
+}
 
 
 def promtool() -> str:

@@ -469,13 +469,21 @@ def test_the_entry_point_starts_from_the_wheel_in_a_fresh_virtualenv(tmp_path: P
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     installed = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-         "-c", str(ROOT / "constraints.txt"), str(wheel)],
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "-c",
+            str(ROOT / "constraints.txt"),
+            str(wheel),
+        ],
         capture_output=True,
         text=True,
         check=False,
         timeout=900,
-    )  # fmt: skip
+    )
     assert installed.returncode == 0, installed.stderr[-3000:]
     # the runtime only, at the pinned versions: no test or bench tools, no pandas/pyarrow
     frozen = subprocess.run(

@@ -89,8 +89,9 @@ _NAMED_PATH = re.compile(
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_file_a_document_names_exists(document: Path) -> None:
-    text = re.sub(r"^```.*?^```", "", document.read_text(encoding="utf-8"),
-                  flags=re.DOTALL | re.MULTILINE)  # fmt: skip
+    text = re.sub(
+        r"^```.*?^```", "", document.read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE
+    )
     named = set(_NAMED_PATH.findall(text))
     missing = sorted(p for p in named if "*" not in p and not (ROOT / p).exists())
     assert missing == [], f"{document.name} names files that do not exist: {missing}"

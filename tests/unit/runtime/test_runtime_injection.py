@@ -137,8 +137,16 @@ class FakeRuntime:
         connectors = tuple(self.connector_names())
         if self.leader_url is not None:  # this fake is a standby of the process at leader_url
             cause = f"runs on {self.leader_url}, the leader of b"
-            return FlowView("a", "b", True, "UNASSIGNED", connectors, FlowLag(0, 0, 0.0, 0),
-                            cause, runs_on=self.leader_url)  # fmt: skip
+            return FlowView(
+                "a",
+                "b",
+                True,
+                "UNASSIGNED",
+                connectors,
+                FlowLag(0, 0, 0.0, 0),
+                cause,
+                runs_on=self.leader_url,
+            )
         return FlowView("a", "b", True, "RUNNING", connectors, FlowLag(0, 0, 0.0, 0))
 
     def lag(self, source: str, target: str) -> LagReport | None:
@@ -358,8 +366,14 @@ def test_a_mirror_records_lag_into_its_own_registry(tmp_path: Path) -> None:
 
 def test_every_groups_translation_in_one_call() -> None:
     fake = FakeRuntime()
-    move = PartitionMove(TopicPartition("orders", 0), 42, TopicPartition("a.orders", 0), 40,
-                         exact=True, rereads_at_most=0)  # fmt: skip
+    move = PartitionMove(
+        TopicPartition("orders", 0),
+        42,
+        TopicPartition("a.orders", 0),
+        40,
+        exact=True,
+        rereads_at_most=0,
+    )
     fake.plans = [FailoverPlan("failover", "app", "a", "b", "offset syncs", (move,), ())]
     client = TestClient(create_app(fake))
     body = client.get("/flows/a/b/groups/offsets").json()

@@ -111,8 +111,11 @@ def test_checkpoint_latency_is_kept_per_group_and_downstream_partition() -> None
     reg.record_checkpoints("primary", "backup", "g2", {("primary.orders", 1): 7.0})
     first, second = reg.checkpoint_snapshot()
     assert (first.group, first.topic, first.partition, first.checkpoint_count) == (
-        "g1", "primary.orders", 0, 2,
-    )  # fmt: skip
+        "g1",
+        "primary.orders",
+        0,
+        2,
+    )
     assert (first.checkpoint_latency_ms, first.checkpoint_latency_ms_min) == (10.0, 10.0)
     assert (first.checkpoint_latency_ms_max, first.checkpoint_latency_ms_avg) == (40.0, 25.0)
     assert (second.group, second.partition, second.checkpoint_count) == ("g2", 1, 1)
@@ -167,16 +170,18 @@ def test_records_gone_truncations_and_re_created_topics_are_counted_and_kept_as_
 
 def test_series_of_topics_no_longer_routed_of_gone_groups_and_of_removed_flows_go() -> None:
     reg = MetricsRegistry()
-    reg.set_routes("a", "b", {"orders": Route("orders", "a.orders", 2),
-                              "gone": Route("gone", "a.gone", 1)})  # fmt: skip
+    reg.set_routes(
+        "a", "b", {"orders": Route("orders", "a.orders", 2), "gone": Route("gone", "a.gone", 1)}
+    )
     reg.set_routes("c", "b", {"orders": Route("orders", "c.orders", 1)})
     reg.update_lag("a", "b", {("gone", 0): ("a.gone", 900, 60.0)})  # lagging when deleted
     reg.record_checkpoints("a", "b", "console-consumer-1", {("a.orders", 0): 5.0})
     reg.record_checkpoints("a", "b", "billing", {("a.orders", 0): 5.0})
     reg.set_routes("a", "b", {"orders": Route("orders", "a.orders", 1)})  # deleted, shrunk
     assert {(s.source, s.topic, s.partition) for s in reg.snapshot()} == {
-        ("a", "orders", 0), ("c", "orders", 0),
-    }  # fmt: skip
+        ("a", "orders", 0),
+        ("c", "orders", 0),
+    }
     reg.keep_checkpoint_groups("a", "b", ["billing"])
     assert [c.group for c in reg.checkpoint_snapshot()] == ["billing"]
     reg.forget_flow("a", "b")

@@ -126,17 +126,28 @@ class Node:
             return self.votes.setdefault(alias, Vote(on_change))
 
         self.coordinator = Coordinator(
-            worker_id=url, url=url, home="backup", logs=make_log, elect=elect, box=box,
+            worker_id=url,
+            url=url,
+            home="backup",
+            logs=make_log,
+            elect=elect,
+            box=box,
             probe=probe,
-        )  # fmt: skip
+        )
         for flow in config.flows:
             self.coordinator.watch(flow)
         self.store = ChangeStore(state / "rest-changes.json", codec=SealedChanges(box))
         stored = self.coordinator.initial_changes(timeout=1)
         if stored is not None:
             self.store.replace(stored)
-        self.mirror = MirrorMaker(config, PLUGINS, self.store, coordinator=self.coordinator,
-                                  worker_id=url, backoff=Backoff(0.01, 0.05))  # fmt: skip
+        self.mirror = MirrorMaker(
+            config,
+            PLUGINS,
+            self.store,
+            coordinator=self.coordinator,
+            worker_id=url,
+            backoff=Backoff(0.01, 0.05),
+        )
         self.mirror.start()
         self.coordinator.start_elections()
 
@@ -387,8 +398,11 @@ def test_a_gone_leader_of_several_clusters_is_taken_over_on_each(tmp_path: Path)
     reverse = "backup.primary.MirrorSourceConnector"
     try:
         a.lead("backup", "primary")
-        eventually(lambda: state(a) == state(a, reverse) == "RUNNING", timeout=10,
-                   what="a RUNNING both flows")  # fmt: skip
+        eventually(
+            lambda: state(a) == state(a, reverse) == "RUNNING",
+            timeout=10,
+            what="a RUNNING both flows",
+        )
         # Refusals prove a gone only after b's probe saw its port accept.
         eventually(lambda: "accepted" in seen, timeout=30, what="b's probe seeing a's port")
         outcomes["a"] = "refused"
@@ -397,8 +411,11 @@ def test_a_gone_leader_of_several_clusters_is_taken_over_on_each(tmp_path: Path)
             timeout=10,
             what="b taking over both clusters",
         )
-        eventually(lambda: state(b) == state(b, reverse) == "RUNNING", timeout=10,
-                   what="b RUNNING both flows")  # fmt: skip
+        eventually(
+            lambda: state(b) == state(b, reverse) == "RUNNING",
+            timeout=10,
+            what="b RUNNING both flows",
+        )
     finally:
         a.mirror.stop()
         b.mirror.stop()
@@ -490,15 +507,24 @@ def test_a_switchover_reads_each_flow_where_it_runs_and_changes_it_through_the_w
         assert on_a.state("backup", "primary") == "RUNNING"  # asked of b
         assert on_b.state("nowhere", "backup") is None
         on_b.pause("primary", "backup")  # carried out by a, the writer
-        eventually(lambda: on_b.state("primary", "backup") == "PAUSED", timeout=10,
-                   what="primary->backup PAUSED where it runs")  # fmt: skip
+        eventually(
+            lambda: on_b.state("primary", "backup") == "PAUSED",
+            timeout=10,
+            what="primary->backup PAUSED where it runs",
+        )
         assert a.mirror.flow("primary", "backup").state == "PAUSED"
         on_a.pause("backup", "primary")  # a is the writer: here; b applies the change
-        eventually(lambda: on_a.state("backup", "primary") == "PAUSED", timeout=10,
-                   what="backup->primary PAUSED where it runs")  # fmt: skip
+        eventually(
+            lambda: on_a.state("backup", "primary") == "PAUSED",
+            timeout=10,
+            what="backup->primary PAUSED where it runs",
+        )
         on_b.resume("backup", "primary")  # b is no writer: sent to a
-        eventually(lambda: b.mirror.flow("backup", "primary").state == "RUNNING", timeout=30,
-                   what="backup->primary RUNNING again on b")  # fmt: skip
+        eventually(
+            lambda: b.mirror.flow("backup", "primary").state == "RUNNING",
+            timeout=30,
+            what="backup->primary RUNNING again on b",
+        )
         # A runner that does not answer is named, never answered for from afar.
         servers[0].should_exit = True
         threads[0].join(10)

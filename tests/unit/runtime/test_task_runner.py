@@ -197,9 +197,14 @@ def test_retriable_poll_errors_keep_the_task_running_and_show_the_retry() -> Non
 
     slow = Backoff(initial_s=0.01, maximum_s=30.0)
     r = TaskRunner(
-        Flaky(), {"key": "flaky"}, flow="a->b", connector="C", task_id=0, worker_id="w",
+        Flaky(),
+        {"key": "flaky"},
+        flow="a->b",
+        connector="C",
+        task_id=0,
+        worker_id="w",
         backoff=slow,
-    )  # fmt: skip
+    )
     r.start()
     try:
         eventually(
@@ -284,15 +289,23 @@ class NotingTask(Task):
 )
 def test_a_running_task_s_note_is_its_trace_and_an_error_wins(poll: str, expected: str) -> None:
     runner = TaskRunner(
-        NotingTask(), {"poll": poll}, flow="a->b", connector="MirrorSchemaConnector",
-        task_id=0, worker_id="w", backoff=TINY,
-    )  # fmt: skip
+        NotingTask(),
+        {"poll": poll},
+        flow="a->b",
+        connector="MirrorSchemaConnector",
+        task_id=0,
+        worker_id="w",
+        backoff=TINY,
+    )
     runner.start()
     try:
         eventually(
-            lambda: runner.status().state == "RUNNING"
-            and (runner.status().trace or "").startswith(expected),
-            timeout=5, what=f"a running task whose trace starts with {expected!r}",
-        )  # fmt: skip
+            lambda: (
+                runner.status().state == "RUNNING"
+                and (runner.status().trace or "").startswith(expected)
+            ),
+            timeout=5,
+            what=f"a running task whose trace starts with {expected!r}",
+        )
     finally:
         runner.stop()

@@ -11,8 +11,11 @@ from mm2.runtime.rest_config import rest_config
 
 def test_the_worker_id_is_the_advertised_host_and_port_of_the_first_listener() -> None:
     assert rest_config({"listeners": "http://mirror-1:8083"}, {}).worker_id() == "mirror-1:8083"
-    advertised = {"listeners": "http://:8083", "rest.advertised.host.name": "m2.example.com",
-                  "rest.advertised.port": "18083"}  # fmt: skip
+    advertised = {
+        "listeners": "http://:8083",
+        "rest.advertised.host.name": "m2.example.com",
+        "rest.advertised.port": "18083",
+    }
     assert rest_config(advertised, {}).worker_id() == "m2.example.com:18083"
     assert rest_config({}, {}).worker_id() == f"{socket.gethostname()}:8083"  # Connect's default
 

@@ -78,8 +78,13 @@ class FakeRegistry:
         ]
 
     def _get_subjects(self, *, deleted: bool, body: Any) -> httpx.Response:
-        return _ok([s for s, vs in self.subjects.items()
-                    if deleted or any(not v.deleted for v in vs.values())])  # fmt: skip
+        return _ok(
+            [
+                s
+                for s, vs in self.subjects.items()
+                if deleted or any(not v.deleted for v in vs.values())
+            ]
+        )
 
     def _get_versions(self, subject: str, *, deleted: bool, body: Any) -> httpx.Response:
         if subject not in self.subjects:
@@ -92,8 +97,7 @@ class FakeRegistry:
         version = self.subjects.get(subject, {}).get(int(number))
         if version is None or (version.deleted and not deleted):
             return _error(404, 40402, f"Version {number} not found.")
-        return _ok({"subject": subject, "version": int(number), "id": version.id,
-                    **version.schema})  # fmt: skip
+        return _ok({"subject": subject, "version": int(number), "id": version.id, **version.schema})
 
     def _post_lookup(self, subject: str, *, deleted: bool, body: Any) -> httpx.Response:
         for number, version in self.subjects.get(subject, {}).items():

@@ -64,8 +64,11 @@ def test_an_error_names_the_registry_the_call_and_the_cause_without_httpx_intern
         "HTTP 422 (error 42201): Invalid schema"
     )
     assert (error.status, error.error_code, error.retriable, error.operator) == (
-        422, 42201, False, False,
-    )  # fmt: skip
+        422,
+        42201,
+        False,
+        False,
+    )
     assert error.__cause__ is None and error.__context__ is None
 
 
@@ -119,8 +122,13 @@ def test_basic_auth_from_user_info_and_a_url_without_its_credentials() -> None:
     registry = client(handler, config={"schema.registry.basic.auth.user.info": "mirror:s3cret"})
     registry.subjects()
     assert headers == ["Basic " + base64.b64encode(b"mirror:s3cret").decode()]
-    in_url = client(handler, config={"schema.registry.url": "https://mirror:s3cret@r.example/api",
-                                     "basic.auth.credentials.source": "URL"})  # fmt: skip
+    in_url = client(
+        handler,
+        config={
+            "schema.registry.url": "https://mirror:s3cret@r.example/api",
+            "basic.auth.credentials.source": "URL",
+        },
+    )
     assert in_url.url == "https://r.example/api"
     in_url.subjects()  # the credentials go as a header, never in a URL a log line may show
     assert headers[-1] == headers[0]
@@ -133,16 +141,24 @@ def test_basic_auth_from_user_info_and_a_url_without_its_credentials() -> None:
     [
         ({"schema.registry.url": "registry:8081"}, "schema.registry.url"),
         ({}, "schema.registry.url"),
-        ({"schema.registry.url": URL, "basic.auth.credentials.source": "SASL_INHERIT"},
-         "basic.auth.credentials.source"),
-        ({"schema.registry.url": URL, "basic.auth.user.info": "nopassword"},
-         "basic.auth.user.info"),
-        ({"schema.registry.url": URL, "schema.registry.requests.per.second": "lots"},
-         "schema.registry.requests.per.second"),
-        ({"schema.registry.url": URL, "schema.registry.ssl.ca.location": "/nonexistent/ca.pem"},
-         "schema.registry.ssl.ca.location"),
+        (
+            {"schema.registry.url": URL, "basic.auth.credentials.source": "SASL_INHERIT"},
+            "basic.auth.credentials.source",
+        ),
+        (
+            {"schema.registry.url": URL, "basic.auth.user.info": "nopassword"},
+            "basic.auth.user.info",
+        ),
+        (
+            {"schema.registry.url": URL, "schema.registry.requests.per.second": "lots"},
+            "schema.registry.requests.per.second",
+        ),
+        (
+            {"schema.registry.url": URL, "schema.registry.ssl.ca.location": "/nonexistent/ca.pem"},
+            "schema.registry.ssl.ca.location",
+        ),
     ],
-)  # fmt: skip
+)
 def test_settings_that_cannot_work_name_their_key(settings: dict[str, str], key: str) -> None:
     with pytest.raises(ConfigError) as caught:
         RegistrySettings.from_config(settings).ssl_context()
@@ -150,12 +166,16 @@ def test_settings_that_cannot_work_name_their_key(settings: dict[str, str], key:
 
 
 def test_settings_read_with_or_without_the_prefix() -> None:
-    settings = RegistrySettings.from_config({
-        "schema.registry.url": f"{URL}/, http://other:8081",
-        "basic.auth.user.info": "u:p",
-        "schema.registry.timeout.ms": "2500",
-    })  # fmt: skip
+    settings = RegistrySettings.from_config(
+        {
+            "schema.registry.url": f"{URL}/, http://other:8081",
+            "basic.auth.user.info": "u:p",
+            "schema.registry.timeout.ms": "2500",
+        }
+    )
     assert settings.urls == (URL, "http://other:8081")
     assert (settings.user_info, settings.timeout_s, settings.requests_per_second) == (
-        "u:p", 2.5, 50.0,
-    )  # fmt: skip
+        "u:p",
+        2.5,
+        50.0,
+    )

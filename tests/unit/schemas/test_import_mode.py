@@ -22,8 +22,10 @@ from tests.unit.schemas.fake_registry import FakeRegistry
 
 COMMON = '{"type":"record","name":"Money","fields":[{"name":"cents","type":"long"}]}'
 ORDER_V1 = '{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}'
-ORDER_V2 = ('{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},'
-            '{"name":"total","type":"Money"}]}')  # fmt: skip
+ORDER_V2 = (
+    '{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},'
+    '{"name":"total","type":"Money"}]}'
+)
 
 
 def source_registry() -> FakeRegistry:
@@ -47,10 +49,15 @@ def sync_between(
         DefaultReplicationPolicy(), "primary", "backup", replicated=lambda t: True
     )
     return SchemaSync(
-        client(source, "source"), client(target, "target"), source_alias="primary",
-        naming=naming, subjects=SubjectFilter(), sink=sink, flow="primary->backup",
+        client(source, "source"),
+        client(target, "target"),
+        source_alias="primary",
+        naming=naming,
+        subjects=SubjectFilter(),
+        sink=sink,
+        flow="primary->backup",
         **kwargs,  # type: ignore[arg-type]
-    )  # fmt: skip
+    )
 
 
 def test_a_target_in_import_mode_keeps_ids_and_versions(caplog: pytest.LogCaptureFixture) -> None:
@@ -159,8 +166,9 @@ def test_each_subjects_source_ids_are_described_once_all_its_versions_are_placed
     sync = sync_between(source, target, lambda mapping: None, described=described.append)
     sync.run_pass()
     assert sorted((d.subject, sorted(d.ids)) for d in described) == [
-        ("com.acme.Money", [5]), ("orders-value", [11, 12]),
-    ]  # fmt: skip
+        ("com.acme.Money", [5]),
+        ("orders-value", [11, 12]),
+    ]
     described.clear()
     sync.run_pass()
     assert described == []  # nothing changed

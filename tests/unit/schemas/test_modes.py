@@ -28,8 +28,9 @@ class Registry:
         call = f"{request.method} {request.url.path}"
         self.calls.append(call + (f" {request.content.decode()}" if request.content else ""))
         if self.status != 200:
-            return httpx.Response(self.status, json={"error_code": self.status * 100 + 1,
-                                                     "message": "Unauthorized"})  # fmt: skip
+            return httpx.Response(
+                self.status, json={"error_code": self.status * 100 + 1, "message": "Unauthorized"}
+            )
         if call == "GET /subjects":
             return httpx.Response(200, json=["orders-value"])
         if self.mode is None:
@@ -51,8 +52,10 @@ def test_import_or_readonly_is_put_in_readwrite_and_said(before: str) -> None:
     assert registry.mode == "READWRITE"
     assert registry.calls == ["GET /mode", 'PUT /mode {"mode":"READWRITE"}']
     assert done.changed and done.before == before and not done.failed
-    assert done.said == f"backup's registry ({URL}): {before} -> READWRITE: producers can " \
-                        "register schemas there now"  # fmt: skip
+    assert (
+        done.said == f"backup's registry ({URL}): {before} -> READWRITE: producers can "
+        "register schemas there now"
+    )
 
 
 def test_readwrite_is_left_as_it_is() -> None:

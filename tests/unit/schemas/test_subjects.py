@@ -16,9 +16,12 @@ TOPICS = {"orders", "order-events", "payments", "backup.orders"}
 
 def naming() -> SubjectNaming:
     return SubjectNaming(
-        DefaultReplicationPolicy(), "primary", "backup",
-        replicated=lambda topic: topic != "payments", is_topic=lambda topic: topic in TOPICS,
-    )  # fmt: skip
+        DefaultReplicationPolicy(),
+        "primary",
+        "backup",
+        replicated=lambda topic: topic != "payments",
+        is_topic=lambda topic: topic in TOPICS,
+    )
 
 
 @pytest.mark.parametrize(
@@ -63,8 +66,9 @@ def test_identity_policy_keeps_names() -> None:
 
 def test_the_filter_takes_every_subject_by_default_and_excludes_win() -> None:
     assert SubjectFilter().accepts("anything-value")
-    chosen = SubjectFilter.from_config({"schemas": "orders-.*, com\\.acme\\..*",
-                                        "schemas.exclude": ".*-key"})  # fmt: skip
+    chosen = SubjectFilter.from_config(
+        {"schemas": "orders-.*, com\\.acme\\..*", "schemas.exclude": ".*-key"}
+    )
     assert chosen.accepts("orders-value") and chosen.accepts("com.acme.Order")
     assert not chosen.accepts("orders-key") and not chosen.accepts("payments-value")
     assert not SubjectFilter.from_config({"schemas": ""}).accepts("orders-value")

@@ -26,12 +26,25 @@ def test_alter_groups_the_partitions_by_topic_in_kafkas_compact_encoding() -> No
     struct = request.prepare({91: (0, 0)})
     # group "g"; 2 topics; "t" with partitions 0 -> 5 and 1 -> 7; "u" with 0 -> 300; no tags
     expected = (
-        b"\x02g" + b"\x03"
-        + b"\x02t" + b"\x03" + b"\x00\x00\x00\x00" + (5).to_bytes(8, "big") + b"\x00"
-        + b"\x00\x00\x00\x01" + (7).to_bytes(8, "big") + b"\x00" + b"\x00"
-        + b"\x02u" + b"\x02" + b"\x00\x00\x00\x00" + (300).to_bytes(8, "big") + b"\x00" + b"\x00"
+        b"\x02g"
+        + b"\x03"
+        + b"\x02t"
+        + b"\x03"
+        + b"\x00\x00\x00\x00"
+        + (5).to_bytes(8, "big")
         + b"\x00"
-    )  # fmt: skip
+        + b"\x00\x00\x00\x01"
+        + (7).to_bytes(8, "big")
+        + b"\x00"
+        + b"\x00"
+        + b"\x02u"
+        + b"\x02"
+        + b"\x00\x00\x00\x00"
+        + (300).to_bytes(8, "big")
+        + b"\x00"
+        + b"\x00"
+        + b"\x00"
+    )
     assert struct.encode() == expected
 
 
@@ -52,9 +65,15 @@ def test_client_settings_from_librdkafka_keys() -> None:
     plain = client_kwargs({"bootstrap.servers": "a:9092,b:9092", "client.id": "x"})
     assert plain["bootstrap_servers"] == ["a:9092", "b:9092"]
     assert (plain["security_protocol"], plain["client_id"]) == ("PLAINTEXT", "x")
-    scram = client_kwargs({"bootstrap.servers": "a:9092", "security.protocol": "sasl_plaintext",
-                           "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "u",
-                           "sasl.password": "p"})  # fmt: skip
+    scram = client_kwargs(
+        {
+            "bootstrap.servers": "a:9092",
+            "security.protocol": "sasl_plaintext",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.username": "u",
+            "sasl.password": "p",
+        }
+    )
     assert (scram["sasl_mechanism"], scram["sasl_plain_username"]) == ("SCRAM-SHA-512", "u")
     with pytest.raises(ConfigError, match=r"sasl\.mechanism: GSSAPI is not supported"):
         client_kwargs({"bootstrap.servers": "a:9092", "security.protocol": "SASL_SSL"})

@@ -53,14 +53,16 @@ def make_sync(source: Groups, target: Groups, ends: dict[TP, int] | None = None)
         return {tp: (ends or {})[tp] for tp in tps if tp in (ends or {})}
 
     return ShareGroupSync(
-        source, target, flow="a->b",
+        source,
+        target,
+        flow="a->b",
         translate=lambda tp, offset: offset + 1000,  # the target's offsets are 1000 further
         rename=lambda tp: TopicPartition(f"a.{tp.topic}", tp.partition),
         target_group=lambda group: f"{group}-dr",
         mirrors=lambda group: not group.startswith("skip"),
         replicates=lambda topic: topic != "private",
         stable_ends=stable_ends,
-    )  # fmt: skip
+    )
 
 
 def test_position_is_the_start_offset_unless_everything_is_acknowledged() -> None:
@@ -75,10 +77,14 @@ def test_position_is_the_start_offset_unless_everything_is_acknowledged() -> Non
 def test_a_group_is_translated_renamed_and_set_on_the_target() -> None:
     source, target = Groups(), Groups()
     source.offsets_of = {
-        "orders": {("t", 0): ShareOffset(5, 10), ("t", 1): ShareOffset(7, 0),
-                   ("private", 0): ShareOffset(3, 1), ("t", 2): ShareOffset(-1, -1)},
+        "orders": {
+            ("t", 0): ShareOffset(5, 10),
+            ("t", 1): ShareOffset(7, 0),
+            ("private", 0): ShareOffset(3, 1),
+            ("t", 2): ShareOffset(-1, -1),
+        },
         "skip-me": {("t", 0): ShareOffset(9, 1)},
-    }  # fmt: skip
+    }
     sync = make_sync(source, target, ends={("t", 1): 40})
     sync.refresh()
     sync.sync()
@@ -140,10 +146,16 @@ def test_an_untranslatable_position_is_left_out() -> None:
     source, target = Groups(), Groups()
     source.offsets_of = {"g": {("t", 0): ShareOffset(5, 10)}}
     sync = ShareGroupSync(
-        source, target, flow="a->b", translate=lambda tp, offset: None,
-        rename=lambda tp: tp, target_group=lambda g: g, mirrors=lambda g: True,
-        replicates=lambda t: True, stable_ends=lambda tps: {},
-    )  # fmt: skip
+        source,
+        target,
+        flow="a->b",
+        translate=lambda tp, offset: None,
+        rename=lambda tp: tp,
+        target_group=lambda g: g,
+        mirrors=lambda g: True,
+        replicates=lambda t: True,
+        stable_ends=lambda tps: {},
+    )
     sync.refresh()
     sync.sync()
     assert target.writes == []
@@ -161,10 +173,16 @@ def test_records_produced_between_the_describe_and_the_ends_are_not_taken_as_ack
         return {t: ends[t] for t in tps}
 
     sync = ShareGroupSync(
-        source, target, flow="a->b", translate=lambda tp, offset: offset,
-        rename=lambda tp: TopicPartition(tp.topic, tp.partition), target_group=lambda g: g,
-        mirrors=lambda g: True, replicates=lambda t: True, stable_ends=produced_meanwhile,
-    )  # fmt: skip
+        source,
+        target,
+        flow="a->b",
+        translate=lambda tp, offset: offset,
+        rename=lambda tp: TopicPartition(tp.topic, tp.partition),
+        target_group=lambda g: g,
+        mirrors=lambda g: True,
+        replicates=lambda t: True,
+        stable_ends=produced_meanwhile,
+    )
     sync.refresh()
     sync.sync()
     # not 50: records 40-49 were never received; the group starts at its start offset
