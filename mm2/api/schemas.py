@@ -1,5 +1,9 @@
 """Request and response bodies: Kafka Connect's entity shapes, plus flows; secrets masked and
-values resolved by config providers shown as their references."""
+values resolved by config providers shown as their references.
+
+Longer than most modules: every body of the REST API is declared here, and the OpenAPI document
+(docs/rest-reference.md) is generated from them; one place keeps the shapes Connect users know
+side by side. Each model is a few lines with no logic beyond converting a runtime value."""
 
 from __future__ import annotations
 

@@ -5,6 +5,10 @@ starts, every earlier holder of the copy tasks' transactional ids is fenced and 
 positions are read (the settle); new partitions join the running tasks through the assignment
 feed; anything else that changes the deal starts a new epoch. What runs the copy tasks is a
 CopyRunner (Spark's job, or threads in a test); everything else the planner uses is handed in.
+
+Longer than most modules: the settle, the deal and the epoch's life share the planner's state
+(the epoch, its tasks and what they were dealt); taking the settle and the failure checks out
+into parts of their own is the next step for this module.
 """
 
 from __future__ import annotations

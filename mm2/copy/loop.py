@@ -16,6 +16,11 @@ answered while it runs): the request leaves after the last of those records arri
 the planner dealt means they are that topic's. Another id aborts the transaction, and the
 topic's partitions wait, unassigned, for the planner, which sees the new id at its next refresh
 and copies the new topic from its start in a new epoch: no record of it is copied twice.
+
+Longer than most modules: the loop's state (what each partition was dealt, its next offset and
+leader epoch, the open transaction, the partitions left) is read and changed by every step of a
+round; the steps that need none of it are modules of their own (the sink, refusals, markers,
+out-of-range, stuck partitions, the schema gate).
 """
 
 from __future__ import annotations
