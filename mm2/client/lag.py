@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from mm2.client.open_transactions import OpenTransaction, OpenTransactions
 from mm2.config import Flow
-from mm2.copy.positions import PositionRecord, PositionsTopic, StoredPositions
+from mm2.copy.position_record import PositionRecord, StoredPositions
+from mm2.copy.positions import PositionsTopic
 from mm2.copy.positions_reader import PositionsReader
 from mm2.copy.source_ends import SourceEndsWriter
 from mm2.errors import KafkaClientError

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from mm2.client.lag import mirrored_topic
 from mm2.config import Flow
-from mm2.copy.positions import PositionsTopic, StoredPositions
+from mm2.copy.position_record import StoredPositions
+from mm2.copy.positions import PositionsTopic
 from mm2.errors import KafkaClientError, TopicNotFoundError
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.topics import TopicAdmin

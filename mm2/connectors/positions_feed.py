@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
-from mm2.copy.positions import PositionRecord, StoredPositions
+from mm2.copy.position_record import PositionRecord, StoredPositions
 from mm2.copy.positions_reader import KeyPartitions
 from mm2.copy.ready import CopyReady
 from mm2.copy.routes import Route

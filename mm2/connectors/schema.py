@@ -19,7 +19,8 @@ from collections.abc import Mapping
 
 from mm2.config.model import SCHEMA, Flow, syncs_schemas
 from mm2.connect.spi import Connector, Task, TaskContext
-from mm2.copy.positions import PARTITIONER, PositionsTopic
+from mm2.copy.position_record import PARTITIONER
+from mm2.copy.positions import PositionsTopic
 from mm2.copy.schema_map import SchemaIdFeed
 from mm2.errors import ConfigError, KafkaClientError, MM2Error
 from mm2.kafka.producer import RecordProducer

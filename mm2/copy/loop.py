@@ -46,7 +46,7 @@ from mm2.copy.assignment import AssignmentFeed
 from mm2.copy.consumer import RESET, source_consumer
 from mm2.copy.markers import move_past_markers
 from mm2.copy.out_of_range import where_to_resume
-from mm2.copy.positions import StoredPositions
+from mm2.copy.position_record import StoredPositions
 from mm2.copy.refusals import Retries, operators_fault, oversized
 from mm2.copy.schema_gate import SchemaGate
 from mm2.copy.schema_ids import Missing

@@ -24,12 +24,8 @@ from typing import TYPE_CHECKING
 from confluent_kafka import KafkaError, Producer
 
 from mm2.copy.position_record import (
-    CLUSTER_ID_HEADER,
     CONNECTOR,
-    LEADER_EPOCH_HEADER,
     PARTITIONER,
-    STATS_HEADER,
-    TOPIC_ID_HEADER,
     PositionRecord,
     StoredPositions,
     decode_position,
@@ -46,20 +42,7 @@ from mm2.kafka.topics import TopicAdmin
 from mm2.records import TP
 from mm2.records.java_partitioner import java_partition
 
-__all__ = [
-    "CLUSTER_ID_HEADER",
-    "CONNECTOR",
-    "LEADER_EPOCH_HEADER",
-    "PARTITIONER",
-    "STATS_HEADER",
-    "TOPIC_ID_HEADER",
-    "PositionRecord",
-    "PositionsTopic",
-    "StoredPositions",
-    "decode_position",
-    "position_key",
-    "position_record",
-]
+__all__ = ["PositionsTopic"]
 
 
 if TYPE_CHECKING:  # an executor's Python has mm2 and confluent-kafka, not mm2.config's needs

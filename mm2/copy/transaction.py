@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
-from mm2.copy.positions import PARTITIONER, position_record
+from mm2.copy.position_record import PARTITIONER, position_record
 from mm2.copy.spec import LIBRDKAFKA_BATCH_SIZE, TRANSACTION_TIMEOUT_MS, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.errors import AbortableTransactionError, KafkaClientError, ProducerFencedError

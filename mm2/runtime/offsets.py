@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from mm2.config.model import Flow
-from mm2.copy.positions import StoredPositions
+from mm2.copy.position_record import StoredPositions
 from mm2.errors import BadRequestError
 from mm2.policies.filter import should_replicate_topic
 from mm2.records.connect_offsets import MirrorSourcePartition

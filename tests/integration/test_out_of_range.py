@@ -20,7 +20,7 @@ import pytest
 from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from mm2.copy.positions import PARTITIONER, position_record
+from mm2.copy.position_record import PARTITIONER, position_record
 from tests.support.kafka import Cluster, count, create_topic, produce_numbered, read_topic
 from tests.support.mirror import MirrorProcess, free_port, write_properties
 from tests.support.waiting import eventually

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from mm2.api.app import create_app
 from mm2.config import load_properties, parse_properties
 from mm2.connect.spi import Connector, Task, TaskContext
-from mm2.copy.positions import StoredPositions
+from mm2.copy.position_record import StoredPositions
 from mm2.runtime.changes import ChangeStore
 from mm2.runtime.mirror_maker import MirrorMaker
 from mm2.runtime.offsets import MirrorSourceOffsets

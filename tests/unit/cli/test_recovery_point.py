@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mm2.cli.offset_tools import render_recovery_point
 from mm2.client.recovery import LiveEnds, PartitionAtRisk, RecoveryPoint, assess
-from mm2.copy.positions import PositionRecord, StoredPositions
+from mm2.copy.position_record import PositionRecord, StoredPositions
 from mm2.copy.source_ends import SourceEnds
 from mm2.copy.stats import CopyStats
 

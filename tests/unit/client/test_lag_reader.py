@@ -11,7 +11,7 @@ import pytest
 
 from mm2.client import lag
 from mm2.config import load_properties, parse_properties
-from mm2.copy.positions import PositionRecord
+from mm2.copy.position_record import PositionRecord
 from mm2.errors import KafkaClientError
 
 PROPERTIES = """

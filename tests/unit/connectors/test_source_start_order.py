@@ -16,7 +16,7 @@ from mm2.connect.spi import LeaderEpoch
 from mm2.connectors.epochs import EndLeftOpen, EpochPlanner
 from mm2.connectors.left_open import LeftOpenWatch
 from mm2.copy.failure import CopyFailure
-from mm2.copy.positions import StoredPositions
+from mm2.copy.position_record import StoredPositions
 from mm2.copy.routes import Route
 from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.errors import KafkaClientError, ProducerFencedError, RecordTooLargeError

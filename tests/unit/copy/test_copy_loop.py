@@ -13,7 +13,7 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from mm2.copy.failure import CopyTaskFailed
 from mm2.copy.loop import CopyLoop
-from mm2.copy.positions import STATS_HEADER
+from mm2.copy.position_record import STATS_HEADER
 from mm2.copy.refusals import Retries
 from mm2.copy.spec import Assignment
 from mm2.copy.stats import CopyStats

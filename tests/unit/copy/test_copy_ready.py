@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from mm2.copy.positions import decode_position
+from mm2.copy.position_record import decode_position
 from mm2.copy.ready import READY_CONNECTOR, CopyReady, decode_ready, ready_key
 
 

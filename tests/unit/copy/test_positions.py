@@ -9,18 +9,18 @@ import pickle
 import pytest
 
 from mm2.copy.failure import CopyFailure, CopyTaskFailed
-from mm2.copy.positions import (
+from mm2.copy.position_record import (
     CLUSTER_ID_HEADER,
     LEADER_EPOCH_HEADER,
     STATS_HEADER,
     TOPIC_ID_HEADER,
     PositionRecord,
-    PositionsTopic,
     StoredPositions,
     decode_position,
     position_key,
     position_record,
 )
+from mm2.copy.positions import PositionsTopic
 from mm2.copy.source_ends import (
     SourceEnds,
     decode_source_ends,

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from mm2.copy.loop import CopyLoop
-from mm2.copy.positions import PositionRecord, StoredPositions
+from mm2.copy.position_record import PositionRecord, StoredPositions
 from mm2.copy.spec import Assignment
 from mm2.pipeline.session import _python_environment
 from tests.support.specs import copy_spec
