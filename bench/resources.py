@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import re
 import threading
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import psutil
 
 __all__ = ["ResourceSampler", "ResourceUse"]
+
+_DIGITS = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -15,6 +21,17 @@ class ResourceUse:
     peak_rss_bytes: int
     cpu_seconds: float
     processes: int  # distinct processes seen in the tree
+    # CPU seconds by thread name, digits replaced by N ("rdk:brokerN", "python", ...): which
+    # threads of the tree spend it (librdkafka's I/O threads, the Python loops, JVM threads).
+    cpu_by_thread: Mapping[str, float] = field(default_factory=dict)
+
+    def threads_since(self, earlier: ResourceUse) -> dict[str, float]:
+        """CPU seconds by thread name between `earlier` and this use, the largest first."""
+        spent = {
+            name: cpu - earlier.cpu_by_thread.get(name, 0.0)
+            for name, cpu in self.cpu_by_thread.items()
+        }
+        return dict(sorted(spent.items(), key=lambda item: -item[1]))
 
     def cpu_seconds_per_million(self, records: int) -> float | None:
         return None if records <= 0 else self.cpu_seconds * 1e6 / records
@@ -31,6 +48,7 @@ class ResourceSampler:
         self._root = psutil.Process(pid)
         self._interval = interval_s
         self._cpu: dict[int, float] = {}
+        self._threads: dict[tuple[int, int], tuple[str, float]] = {}  # (pid, tid) -> name, cpu
         self._peak = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="resource-sampler", daemon=True)
@@ -48,7 +66,10 @@ class ResourceSampler:
         return self.use()
 
     def use(self) -> ResourceUse:
-        return ResourceUse(self._peak, sum(self._cpu.values()), len(self._cpu))
+        by_thread: dict[str, float] = {}
+        for name, cpu in self._threads.values():
+            by_thread[name] = by_thread.get(name, 0.0) + cpu
+        return ResourceUse(self._peak, sum(self._cpu.values()), len(self._cpu), by_thread)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -69,4 +90,27 @@ class ResourceSampler:
             except psutil.Error:
                 continue
             self._cpu[proc.pid] = times.user + times.system
+            self._threads.update(_thread_cpu(proc.pid))
         self._peak = max(self._peak, rss)
+
+
+def _thread_cpu(pid: int) -> dict[tuple[int, int], tuple[str, float]]:
+    """Each thread of `pid` with its name (digits as N) and CPU seconds, from /proc (Linux)."""
+    found: dict[tuple[int, int], tuple[str, float]] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            name = (task / "comm").read_text().strip()
+            stat = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread ended meanwhile
+        # utime and stime, the 14th and 15th fields of stat (the 12th and 13th after the name)
+        found[(pid, int(task.name))] = (
+            _DIGITS.sub("N", name),
+            (int(stat[11]) + int(stat[12])) / tick,
+        )
+    return found

@@ -131,6 +131,7 @@ def run_steady(ctx: Context, system: SystemName) -> dict[str, Any]:
             peak_rss_bytes=use.peak_rss_bytes,
             cpu_s=cpu,
             cpu_s_per_m=cpu * 1e6 / sent if sent else None,
+            cpu_s_by_thread={k: round(v, 2) for k, v in use.threads_since(measured_from).items()},
         )
         with tqdm(total=2 * total, desc=f"W2 {label} verify", unit="rec") as bar:
             source = read_topic(
