@@ -23,9 +23,8 @@ from typing import Protocol
 from mm2.connect.spi import CopyTaskView, LeaderEpoch
 from mm2.connectors.deal import Placed, deal, extend_deal, task_count
 from mm2.connectors.left_open import LeftOpenWatch
-from mm2.connectors.positions_feed import PositionsFeed
-from mm2.connectors.topic_schedule import TopicSchedule, step
-from mm2.copy.positions import PositionsTopic
+from mm2.connectors.planner_parts import PlannerFeed, PlannerPositions, PlannerSchedule
+from mm2.connectors.topic_schedule import step
 from mm2.copy.routes import Route
 from mm2.copy.runner import CopyRunner
 from mm2.copy.settings import CopySettings
@@ -81,9 +80,9 @@ class EpochPlanner:
         settings: CopySettings,
         *,
         is_heartbeats: Callable[[str], bool] = lambda _topic: False,
-        positions: PositionsTopic,
-        feed: PositionsFeed,
-        schedule: TopicSchedule,
+        positions: PlannerPositions,
+        feed: PlannerFeed,
+        schedule: PlannerSchedule,
         make_runner: Callable[[], CopyRunner],
         fence: Callable[[list[str], float], None],
         make_publisher: Callable[[], Publisher],

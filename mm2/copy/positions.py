@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from confluent_kafka import KafkaError, Producer
 
@@ -42,13 +42,33 @@ from mm2.kafka.topics import TopicAdmin
 from mm2.records import TP
 from mm2.records.java_partitioner import java_partition
 
-__all__ = ["PositionsTopic"]
+__all__ = ["PositionsTopic", "TaskPositions"]
 
 
 if TYPE_CHECKING:  # an executor's Python has mm2 and confluent-kafka, not mm2.config's needs
     from mm2.config import Flow
 
 log = logging.getLogger(__name__)
+
+
+class TaskPositions(Protocol):
+    """What a copy task needs of its flow's offsets topic (PositionsTopic): where to resume, and
+    where to say it is ready."""
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def producer_config(self) -> Mapping[str, str]: ...
+
+    def read(
+        self,
+        timeout: float = 15.0,
+        *,
+        ensure: bool = True,
+        only: Iterable[TP] | None = None,
+        stable: bool = False,
+    ) -> StoredPositions: ...
 
 
 @dataclass(frozen=True)

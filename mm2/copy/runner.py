@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from mm2.copy.failure import CopyFailure, CopyTaskFailed
-from mm2.copy.positions import PositionsTopic
+from mm2.copy.positions import TaskPositions
 from mm2.copy.spec import CopyTaskSpec
 
 __all__ = ["CopyRunner", "ThreadRunner"]
@@ -27,7 +27,7 @@ class CopyRunner(Protocol):
         """Whether an epoch is running (False once it failed or was cancelled)."""
         ...
 
-    def start(self, specs: Sequence[CopyTaskSpec], positions: PositionsTopic | None) -> None:
+    def start(self, specs: Sequence[CopyTaskSpec], positions: TaskPositions | None) -> None:
         """Start an epoch of len(specs) copy tasks (none may be running); a task run again
         reads where to resume from `positions`."""
         ...
@@ -50,7 +50,7 @@ class ThreadRunner:
 
     def __init__(
         self,
-        task: Callable[[CopyTaskSpec, PositionsTopic | None, Callable[[], bool]], None],
+        task: Callable[[CopyTaskSpec, TaskPositions | None, Callable[[], bool]], None],
         *,
         slots: int = 8,
     ) -> None:
@@ -67,7 +67,7 @@ class ThreadRunner:
         be ending: start() waits for them)."""
         return not self._stop.is_set() and any(t.is_alive() for t in self._threads)
 
-    def start(self, specs: Sequence[CopyTaskSpec], positions: PositionsTopic | None) -> None:
+    def start(self, specs: Sequence[CopyTaskSpec], positions: TaskPositions | None) -> None:
         assert not self.running, "cancel the running epoch first"
         for thread in self._threads:  # the tasks of an epoch that failed end by themselves
             thread.join(5.0)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from mm2.copy.failure import CopyFailure, CopyTaskFailed
 from mm2.copy.loop import CopyLoop
-from mm2.copy.positions import PositionsTopic
+from mm2.copy.positions import TaskPositions
 from mm2.copy.ready import CopyReady, announce
 from mm2.copy.spec import CopyTaskSpec
 from mm2.kafka.config_topic import check_leader_epoch
@@ -35,7 +35,7 @@ def run_copy_task(
     spec: CopyTaskSpec,
     *,
     attempt: int,
-    positions: PositionsTopic | None,
+    positions: TaskPositions | None,
     keep_going: Callable[[], bool] = lambda: True,
     open_loop: Callable[[CopyTaskSpec], CopyLoop] = CopyLoop.open,
 ) -> None:
@@ -49,7 +49,7 @@ def run_copy_task(
 def _run(
     spec: CopyTaskSpec,
     attempt: int,
-    positions: PositionsTopic | None,
+    positions: TaskPositions | None,
     keep_going: Callable[[], bool],
     open_loop: Callable[[CopyTaskSpec], CopyLoop],
 ) -> None:

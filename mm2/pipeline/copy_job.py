@@ -18,7 +18,7 @@ from py4j.protocol import Py4JError
 from pyspark import SparkContext, TaskContext
 
 from mm2.copy.failure import CopyFailure, CopyTaskFailed
-from mm2.copy.positions import PositionsTopic
+from mm2.copy.positions import TaskPositions
 from mm2.copy.spec import CopyTaskSpec
 from mm2.copy.task import run_copy_task
 
@@ -35,7 +35,7 @@ _jobs_lock = threading.Lock()
 _KILL_WAIT_S = 10.0
 
 
-def _run_tasks(specs: list[str], positions: PositionsTopic | None) -> object:
+def _run_tasks(specs: list[str], positions: TaskPositions | None) -> object:
     def run(index: int, _rows: Iterator[int]) -> Iterator[str]:
         spec = CopyTaskSpec.from_json(specs[index])
         context = TaskContext.get()
@@ -86,7 +86,7 @@ class CopyJob:
         failure, self._failure = self._failure, None
         return failure
 
-    def start(self, specs: Sequence[CopyTaskSpec], positions: PositionsTopic | None = None) -> None:
+    def start(self, specs: Sequence[CopyTaskSpec], positions: TaskPositions | None = None) -> None:
         """Start an epoch of len(specs) copy tasks (the previous one must be cancelled);
         a task Spark runs again reads where to resume from `positions`."""
         assert not self.running, "cancel the running epoch first"

@@ -30,6 +30,7 @@ class FakePositions:
     def __init__(self, calls: list[str]) -> None:
         self._calls = calls
         self.consumer_config: dict[str, str] = {}
+        self.producer_config: dict[str, str] = {}
         self.written: list[dict[tuple[str, int], int]] = []
         self.created = False
 
@@ -40,15 +41,27 @@ class FakePositions:
     def source_cluster_id(self) -> str:
         return "c1"
 
+    def read(
+        self,
+        timeout: float = 15.0,
+        *,
+        ensure: bool = True,
+        only: Iterable[tuple[str, int]] | None = None,
+        stable: bool = False,
+    ) -> StoredPositions:
+        """What a copy task run again reads (the runner here runs none)."""
+        return StoredPositions()
+
     def write(
         self,
-        positions: Mapping[tuple[str, int], int],
+        positions: Mapping[tuple[str, int], int | None],
         *,
-        cluster_id: str,
+        cluster_id: str | None = None,
         topic_ids: Mapping[tuple[str, int], str] | None = None,
         leader_epochs: Mapping[tuple[str, int], int] | None = None,
+        timeout: float = 30.0,
     ) -> None:
-        self.written.append(dict(positions))
+        self.written.append({tp: offset for tp, offset in positions.items() if offset is not None})
         self.written_epochs = dict(leader_epochs or {})
         self.written_ids = dict(topic_ids or {})
 
@@ -164,9 +177,9 @@ def _planner(
     planner = EpochPlanner(
         copy_settings(tasks_max=2, source_consumer={}, target_producer={}),
         is_heartbeats=lambda topic: topic == "beats",
-        positions=positions,  # type: ignore[arg-type]
-        feed=FakeFeed(calls, stored or {}),  # type: ignore[arg-type]
-        schedule=FakeSchedule(routes),  # type: ignore[arg-type]
+        positions=positions,
+        feed=FakeFeed(calls, stored or {}),
+        schedule=FakeSchedule(routes),
         make_runner=runner or make_runner,
         fence=fence_ids,
         make_publisher=FakePublisher,
