@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mm2.localcluster.cluster import LocalCluster, LocalClusters
+from mm2.localcluster.cluster import LocalCluster
+from mm2.localcluster.clusters import LocalClusters
 from mm2.localcluster.jars import KAFKA_VERSION, resolve_classpath
 from mm2.localcluster.java import DEFAULT_JVM_OPTIONS, JavaRuntime, find_java
 from mm2.localcluster.kdc import LocalKdc

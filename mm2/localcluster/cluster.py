@@ -1,4 +1,5 @@
-"""Single-node KRaft Kafka clusters on loopback: format, start, probe, stop; N of them at once.
+"""Single-node KRaft Kafka clusters on loopback: format, start, probe, stop (several at once:
+mm2.localcluster.clusters).
 
 A picked port that another process grabs before the JVM binds it is retried with fresh ports
 (up to three attempts); a port the caller named that is taken is a BrokerStartError at once.
@@ -11,8 +12,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -33,7 +33,7 @@ from mm2.localcluster.properties import (
 )
 from mm2.localcluster.security import SecureListener, listener_settings
 
-__all__ = ["DEFAULT_JVM_OPTIONS", "LocalCluster", "LocalClusters"]
+__all__ = ["LocalCluster", "start_all", "stop_all"]
 
 log = logging.getLogger(__name__)
 
@@ -138,12 +138,12 @@ class LocalCluster:
 
     def start(self) -> LocalCluster:
         """Format storage (first time), start the JVM and return once a client is answered."""
-        _start_all([self])
+        start_all([self])
         return self
 
     def stop(self) -> None:
         """Stop the JVM (SIGTERM, then SIGKILL) and remove the directory if we made it."""
-        _stop_all([self])
+        stop_all([self])
 
     def halt(self, *, grace: float = 60.0) -> None:
         """Stop the JVM (SIGTERM, SIGKILL after `grace` s; 0 for a crash) but keep its directory,
@@ -298,8 +298,13 @@ class LocalCluster:
             shutil.rmtree(self._workdir, ignore_errors=True)
 
 
-def _start_all(clusters: Sequence[LocalCluster]) -> None:
+def start_all(clusters: Sequence[LocalCluster]) -> None:
     """Boot the clusters side by side; on any failure stop every one of them."""
+    if running := [c.name for c in clusters if c.running]:
+        raise BrokerStartError(
+            f"Kafka cluster {', '.join(running)} is running already (a second "
+            "broker on its data directory would corrupt its metadata log)"
+        )
     java = find_java().executable
     versions = {c.kafka_version for c in clusters}
     classpaths = {v: ":".join(str(j) for j in resolve_classpath(v)) for v in versions}
@@ -314,11 +319,11 @@ def _start_all(clusters: Sequence[LocalCluster]) -> None:
         for cluster in clusters:
             cluster._await_ready()
     except BaseException:
-        _stop_all(clusters, keep_workdirs=True)  # the error names their log files
+        stop_all(clusters, keep_workdirs=True)  # the error names their log files
         raise
 
 
-def _stop_all(clusters: Sequence[LocalCluster], *, keep_workdirs: bool = False) -> None:
+def stop_all(clusters: Sequence[LocalCluster], *, keep_workdirs: bool = False) -> None:
     procs = [c._process for c in clusters if c._process is not None]
     process.terminate(procs)
     for cluster in clusters:
@@ -326,75 +331,3 @@ def _stop_all(clusters: Sequence[LocalCluster], *, keep_workdirs: bool = False) 
             cluster._process = None
         else:
             cluster._reap()
-
-
-class LocalClusters:
-    """Named, independent local clusters started together; a context manager.
-
-    >>> with LocalClusters(["primary", "backup"]) as clusters:  # doctest: +SKIP
-    ...     clusters["primary"].bootstrap_servers
-    """
-
-    def __init__(
-        self,
-        names: Sequence[str],
-        *,
-        workdir: Path | str | None = None,
-        broker_config: Mapping[str, str] | None = None,
-        kafka_version: str = KAFKA_VERSION,
-        start_timeout: float = 120.0,
-        jvm_options: Sequence[str] = DEFAULT_JVM_OPTIONS,
-    ) -> None:
-        """`jvm_options` replace DEFAULT_JVM_OPTIONS for every broker (e.g. a larger heap for
-        tens of thousands of partitions)."""
-        if len(set(names)) != len(names) or not names:
-            raise BrokerStartError(f"cluster names must be distinct and given: {list(names)}")
-        base = None if workdir is None else Path(workdir)
-        self._clusters = {
-            name: LocalCluster(
-                name,
-                workdir=None if base is None else base / name,
-                broker_config=broker_config,
-                kafka_version=kafka_version,
-                start_timeout=start_timeout,
-                jvm_options=jvm_options,
-            )
-            for name in names
-        }
-
-    @classmethod
-    def of(cls, clusters: Sequence[LocalCluster]) -> LocalClusters:
-        """Clusters made one by one (each with its own listeners and settings, e.g. secured
-        ones), to be started side by side and stopped together."""
-        names = [c.name for c in clusters]
-        if len(set(names)) != len(names) or not names:
-            raise BrokerStartError(f"cluster names must be distinct and given: {names}")
-        group = cls.__new__(cls)
-        group._clusters = {c.name: c for c in clusters}
-        return group
-
-    def __getitem__(self, name: str) -> LocalCluster:
-        return self._clusters[name]
-
-    def __iter__(self) -> Iterator[LocalCluster]:
-        return iter(self._clusters.values())
-
-    def __len__(self) -> int:
-        return len(self._clusters)
-
-    def start(self) -> LocalClusters:
-        started = time.monotonic()
-        _start_all(list(self))
-        self.start_seconds = time.monotonic() - started
-        return self
-
-    def stop(self) -> None:
-        _stop_all(list(self))
-
-    def __enter__(self) -> LocalClusters:
-        return self.start()
-
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import base64
 import itertools
+import subprocess
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
-from mm2.errors import ConfigError
+from mm2.errors import BrokerStartError, ConfigError
+from mm2.localcluster import LocalCluster, LocalClusters
 from mm2.localcluster.jars import explain_maven_failure, pom_text
 from mm2.localcluster.java import parse_java_major
 from mm2.localcluster.properties import (
@@ -110,3 +113,18 @@ def test_cluster_ids_look_like_kafka_uuids() -> None:
 
 def test_the_packaged_pom_pins_kafka() -> None:
     assert "<kafka.version>4.4.0</kafka.version>" in pom_text()
+
+
+def test_starting_a_running_cluster_again_is_refused_naming_it(tmp_path: Path) -> None:
+    cluster = LocalCluster("twice", workdir=tmp_path)
+    stand_in = subprocess.Popen(["sleep", "30"])  # a live process where the broker would be
+    try:
+        cluster._process = cast(Any, stand_in)
+        with pytest.raises(BrokerStartError, match="twice is running already"):
+            cluster.start()
+        with pytest.raises(BrokerStartError, match="twice is running already"):
+            LocalClusters.of([cluster]).start()
+    finally:
+        stand_in.kill()
+        stand_in.wait()
+        cluster._process = None
