@@ -58,8 +58,10 @@ constraints: ## constraints.txt anew from pyproject.toml (review the diff, then 
 	  build/constraints-venv/bin/python -m pip freeze --all --exclude mm2; } > $(CONSTRAINTS)
 	rm -rf build/constraints-venv
 
+# 4.4 for every local cluster; 3.9.1 for the version tests (tests/integration/test_versions.py).
 kafka-jars: $(RUNTIME) ## Apache Kafka's jars from Maven Central into ~/.m2 (for the local clusters)
 	$(BIN)/mm2 local-cluster fetch
+	$(BIN)/mm2 local-cluster fetch --kafka-version 3.9.1
 
 # Apicurio Registry, the Schema Registry the schema tests run twice (source and target): its
 # ready server from Maven Central, unpacked under ~/.cache/mm2 (a no-op when it is there).
