@@ -58,9 +58,12 @@ constraints: ## constraints.txt anew from pyproject.toml (review the diff, then 
 	  build/constraints-venv/bin/python -m pip freeze --all --exclude mm2; } > $(CONSTRAINTS)
 	rm -rf build/constraints-venv
 
-# 4.4 for every local cluster; 3.9.1 for the version tests (tests/integration/test_versions.py).
 kafka-jars: $(RUNTIME) ## Apache Kafka's jars from Maven Central into ~/.m2 (for the local clusters)
 	$(BIN)/mm2 local-cluster fetch
+
+# The other Kafka versions the version tests start (tests/integration/test_versions.py).
+.PHONY: kafka-versions
+kafka-versions: kafka-jars ## Apache Kafka 3.9.1's jars too (the version tests)
 	$(BIN)/mm2 local-cluster fetch --kafka-version 3.9.1
 
 # Apicurio Registry, the Schema Registry the schema tests run twice (source and target): its
@@ -136,7 +139,7 @@ docs: $(STAMP) ## docs/configuration-reference.md and docs/rest-reference.md ane
 system: $(STAMP) kafka-jars promtool ## the unit tests marked `system` or `slow` (JVM, apt, promtool, wheels)
 	$(BIN)/pytest tests/unit -m "system or slow"
 
-integration: $(STAMP) kafka-jars apicurio gssapi-client ## the tests on real Kafka brokers and the CLI end to end
+integration: $(STAMP) kafka-versions apicurio gssapi-client ## the tests on real Kafka brokers and the CLI end to end
 	$(BIN)/pytest $(LANES) tests/integration tests/e2e
 
 # Two lanes (pytest-xdist processes), each with its own session clusters, taking whole modules
@@ -149,7 +152,7 @@ LANES ?= -n 2 --dist loadfile
 
 # Everything: the fast lane first, then every test it leaves out (the `system` and `slow` unit
 # tests, and every test in tests/integration and tests/e2e, all marked `integration` or `e2e`).
-test: check kafka-jars apicurio gssapi-client promtool ## check, then every other test (real brokers included)
+test: check kafka-versions apicurio gssapi-client promtool ## check, then every other test (real brokers included)
 	$(BIN)/pytest $(LANES) -m "system or slow or integration or e2e"
 
 demo: kafka-jars ## two local Kafka clusters, primary -> backup, records you can watch arrive
