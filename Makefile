@@ -63,8 +63,9 @@ kafka-jars: $(RUNTIME) ## Apache Kafka's jars from Maven Central into ~/.m2 (for
 
 # The other Kafka versions the version tests start (tests/integration/test_versions.py).
 .PHONY: kafka-versions
-kafka-versions: kafka-jars ## Apache Kafka 3.9.1's jars too (the version tests)
+kafka-versions: kafka-jars ## Apache Kafka 3.9.1's and 2.8.2's jars too (the version tests)
 	$(BIN)/mm2 local-cluster fetch --kafka-version 3.9.1
+	$(BIN)/mm2 local-cluster fetch --kafka-version 2.8.2
 
 # Apicurio Registry, the Schema Registry the schema tests run twice (source and target): its
 # ready server from Maven Central, unpacked under ~/.cache/mm2 (a no-op when it is there).

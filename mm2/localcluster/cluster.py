@@ -18,7 +18,7 @@ from types import TracebackType
 
 from mm2.errors import BrokerStartError, KafkaClientError
 from mm2.kafka.admin import wait_until_ready
-from mm2.localcluster import process
+from mm2.localcluster import process, zookeeper
 from mm2.localcluster.jars import KAFKA_VERSION, resolve_classpath
 from mm2.localcluster.java import DEFAULT_JVM_OPTIONS, find_java
 from mm2.localcluster.ports import free_port, port_is_free
@@ -89,6 +89,10 @@ class LocalCluster:
         self._layout: BrokerLayout | None = None
         self._command: list[str] = []
         self._process: subprocess.Popen[bytes] | None = None
+        # Kafka before 3.0: the cluster's own ZooKeeper node (mm2.localcluster.zookeeper)
+        self._zookeeper = zookeeper.is_zookeeper_version(kafka_version)
+        self._zookeeper_process: subprocess.Popen[bytes] | None = None
+        self._zookeeper_port = 0
 
     # -- what callers read -------------------------------------------------------------------
 
@@ -219,11 +223,19 @@ class LocalCluster:
                     "so the launcher picks a free one"
                 )
         self._layout = layout
-        text = render_properties(layout.properties)
+        properties = dict(layout.properties)
+        if self._zookeeper:
+            self._zookeeper_port = self._zookeeper_port or free_port()
+            properties = zookeeper.zookeeper_properties(
+                properties, layout.controller_listener, _NODE_ID, self._zookeeper_port
+            )
+            zk_data = self.workdir / "zookeeper"
+            (self.workdir / "zoo.cfg").write_text(zookeeper.zoo_cfg(zk_data, self._zookeeper_port))
+        text = render_properties(properties)
         (self.workdir / "server.properties").write_text(text, encoding="utf-8")
 
     def _needs_format(self) -> bool:
-        return not (self.workdir / "data" / "meta.properties").exists()
+        return not self._zookeeper and not (self.workdir / "data" / "meta.properties").exists()
 
     def _spawn_format(self) -> subprocess.Popen[bytes]:
         command = [
@@ -249,6 +261,13 @@ class LocalCluster:
             raise self._failure(f"the storage format step failed (exit code {code})")
 
     def _launch(self) -> None:
+        zk = self._zookeeper_process
+        if self._zookeeper and (zk is None or zk.poll() is not None):
+            command = [*self._command, zookeeper.MAIN, str(self.workdir / "zoo.cfg")]
+            log_path = self.workdir / "zookeeper.log"
+            self._zookeeper_process = process.spawn(command, log=log_path, cwd=self.workdir)
+            if not zookeeper.wait_for_port(self._zookeeper_port, self._start_timeout):
+                raise self._failure(f"its ZooKeeper did not answer (log: {log_path})")
         command = [*self._command, "kafka.Kafka", str(self.workdir / "server.properties")]
         self._process = process.spawn(command, log=self.log_path, cwd=self.workdir)
 
@@ -324,9 +343,11 @@ def start_all(clusters: Sequence[LocalCluster]) -> None:
 
 
 def stop_all(clusters: Sequence[LocalCluster], *, keep_workdirs: bool = False) -> None:
-    procs = [c._process for c in clusters if c._process is not None]
-    process.terminate(procs)
+    process.terminate([c._process for c in clusters if c._process is not None])
+    # after the brokers, which deregister from it as they stop
+    process.terminate([c._zookeeper_process for c in clusters if c._zookeeper_process])
     for cluster in clusters:
+        cluster._zookeeper_process = None
         if keep_workdirs:
             cluster._process = None
         else:

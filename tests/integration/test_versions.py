@@ -36,7 +36,10 @@ PARTITIONS = 2
 RECORDS = 600  # per partition
 
 
-@pytest.fixture(params=[("4.4.0", "3.9.1"), ("3.9.1", "4.4.0")], ids=lambda v: f"{v[0]}->{v[1]}")
+@pytest.fixture(
+    params=[("4.4.0", "3.9.1"), ("3.9.1", "4.4.0"), ("2.8.2", "4.4.0"), ("4.4.0", "2.8.2")],
+    ids=lambda v: f"{v[0]}->{v[1]}",
+)
 def clusters(request: pytest.FixtureRequest) -> Iterator[LocalClusters]:
     source, target = request.param
     pair = LocalClusters.of(

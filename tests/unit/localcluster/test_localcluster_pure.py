@@ -11,7 +11,7 @@ from typing import Any, cast
 import pytest
 
 from mm2.errors import BrokerStartError, ConfigError
-from mm2.localcluster import LocalCluster, LocalClusters
+from mm2.localcluster import LocalCluster, LocalClusters, zookeeper
 from mm2.localcluster.jars import explain_maven_failure, pom_text
 from mm2.localcluster.java import parse_java_major
 from mm2.localcluster.properties import (
@@ -128,3 +128,26 @@ def test_starting_a_running_cluster_again_is_refused_naming_it(tmp_path: Path) -
         stand_in.kill()
         stand_in.wait()
         cluster._process = None
+
+
+def test_kafka_before_3_runs_with_zookeeper() -> None:
+    assert [zookeeper.is_zookeeper_version(v) for v in ("0.11.0.3", "2.8.2", "3.9.1", "4.4.0")] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
+def test_a_zookeeper_brokers_settings_drop_the_kraft_ones_and_its_controller_listener(
+    tmp_path: Path,
+) -> None:
+    layout = layout_broker(
+        node_id=1, data_dir=tmp_path, overrides={}, pick_port=itertools.count(9000).__next__
+    )
+    settings = zookeeper.zookeeper_properties(layout.properties, "CONTROLLER", 1, 2181)
+    assert settings["listeners"] == "PLAINTEXT://127.0.0.1:9000"
+    assert settings["listener.security.protocol.map"] == "PLAINTEXT:PLAINTEXT"
+    assert settings["zookeeper.connect"] == "127.0.0.1:2181" and settings["broker.id"] == "1"
+    assert not {"process.roles", "node.id", "controller.quorum.voters"} & settings.keys()
+    assert settings["log.dirs"] == str(tmp_path)
