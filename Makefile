@@ -147,7 +147,7 @@ integration: $(STAMP) kafka-versions apicurio gssapi-client ## the tests on real
 # (a module's clusters and mirrors stay in one process), the longest first (tests/conftest.py).
 # Most of a broker test's time is waiting (an outage, a stall window, a log-rate minute), so two
 # lanes on two cores take less. On this project's 2-core machine, from a fresh clone, the tests
-# after `make check` took 41 min in two lanes (582 tests); three lanes took about as long and
+# after `make check` took 40 min in two lanes (583 tests); three lanes took about as long and
 # failed tests under the load. LANES= runs one lane.
 LANES ?= -n 2 --dist loadfile
 
