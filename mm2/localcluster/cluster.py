@@ -21,7 +21,7 @@ from mm2.kafka.admin import wait_until_ready
 from mm2.localcluster import process, zookeeper
 from mm2.localcluster.jars import KAFKA_VERSION, resolve_classpath
 from mm2.localcluster.java import DEFAULT_JVM_OPTIONS, find_java
-from mm2.localcluster.ports import free_port, port_is_free
+from mm2.localcluster.ports import accepts, free_port, port_is_free
 from mm2.localcluster.properties import (
     DEFAULT_LISTENERS,
     LOG4J2,
@@ -265,8 +265,9 @@ class LocalCluster:
         if self._zookeeper and (zk is None or zk.poll() is not None):
             command = [*self._command, zookeeper.MAIN, str(self.workdir / "zoo.cfg")]
             log_path = self.workdir / "zookeeper.log"
-            self._zookeeper_process = process.spawn(command, log=log_path, cwd=self.workdir)
-            if not zookeeper.wait_for_port(self._zookeeper_port, self._start_timeout):
+            zk = process.spawn(command, log=log_path, cwd=self.workdir)
+            self._zookeeper_process = zk
+            if not accepts(self._zookeeper_port, self._start_timeout, lambda: zk.poll() is None):
                 raise self._failure(f"its ZooKeeper did not answer (log: {log_path})")
         command = [*self._command, "kafka.Kafka", str(self.workdir / "server.properties")]
         self._process = process.spawn(command, log=self.log_path, cwd=self.workdir)

@@ -15,17 +15,15 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
 from mm2.errors import ClusterError
 from mm2.localcluster import process
-from mm2.localcluster.ports import LOOPBACK, free_port
+from mm2.localcluster.ports import LOOPBACK, accepts, free_port
 
 __all__ = ["KDC_PACKAGES", "LocalKdc", "find_kerberos_tools"]
 
@@ -233,16 +231,11 @@ class LocalKdc:
         )
 
     def _await_ready(self) -> None:
-        deadline = time.monotonic() + self._start_timeout
         proc = self._process
-        while proc is not None and proc.poll() is None:
-            try:
-                with socket.create_connection((LOOPBACK, self._port), timeout=1):
-                    return
-            except OSError:
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.1)
+        if proc is not None and accepts(
+            self._port, self._start_timeout, lambda: proc.poll() is None
+        ):
+            return
         code = None if proc is None else proc.poll()
         if proc is not None:
             process.terminate([proc], grace=1)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import socket
+import time
+from collections.abc import Callable
 
-__all__ = ["LOOPBACK", "free_port", "port_is_free"]
+__all__ = ["LOOPBACK", "accepts", "free_port", "port_is_free"]
 
 LOOPBACK = "127.0.0.1"
 
@@ -26,3 +28,18 @@ def port_is_free(host: str, port: int) -> bool:
         except OSError:
             return False
         return True
+
+
+def accepts(port: int, timeout: float, keep_waiting: Callable[[], bool]) -> bool:
+    """Whether LOOPBACK:`port` accepts a connection within `timeout` seconds; False at once
+    when `keep_waiting()` turns false (the process that should listen there exited)."""
+    deadline = time.monotonic() + timeout
+    while keep_waiting():
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=1):
+                return True
+        except OSError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+    return False

@@ -10,12 +10,10 @@ cluster's directory, before the broker, and stops it after the broker. The broke
 from __future__ import annotations
 
 import re
-import socket
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["MAIN", "is_zookeeper_version", "wait_for_port", "zoo_cfg", "zookeeper_properties"]
+__all__ = ["MAIN", "is_zookeeper_version", "zoo_cfg", "zookeeper_properties"]
 
 MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 # KRaft-only settings a ZooKeeper-mode broker must not be given.
@@ -53,15 +51,3 @@ def zoo_cfg(data_dir: Path, port: int) -> str:
         f"dataDir={data_dir}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
         "maxClientCnxns=0\nadmin.enableServer=false\ntickTime=2000\n"
     )
-
-
-def wait_for_port(port: int, timeout: float) -> bool:
-    """Whether 127.0.0.1:`port` accepts a connection within `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return True
-        except OSError:
-            time.sleep(0.2)
-    return False
