@@ -329,17 +329,18 @@ class CopyLoop:
     def _assign_stuck(self) -> None:
         """Partitions the consumer waits on without fetching (mm2.copy.stuck): the open
         transaction ends first, then each is assigned again from its last commit."""
-        if self._fetch_states is None:
+        found = self._fetch_states.stuck() if self._fetch_states is not None else {}
+        if not found:  # the common case, every 0.1 s: nothing more to look at
             return
+        self._end_transaction()  # may leave partitions of a re-created topic: not assigned again
         held = self._schemas.held if self._schemas is not None else {}
         stuck = {
             tp: state
-            for tp, state in self._fetch_states.stuck().items()
+            for tp, state in found.items()
             if tp in self._next and tp not in self._left and tp not in held
         }
         if not stuck:
             return
-        self._end_transaction()
         names = ", ".join(f"{t}-{p} ({state})" for (t, p), state in sorted(stuck.items()))
         log.warning(
             "%s task %d: the source consumer stopped fetching %s; assigning again from "
