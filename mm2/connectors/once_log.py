@@ -39,9 +39,15 @@ class OnceLog:
         """A failed call: `what: exc` logged once under `key` (it is tried again next interval)
         and `result` returned. A cluster that refuses our credentials is raised instead: only a
         person can fix that, so the task must say it (FAILED) rather than log."""
-        if isinstance(exc, AuthenticationError):
-            raise exc
+        _raise_if_credentials(exc)
         self.warn(key, f"{what}: {exc}")
+        return result
+
+    def passed_over(self, exc: KafkaClientError, what: str, result: _R) -> _R:
+        """A failed call that a fallback covers: `what: exc` at DEBUG only, and `result`; a
+        cluster that refuses our credentials is raised, as in failed()."""
+        _raise_if_credentials(exc)
+        self.log.debug("%s: %s: %s", self.flow, what, exc)
         return result
 
     def warn_each(self, kind: str, what: str, failures: Mapping[str, str]) -> None:
@@ -59,3 +65,8 @@ class OnceLog:
         self.log.warning(
             "%s: %s %d topics (%s, ...): %s%s", self.flow, what, len(fresh), shown, errors[0], more
         )
+
+
+def _raise_if_credentials(exc: KafkaClientError) -> None:
+    if isinstance(exc, AuthenticationError):
+        raise exc

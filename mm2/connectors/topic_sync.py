@@ -25,7 +25,7 @@ from mm2.connectors.topic_rules import (
     should_replicate_topic,
 )
 from mm2.copy.routes import Route
-from mm2.errors import AuthenticationError, KafkaClientError
+from mm2.errors import KafkaClientError
 from mm2.kafka.topics import ConfigOp, NewTopicSpec, TopicAdmin
 
 __all__ = ["TopicSync"]
@@ -142,10 +142,8 @@ class TopicSync:
         try:
             ids = self._source.topic_ids(routes)
         except KafkaClientError as exc:
-            if isinstance(exc, AuthenticationError):
-                raise  # only a person can fix credentials: the task FAILS
-            log.debug("%s: source topic ids not read: %s", self.flow.name, exc)
-            ids = {t: r.topic_id for t, r in self._routes.items()}
+            known = {t: r.topic_id for t, r in self._routes.items()}
+            ids = self._once.passed_over(exc, "source topic ids not read", known)
         return {t: replace(r, topic_id=ids.get(t, "")) for t, r in routes.items()}
 
     def _plan_after_creating(self, source: Mapping[str, int], created: set[str]) -> TopicPlan:
@@ -276,12 +274,8 @@ class TopicSync:
             try:
                 described = self._target.describe_topic_configs(missing)
             except KafkaClientError as exc:
-                if isinstance(exc, AuthenticationError):
-                    raise  # only a person can fix credentials: the task FAILS
-                log.debug(
-                    "%s: cannot read remote topics' max.message.bytes: %s", self.flow.name, exc
-                )
-                described = {}
+                what = "cannot read remote topics' max.message.bytes"
+                described = self._once.passed_over(exc, what, {})
             for remote, entries in described.items():
                 for entry in entries:
                     if entry.name == "max.message.bytes" and entry.value:
