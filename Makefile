@@ -153,8 +153,9 @@ LANES ?= -n 2 --dist loadfile
 
 # Everything: the fast lane first, then every test it leaves out (the `system` and `slow` unit
 # tests, and every test in tests/integration and tests/e2e, all marked `integration` or `e2e`).
+# Each test's time is kept in tests/artifacts/test-times.xml (JUnit XML) for finding the slow ones.
 test: check kafka-versions apicurio gssapi-client promtool ## check, then every other test (real brokers included)
-	$(BIN)/pytest $(LANES) -m "system or slow or integration or e2e"
+	$(BIN)/pytest $(LANES) -m "system or slow or integration or e2e" --junitxml=tests/artifacts/test-times.xml
 
 demo: kafka-jars ## two local Kafka clusters, primary -> backup, records you can watch arrive
 	$(BIN)/python -m mm2.cli.demo

@@ -9,7 +9,9 @@ the test fails (make test installs it with the other Debian packages).
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from html.parser import HTMLParser
@@ -77,9 +79,12 @@ class Rows(HTMLParser):
 
 
 def browse(url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    with tempfile.TemporaryDirectory() as profile:
-        return subprocess.run(
-            [
+    """Chromium's run on the page; one that hangs (headless Chromium sometimes never exits
+    on a loaded machine) is killed with its child processes and started again, twice at most."""
+    hung: list[str] = []
+    for _ in range(3):
+        with tempfile.TemporaryDirectory() as profile:
+            command = [
                 chromium(),
                 "--headless=new",
                 "--no-sandbox",
@@ -90,11 +95,25 @@ def browse(url: str, *args: str) -> subprocess.CompletedProcess[str]:
                 "--window-size=1280,1000",
                 *args,
                 url,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+            ]
+            with subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            ) as browser:
+                try:
+                    out, err = browser.communicate(timeout=90)
+                except subprocess.TimeoutExpired:
+                    os.killpg(browser.pid, signal.SIGKILL)
+                    try:
+                        hung.append(browser.communicate(timeout=15)[1][-1000:])
+                    except subprocess.TimeoutExpired:  # a child outside the group holds a pipe
+                        hung.append("(its output stayed open after the kill)")
+                    continue
+                return subprocess.CompletedProcess(command, browser.returncode, out, err)
+    raise AssertionError(f"chromium hung 3 times on {url}; its last words:\n{hung[-1]}")
 
 
 def test_the_page_shows_what_flows_says(
