@@ -162,10 +162,10 @@ class ApacheNamesCollector(Collector):
         self._metrics = metrics
 
     def collect(self) -> Iterator[Metric]:
-        elsewhere = {(v.source, v.target) for v in self._mirror.flows() if v.runs_on}
+        elsewhere = {(v.source, v.target) for v in self._mirror.flows.views() if v.runs_on}
         statuses = [
             (flow, status)
-            for flow, status in self._mirror.statuses()
+            for flow, status in self._mirror.connectors.statuses()
             if split_flow(flow) not in elsewhere
         ]
         yield from self._mirror_metrics(elsewhere, statuses)
@@ -174,7 +174,7 @@ class ApacheNamesCollector(Collector):
     def _formats(self, flow: str, plain: str) -> frozenset[str]:
         """The connector's `metric.names.formats` (Apache's default when unset or unknown)."""
         try:
-            value = self._mirror.info(connector_name(flow, plain)).config.get(
+            value = self._mirror.connectors.info(connector_name(flow, plain)).config.get(
                 "metric.names.formats", METRIC_NAMES_FORMATS_DEFAULT
             )
             return parse_metric_names_formats(value)

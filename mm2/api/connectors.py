@@ -49,16 +49,16 @@ def list_connectors(
     mirror: Mirror,
     expand: Annotated[list[str], Query(description="status and/or info")] = [],  # noqa: B006
 ) -> list[str] | dict[str, dict[str, Any]]:
-    names = mirror.connector_names()
+    names = mirror.connectors.names()
     if not {"status", "info"} & set(expand):
         return names
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         entry: dict[str, Any] = {}
         if "status" in expand:
-            entry["status"] = ConnectorStateBody.of(mirror.status(name)).model_dump()
+            entry["status"] = ConnectorStateBody.of(mirror.connectors.status(name)).model_dump()
         if "info" in expand:
-            entry["info"] = ConnectorInfoBody.of(mirror.info(name)).model_dump()
+            entry["info"] = ConnectorInfoBody.of(mirror.connectors.info(name)).model_dump()
         out[name] = entry
     return out
 
@@ -66,28 +66,28 @@ def list_connectors(
 @router.post("", status_code=201, response_model=ConnectorInfoBody)
 def create_connector(mirror: Mirror, body: CreateConnectorBody) -> JSONResponse:
     try:
-        mirror.info(body.name)
+        mirror.connectors.info(body.name)
     except NotFoundError:
         pass
     else:
         raise ConflictError(f"Connector {body.name} already exists")
-    _, info = mirror.put_config(body.name, body.config)
+    _, info = mirror.connectors.put_config(body.name, body.config)
     if body.initial_state == "PAUSED":
-        mirror.pause(info.name)
+        mirror.connectors.pause(info.name)
     elif body.initial_state == "STOPPED":
-        mirror.stop_connector(info.name)
-    content = ConnectorInfoBody.of(mirror.info(info.name)).model_dump()
+        mirror.connectors.stop(info.name)
+    content = ConnectorInfoBody.of(mirror.connectors.info(info.name)).model_dump()
     return JSONResponse(content, 201, headers={"Location": f"/connectors/{info.name}"})
 
 
 @router.get("/{name}", response_model=ConnectorInfoBody)
 def get_connector(mirror: Mirror, name: Name) -> ConnectorInfoBody:
-    return ConnectorInfoBody.of(mirror.info(name))
+    return ConnectorInfoBody.of(mirror.connectors.info(name))
 
 
 @router.get("/{name}/config", response_model=dict[str, str])
 def get_config(mirror: Mirror, name: Name) -> dict[str, str]:
-    return mask(mirror.info(name).config)
+    return mask(mirror.connectors.info(name).config)
 
 
 @router.put(
@@ -96,7 +96,7 @@ def get_config(mirror: Mirror, name: Name) -> dict[str, str]:
     responses={201: {"model": ConnectorInfoBody, "description": "created"}},
 )
 def put_config(mirror: Mirror, name: Name, config: Annotated[ConfigMap, Body()]) -> JSONResponse:
-    created, info = mirror.put_config(name, config)
+    created, info = mirror.connectors.put_config(name, config)
     content = ConnectorInfoBody.of(info).model_dump()
     if created:
         return JSONResponse(content, 201, headers={"Location": f"/connectors/{info.name}"})
@@ -107,35 +107,35 @@ def put_config(mirror: Mirror, name: Name, config: Annotated[ConfigMap, Body()])
 def patch_config(
     mirror: Mirror, name: Name, patch: Annotated[PatchMap, Body()]
 ) -> ConnectorInfoBody:
-    return ConnectorInfoBody.of(mirror.patch_config(name, patch))
+    return ConnectorInfoBody.of(mirror.connectors.patch_config(name, patch))
 
 
 @router.delete("/{name}", status_code=204)
 def delete_connector(mirror: Mirror, name: Name) -> Response:
-    mirror.delete(name)
+    mirror.connectors.delete(name)
     return Response(status_code=204)
 
 
 @router.get("/{name}/status", response_model=ConnectorStateBody, response_model_exclude_none=True)
 def connector_status(mirror: Mirror, name: Name) -> ConnectorStateBody:
-    return ConnectorStateBody.of(mirror.status(name))
+    return ConnectorStateBody.of(mirror.connectors.status(name))
 
 
 @router.put("/{name}/pause", status_code=202)
 def pause(mirror: Mirror, name: Name) -> Response:
-    mirror.pause(name)
+    mirror.connectors.pause(name)
     return Response(status_code=202)
 
 
 @router.put("/{name}/resume", status_code=202)
 def resume(mirror: Mirror, name: Name) -> Response:
-    mirror.resume(name)
+    mirror.connectors.resume(name)
     return Response(status_code=202)
 
 
 @router.put("/{name}/stop", status_code=204)
 def stop(mirror: Mirror, name: Name) -> Response:
-    mirror.stop_connector(name)
+    mirror.connectors.stop(name)
     return Response(status_code=204)
 
 
@@ -150,7 +150,7 @@ def restart(
     include_tasks: Annotated[bool, Query(alias="includeTasks")] = False,
     only_failed: Annotated[bool, Query(alias="onlyFailed")] = False,
 ) -> Response:
-    status = mirror.restart(name, include_tasks=include_tasks, only_failed=only_failed)
+    status = mirror.connectors.restart(name, include_tasks=include_tasks, only_failed=only_failed)
     if not include_tasks and not only_failed:
         return Response(status_code=204)
     body = ConnectorStateBody.of(status).model_dump(exclude_none=True)
@@ -159,10 +159,10 @@ def restart(
 
 @router.get("/{name}/tasks", response_model=list[TaskInfoBody])
 def tasks(mirror: Mirror, name: Name) -> list[TaskInfoBody]:
-    full = mirror.info(name).name
+    full = mirror.connectors.info(name).name
     return [
         TaskInfoBody(id=TaskId(connector=full, task=i), config=mask(c))
-        for i, c in enumerate(mirror.task_configs(name))
+        for i, c in enumerate(mirror.connectors.task_configs(name))
     ]
 
 
@@ -170,28 +170,30 @@ def tasks(mirror: Mirror, name: Name) -> list[TaskInfoBody]:
     "/{name}/tasks/{task}/status", response_model=TaskStateBody, response_model_exclude_none=True
 )
 def task_status(mirror: Mirror, name: Name, task: int) -> TaskStateBody:
-    return TaskStateBody.of(mirror.task_status(name, task))
+    return TaskStateBody.of(mirror.connectors.task_status(name, task))
 
 
 @router.post("/{name}/tasks/{task}/restart", status_code=204)
 def restart_task(mirror: Mirror, name: Name, task: int) -> Response:
-    mirror.restart_task(name, task)
+    mirror.connectors.restart_task(name, task)
     return Response(status_code=204)
 
 
 @router.get("/{name}/offsets", response_model=ConnectorOffsetsBody)
 def get_offsets(mirror: Mirror, name: Name) -> ConnectorOffsetsBody:
-    entries = [OffsetEntry(partition=o.partition, offset=o.offset) for o in mirror.offsets(name)]
+    entries = [
+        OffsetEntry(partition=o.partition, offset=o.offset) for o in mirror.offsets.read(name)
+    ]
     return ConnectorOffsetsBody(offsets=entries)
 
 
 @router.patch("/{name}/offsets", response_model=MessageBody)
 def alter_offsets(mirror: Mirror, name: Name, body: ConnectorOffsetsBody) -> MessageBody:
-    mirror.alter_offsets(name, [ConnectorOffset(o.partition, o.offset) for o in body.offsets])
+    mirror.offsets.alter(name, [ConnectorOffset(o.partition, o.offset) for o in body.offsets])
     return MessageBody(message="The offsets for this connector have been altered successfully")
 
 
 @router.delete("/{name}/offsets", response_model=MessageBody)
 def reset_offsets(mirror: Mirror, name: Name) -> MessageBody:
-    mirror.reset_offsets(name)
+    mirror.offsets.reset(name)
     return MessageBody(message="The offsets for this connector have been reset successfully")

@@ -49,7 +49,7 @@ async def list_flows(mirror: Mirror, request: Request) -> list[FlowBody]:
     """Every flow, each as the process that runs it sees it (its state and lag are real only
     there): a standby asks the leaders, and shows its own view of a flow whose leader does not
     answer."""
-    local = await run_in_threadpool(mirror.flows)  # may read Kafka: off the event loop
+    local = await run_in_threadpool(mirror.flows.views)  # may read Kafka: off the event loop
     remote = await runners_views(request, mirror, [(f.source, f.target) for f in local])
     return [
         FlowBody.model_validate(remote[(f.source, f.target)])
@@ -61,22 +61,22 @@ async def list_flows(mirror: Mirror, request: Request) -> list[FlowBody]:
 
 @router.post("", status_code=201, response_model=FlowBody)
 def add_flow(mirror: Mirror, body: FlowCreateBody) -> JSONResponse:
-    view = mirror.add_flow(body.source, body.target, body.clusters, body.overrides)
+    view = mirror.flows.add(body.source, body.target, body.clusters, body.overrides)
     location = f"/flows/{view.source}/{view.target}"
     return JSONResponse(FlowBody.of(view).model_dump(), 201, headers={"Location": location})
 
 
 @router.get("/{source}/{target}", response_model=FlowBody)
 def get_flow(mirror: Mirror, source: str, target: str) -> FlowBody:
-    return FlowBody.of(mirror.flow(source, target))
+    return FlowBody.of(mirror.flows.view(source, target))
 
 
 @router.get("/{source}/{target}/partitions", response_model=list[PartitionBody])
 def flow_partitions(mirror: Mirror, source: str, target: str) -> list[PartitionBody]:
     """Per source partition: log end, copied position, lag in records and seconds, owner task
     (read from Kafka every few seconds; empty until the first read)."""
-    view = mirror.flow(source, target)
-    report = mirror.lag(source, target)
+    view = mirror.flows.view(source, target)
+    report = mirror.flows.lag(source, target)
     snaps = {
         (s.topic, s.partition): s
         for s in mirror.metrics.snapshot()
@@ -111,8 +111,8 @@ def flow_group_offsets(mirror: Mirror, source: str, target: str) -> GroupsOffset
     target is behind the translation; per group, whether `mm2 failover` would move it now and
     why. Read from the source's commits and the offset syncs, by any process; the source's log
     ends are the flow's lag monitor's last read (null where this process has none)."""
-    plans = mirror.group_offsets(source, target)
-    report = mirror.lag(source, target)
+    plans = mirror.flows.group_offsets(source, target)
+    report = mirror.flows.lag(source, target)
     ends = {(p.topic, p.partition): p.log_end for p in report.partitions} if report else {}
     return GroupsOffsetsBody(
         source=source, target=target, groups=[GroupPlanBody.of(p, ends) for p in plans]
@@ -126,7 +126,7 @@ def failover_group(
     """`mm2 failover --group`: the group's commits on the source, translated, committed on the
     target (never backwards unless `force`). 409, with nothing committed, while the group has
     members on the target or no partition translates."""
-    plan, applied = mirror.failover_group(source, target, group, force=force)
+    plan, applied = mirror.flows.failover_group(source, target, group, force=force)
     doc = plan.to_json()
     doc["applied"] = applied.to_json()
     return doc
@@ -139,7 +139,7 @@ def flow_recovery_point(mirror: Mirror, source: str, target: str) -> RecoveryPoi
     the source answered for this report (after the positions were read); else null, unknown
     since the time the ends the target holds were read. The positions come from the offsets
     topic on the target: it answers with the source cluster gone."""
-    point = mirror.recovery_point(source, target)
+    point = mirror.flows.recovery_point(source, target)
     return RecoveryPointBody.model_validate({"source": source, "target": target, **point.to_json()})
 
 
@@ -158,7 +158,7 @@ def start_switchover(
     flow."""
     body = body or SwitchoverRequestBody()
     control = RoutedFlows(mirror, forward_headers(request, mirror))
-    job = mirror.start_switchover(
+    job = mirror.switchovers.start(
         source,
         target,
         dry_run=body.dry_run,
@@ -173,7 +173,7 @@ def start_switchover(
 def switchover_status(mirror: Mirror, source: str, target: str) -> SwitchoverBody:
     """The flow's running or last switchover: what it said so far, and its report once done.
     404 when none ran since the process started."""
-    job = mirror.switchover_job(source, target)
+    job = mirror.switchovers.job(source, target)
     if job is None:
         raise NotFoundError(f"no switchover of {source}->{target} since this process started")
     return SwitchoverBody.of(job)
@@ -184,7 +184,7 @@ def flow_history(mirror: Mirror, history: History, source: str, target: str) -> 
     """The flow's lag and throughput over the last hour, oldest first, as the process that
     runs it sampled them every few seconds (kept in its memory: empty after a restart until
     the first sample). /ui draws its charts from it."""
-    mirror.flow(source, target)  # NotFoundError (404) for a flow that does not exist
+    mirror.flows.view(source, target)  # NotFoundError (404) for a flow that does not exist
     points = [
         HistoryPointBody(
             time_ms=p.time_ms,
@@ -205,23 +205,23 @@ def flow_history(mirror: Mirror, history: History, source: str, target: str) -> 
 
 @router.put("/{source}/{target}/pause", status_code=202)
 def pause_flow(mirror: Mirror, source: str, target: str) -> Response:
-    mirror.pause_flow(source, target)
+    mirror.flows.pause(source, target)
     return Response(status_code=202)
 
 
 @router.put("/{source}/{target}/resume", status_code=202)
 def resume_flow(mirror: Mirror, source: str, target: str) -> Response:
-    mirror.resume_flow(source, target)
+    mirror.flows.resume(source, target)
     return Response(status_code=202)
 
 
 @router.put("/{source}/{target}/stop", status_code=204)
 def stop_flow(mirror: Mirror, source: str, target: str) -> Response:
-    mirror.stop_flow(source, target)
+    mirror.flows.stop(source, target)
     return Response(status_code=204)
 
 
 @router.delete("/{source}/{target}", status_code=204)
 def delete_flow(mirror: Mirror, source: str, target: str) -> Response:
-    mirror.remove_flow(source, target)
+    mirror.flows.remove(source, target)
     return Response(status_code=204)

@@ -70,7 +70,7 @@ def _flow_of(mirror: RuntimeView, path: str) -> str | None:
     connector = _CONNECTOR.match(path)
     if connector:
         try:
-            return mirror.connector_flow(connector.group(1))
+            return mirror.connectors.flow_of(connector.group(1))
         except NotFoundError:
             return None
     return None
@@ -79,9 +79,9 @@ def _flow_of(mirror: RuntimeView, path: str) -> str | None:
 def _to_runner(mirror: RuntimeView, path: str) -> Leader | None:
     """The leader that runs the flow of `path` (None: this process does, or no flow)."""
     flow = _flow_of(mirror, path)
-    if flow is None or mirror.runs_here(flow):
+    if flow is None or mirror.leadership.leads(flow):
         return None
-    leader = mirror.runner(flow)
+    leader = mirror.leadership.runner(flow)
     if leader is None:
         raise ConflictError(f"{flow} has no leader yet (an election is under way); try again")
     return leader
@@ -101,9 +101,9 @@ def route(mirror: RuntimeView, method: str, path: str) -> tuple[Leader | None, b
     if _SWITCHOVER.match(path) and method not in _READS:
         return _to_runner(mirror, path), False  # the job runs there; its status is read there
     if method not in _READS:
-        return mirror.writer(), False
+        return mirror.leadership.writer(), False
     flow = _flow_of(mirror, path)
-    return (None if flow is None else mirror.runner(flow)), True
+    return (None if flow is None else mirror.leadership.runner(flow)), True
 
 
 async def forward_to_leader(request: Request) -> None:
@@ -166,8 +166,8 @@ async def runners_views(
     asked: dict[tuple[str, str], Leader] = {}
     for source, target in flows:
         name = flow_name(source, target)
-        if not mirror.runs_here(name):
-            leader = mirror.runner(name)
+        if not mirror.leadership.leads(name):
+            leader = mirror.leadership.runner(name)
             if leader is not None and leader.url and leader.url != mirror.url:
                 asked[(source, target)] = leader
     if not asked:

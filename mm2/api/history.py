@@ -61,7 +61,7 @@ class FlowHistory:
 
     def sample(self) -> None:
         """One sample of every flow this process runs; a removed flow's ring is dropped."""
-        views = self._mirror.flows()
+        views = self._mirror.flows.views()
         rates: dict[tuple[str, str], float] = {}
         for s in self._mirror.metrics.snapshot():
             rates[(s.source, s.target)] = rates.get((s.source, s.target), 0.0) + s.record_rate

@@ -57,7 +57,7 @@ class MirrorCollector(Collector):
         # lag or counters of it, so alerts and sums count each flow once (Connect's workers
         # export only the tasks they run).
         # Read once per scrape and passed down: concurrent scrapes share this collector.
-        views = self._mirror.flows()
+        views = self._mirror.flows.views()
         elsewhere = {(v.source, v.target) for v in views if v.runs_on}
         yield from self._source(elsewhere)
         yield from self._checkpoints(elsewhere)
@@ -226,7 +226,7 @@ class MirrorCollector(Collector):
         connectors = GaugeMetricFamily("kafka_connect_worker_connector_count", "connectors")
         tasks = GaugeMetricFamily("kafka_connect_worker_task_count", "tasks")
         n_connectors = n_tasks = 0
-        for flow, status in self._mirror.statuses():
+        for flow, status in self._mirror.connectors.statuses():
             source, target = split_flow(flow)
             if (source, target) in elsewhere:
                 continue

@@ -68,7 +68,7 @@ def flows_health(mirror: Mirror) -> JSONResponse:
     that does not (killed, before the election moves its flows) makes them not copying."""
     causes = {}
     silent: dict[str, str | None] = {}  # leader URL -> why it does not answer (None: it does)
-    for view in mirror.flows():
+    for view in mirror.flows.views():
         if not view.enabled or (view.state == "RUNNING" and not view.runs_on):
             continue
         name = f"{view.source}->{view.target}"
@@ -107,7 +107,7 @@ def leaders(mirror: Mirror) -> dict[str, LeaderBody | None]:
         cluster: None
         if leader is None
         else LeaderBody(url=leader.url, worker_id=leader.worker_id, this_worker=leader.this_worker)
-        for cluster, leader in mirror.leaders().items()
+        for cluster, leader in mirror.leadership.leaders().items()
     }
 
 
@@ -165,7 +165,7 @@ def validate(
     plugin: Annotated[str, Path(description="simple or full class name")],
     config: Annotated[ConfigMap, Body()],
 ) -> ConfigInfos:
-    check = mirror.validate(plugin, config)
+    check = mirror.connectors.validate(plugin, config)
     return ConfigInfos(
         name=check.plugin or plugin,
         error_count=check.error_count,

@@ -43,7 +43,7 @@ class RoutedFlows:
         leader = self._elsewhere(self._runner(flow_name(source, target)))
         if leader is None:
             try:
-                return self._mirror.flow(source, target).state
+                return self._mirror.flows.view(source, target).state
             except NotFoundError:
                 return None
         for _ in range(STATE_TRIES - 1):
@@ -58,22 +58,22 @@ class RoutedFlows:
         return None if answer.status_code == 404 else str(answer.json()["state"])
 
     def pause(self, source: str, target: str) -> None:
-        self._change(source, target, "pause", self._mirror.pause_flow)
+        self._change(source, target, "pause", self._mirror.flows.pause)
 
     def resume(self, source: str, target: str) -> None:
-        self._change(source, target, "resume", self._mirror.resume_flow)
+        self._change(source, target, "resume", self._mirror.flows.resume)
 
     def _change(
         self, source: str, target: str, verb: str, here: Callable[[str, str], None]
     ) -> None:
-        writer = self._elsewhere(self._mirror.writer())
+        writer = self._elsewhere(self._mirror.leadership.writer())
         if writer is None:
             here(source, target)
         else:
             self._call("PUT", writer, f"/flows/{source}/{target}/{verb}", ok=(202,))
 
     def _runner(self, flow: str) -> Leader | None:
-        return None if self._mirror.runs_here(flow) else self._mirror.runner(flow)
+        return None if self._mirror.leadership.leads(flow) else self._mirror.leadership.runner(flow)
 
     def _elsewhere(self, leader: Leader | None) -> Leader | None:
         """`leader` when it is another process that can be asked, else None (this one)."""

@@ -79,13 +79,13 @@ class FlowAdmin:
         self._flows.worker.herder(name)
         return self._flows.flows[name], self._flows.flows.get(flow_name(target, source))
 
-    def group_offsets(self, source: str, target: str, timeout: float) -> list[FailoverPlan]:
+    def group_offsets(self, source: str, target: str, timeout: float = 15.0) -> list[FailoverPlan]:
         """Every group the flow mirrors, translated to its target in one pass (KIP-1239)."""
         flow, reverse = self.pair(source, target)
         return translate_all_groups(flow, reverse_flow=reverse, timeout=timeout)
 
     def failover_group(
-        self, source: str, target: str, group: str, *, force: bool, timeout: float
+        self, source: str, target: str, group: str, *, force: bool = False, timeout: float = 15.0
     ) -> tuple[FailoverPlan, Applied]:
         """`mm2 failover --group`: the group's live commits translated and committed on the
         target; FailoverError, a ConflictError (nothing committed), while the group has no
@@ -94,7 +94,7 @@ class FlowAdmin:
         plan = plan_failover(flow, group, reverse_flow=reverse, timeout=timeout)
         return plan, apply_failover(plan, target_group_admin(flow, timeout), force=force)
 
-    def recovery_point(self, source: str, target: str, timeout: float) -> RecoveryPoint:
+    def recovery_point(self, source: str, target: str, timeout: float = 15.0) -> RecoveryPoint:
         """What the flow had not copied of the source's ends, or since when that is unknown."""
         flow, _ = self.pair(source, target)
         return recovery_point(flow, timeout=timeout)

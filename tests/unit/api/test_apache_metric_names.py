@@ -206,7 +206,7 @@ def failed_statuses(mirror: MirrorMaker) -> list[tuple[str, ConnectorStatus]]:
 def test_failed_connectors_and_tasks_show_as_failed_only(
     mirror: MirrorMaker, client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mirror, "statuses", lambda: failed_statuses(mirror))
+    monkeypatch.setattr(mirror.connectors, "statuses", lambda: failed_statuses(mirror))
     found = samples(client)
     failed = matching(found, "kafka_connect_connector_status", {"status": "failed"})
     assert [(s[1]["connector"], s[2]) for s in failed] == [

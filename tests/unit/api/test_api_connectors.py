@@ -80,7 +80,7 @@ def test_put_and_patch_config_validate_and_keep_hidden_secrets(
     assert wrong_name.status_code == 400
     ok = client.put(f"/connectors/{SOURCE}/config", json={**config, "topics": "payments"})
     assert ok.status_code == 200 and ok.json()["config"]["topics"] == "payments"
-    stored = mirror.info(SOURCE).config["source.cluster.sasl.jaas.config"]
+    stored = mirror.connectors.info(SOURCE).config["source.cluster.sasl.jaas.config"]
     assert "secret-pw" in stored  # "[hidden]" sent back did not overwrite the secret
     patched = client.patch(f"/connectors/{SOURCE}/config", json={"topics": None, "x.y": 3})
     assert patched.status_code == 200
@@ -90,7 +90,7 @@ def test_put_and_patch_config_validate_and_keep_hidden_secrets(
 
 def test_delete_and_recreate_connector(client: TestClient, mirror: MirrorMaker) -> None:
     masked = client.get(f"/connectors/{SOURCE}/config").json()
-    config = mirror.info(SOURCE).config
+    config = mirror.connectors.info(SOURCE).config
     assert client.delete(f"/connectors/{SOURCE}").status_code == 204
     assert client.get(f"/connectors/{SOURCE}").status_code == 404
     refused = client.put(f"/connectors/{SOURCE}/config", json=masked)

@@ -88,8 +88,8 @@ def test_the_groups_view_has_both_sides_lag_and_readiness(
         )
     ]
     report = LagReport("primary->backup", 1, (PartitionLag("orders", 0, 25, 25, 0, 0.0),))
-    monkeypatch.setattr(mirror, "group_offsets", lambda source, target, timeout=15.0: plans)
-    monkeypatch.setattr(mirror, "lag", lambda source, target: report)
+    monkeypatch.setattr(mirror.flows, "group_offsets", lambda source, target, timeout=15.0: plans)
+    monkeypatch.setattr(mirror.flows, "lag", lambda source, target: report)
     body = TestClient(create_app(mirror)).get("/flows/primary/backup/groups/offsets").json()
     (group,) = body["groups"]
     assert group["group"] == "app" and group["ready"] is False
@@ -112,7 +112,7 @@ def test_partitions_say_their_owner_task_and_lag_in_seconds(
         1,
         (PartitionLag("orders", 0, 50, 20, 30, 4.25), PartitionLag("orders", 1, 9, 9, 0, 0.0)),
     )
-    monkeypatch.setattr(mirror, "lag", lambda source, target: report)
+    monkeypatch.setattr(mirror.flows, "lag", lambda source, target: report)
     rows = TestClient(create_app(mirror)).get("/flows/primary/backup/partitions").json()
     worst = rows[0]
     assert (worst["partition"], worst["lag_records"], worst["lag_seconds"]) == (0, 30, 4.25)
@@ -191,7 +191,9 @@ def test_the_recovery_point_is_a_bound_only_from_ends_read_for_it(
             PartitionAtRisk("orders", 1, None, 40, t, current=True, log_start=0),
         ),
     )
-    monkeypatch.setattr(mirror, "recovery_point", lambda source, target, timeout=15.0: current)
+    monkeypatch.setattr(
+        mirror.flows, "recovery_point", lambda source, target, timeout=15.0: current
+    )
     client = TestClient(create_app(mirror))
     body = client.get("/flows/primary/backup/recovery-point").json()
     assert (body["at_risk_at_most"], body["unknown_since_ms"]) == (70, None)
@@ -217,7 +219,7 @@ def test_the_recovery_point_is_a_bound_only_from_ends_read_for_it(
         ),
         "source primary: timed out",
     )
-    monkeypatch.setattr(mirror, "recovery_point", lambda source, target, timeout=15.0: stale)
+    monkeypatch.setattr(mirror.flows, "recovery_point", lambda source, target, timeout=15.0: stale)
     body = client.get("/flows/primary/backup/recovery-point").json()
     assert body["at_risk_at_most"] is None
     assert (body["unknown_since_ms"], body["unknown_partitions"]) == (None, 2)  # one never read

@@ -108,7 +108,11 @@ class Standby:
 
     metrics = MetricsRegistry()
 
-    def flows(self) -> list[FlowView]:
+    @property
+    def flows(self) -> Standby:  # its part for flows is itself
+        return self
+
+    def views(self) -> list[FlowView]:
         lag = FlowLag(1, 4, 1.0, 10)
         return [
             FlowView("a", "b", True, "RUNNING", (), lag),

@@ -206,7 +206,7 @@ def test_top_level_keys_in_stored_changes_are_ignored(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     mirror = make_mirror(state)
-    config = mirror.info(SOURCE).config
+    config = mirror.connectors.info(SOURCE).config
     assert "replication.policy.separator" not in config
     assert "config.providers" not in config
 

@@ -48,7 +48,7 @@ def test_a_switchover_is_a_dry_run_unless_asked_and_is_followed_with_get(
     mirror: MirrorMaker, client: TestClient
 ) -> None:
     run = FakeRun()
-    mirror._switchovers._run = run
+    mirror.switchovers._run = run
     assert client.get("/flows/primary/backup/switchover").status_code == 404
     started = client.post("/flows/primary/backup/switchover")
     assert started.status_code == 202, started.text
@@ -79,7 +79,7 @@ def test_a_switchover_that_stops_says_why_and_keeps_its_report(
 ) -> None:
     run = FakeRun(fail="not drained within 5 s")
     run.release.set()
-    mirror._switchovers._run = run
+    mirror.switchovers._run = run
     body = {"dry_run": False, "start_reverse": True, "drain_timeout_seconds": 5}
     assert client.post("/flows/primary/backup/switchover", json=body).status_code == 202
     done = eventually(

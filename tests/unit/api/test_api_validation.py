@@ -32,7 +32,7 @@ def test_put_of_an_incomplete_config_is_refused_and_changes_nothing(client: Test
 
 
 def test_post_validates_like_put(client: TestClient, mirror: MirrorMaker) -> None:
-    config = mirror.info(SOURCE).config
+    config = mirror.connectors.info(SOURCE).config
     assert client.delete(f"/connectors/{SOURCE}").status_code == 204
     empty = client.post("/connectors", json={"name": SOURCE, "config": {}})
     assert empty.status_code == 400 and "connector.class" in empty.json()["errors"]

@@ -49,38 +49,17 @@ def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
         time.sleep(0.01)
 
 
-class FakeRuntime:
-    """A RuntimeView with one flow a->b and one connector, and registries of its own."""
+class FakeConnectors:
+    """One connector of flow a->b, RUNNING; nothing else exists."""
 
-    def __init__(self) -> None:
-        self.metrics = MetricsRegistry()
-        self.liveness = Liveness()
+    def __init__(self, worker_id: str) -> None:
+        self.worker_id = worker_id
         self.paused: list[str] = []
-        self.report: LagReport | None = None
-        self.plans: list[FailoverPlan] = []
-        self.plugins: Plugins = {}
 
-    healthy = True
-    worker_id = "fake-worker"
-    url = None
-    leader_url: str | None = None
-
-    def runs_here(self, flow: str) -> bool:
-        return True
-
-    def writer(self) -> Leader | None:
-        return None
-
-    def runner(self, flow: str) -> Leader | None:
-        return None
-
-    def leaders(self) -> dict[str, Leader | None]:
-        return {}
-
-    def connector_flow(self, name: str) -> str:
+    def flow_of(self, name: str) -> str:
         return "a->b"
 
-    def connector_names(self) -> list[str]:
+    def names(self) -> list[str]:
         return ["a.b.MirrorHeartbeatConnector"]
 
     def statuses(self) -> list[tuple[str, ConnectorStatus]]:
@@ -112,7 +91,7 @@ class FakeRuntime:
         self.paused.append(name)
 
     def resume(self, name: str) -> None: ...
-    def stop_connector(self, name: str) -> None: ...
+    def stop(self, name: str) -> None: ...
 
     def restart(self, name: str, *, include_tasks: bool, only_failed: bool) -> ConnectorStatus:
         return self.status(name)
@@ -122,20 +101,32 @@ class FakeRuntime:
     def validate(self, plugin: str, config: Mapping[str, str]) -> ConfigCheck:
         raise NotFoundError(f"no connector plugin {plugin!r}")
 
-    def offsets(self, name: str) -> list[ConnectorOffset]:
+
+class FakeOffsets:
+    def read(self, name: str) -> list[ConnectorOffset]:
         return []
 
-    def alter_offsets(self, name: str, offsets: Sequence[ConnectorOffset]) -> None: ...
-    def reset_offsets(self, name: str) -> None: ...
+    def alter(self, name: str, offsets: Sequence[ConnectorOffset]) -> None: ...
+    def reset(self, name: str) -> None: ...
 
-    def flows(self) -> list[FlowView]:
-        return [self.flow("a", "b")]
 
-    def flow(self, source: str, target: str) -> FlowView:
+class FakeFlows:
+    """The one flow a->b; on a standby (`leader_url` set) it runs on that leader."""
+
+    def __init__(self, connectors: FakeConnectors) -> None:
+        self.connectors = connectors
+        self.report: LagReport | None = None
+        self.plans: list[FailoverPlan] = []
+        self.leader_url: str | None = None
+
+    def views(self) -> list[FlowView]:
+        return [self.view("a", "b")]
+
+    def view(self, source: str, target: str) -> FlowView:
         if (source, target) != ("a", "b"):
             raise NotFoundError(f"no replication flow {source}->{target}")
-        connectors = tuple(self.connector_names())
-        if self.leader_url is not None:  # this fake is a standby of the process at leader_url
+        connectors = tuple(self.connectors.names())
+        if self.leader_url is not None:
             cause = f"runs on {self.leader_url}, the leader of b"
             return FlowView(
                 "a",
@@ -153,26 +144,56 @@ class FakeRuntime:
         return self.report
 
     def group_offsets(self, source: str, target: str, timeout: float = 15.0) -> list[FailoverPlan]:
-        self.flow(source, target)
+        self.view(source, target)
         return self.plans
 
     def recovery_point(self, source: str, target: str, timeout: float = 15.0) -> RecoveryPoint:
-        self.flow(source, target)
+        self.view(source, target)
         return RecoveryPoint(f"{source}->{target}", 0, ())
-
-    def pause_flow(self, source: str, target: str) -> None:
-        for name in self.connector_names():
-            self.pause(name)
-
-    def resume_flow(self, source: str, target: str) -> None: ...
-    def stop_flow(self, source: str, target: str) -> None: ...
 
     def failover_group(
         self, source: str, target: str, group: str, *, force: bool = False, timeout: float = 15.0
     ) -> tuple[FailoverPlan, Applied]:
         raise NotImplementedError
 
-    def start_switchover(
+    def pause(self, source: str, target: str) -> None:
+        for name in self.connectors.names():
+            self.connectors.pause(name)
+
+    def resume(self, source: str, target: str) -> None: ...
+    def stop(self, source: str, target: str) -> None: ...
+
+    def add(
+        self,
+        source: str,
+        target: str,
+        clusters: Mapping[str, Mapping[str, str]],
+        overrides: Mapping[str, str],
+    ) -> FlowView:
+        return self.view(source, target)
+
+    def remove(self, source: str, target: str) -> None: ...
+
+
+class FakeLeadership:
+    def leads(self, flow: str) -> bool:
+        return True
+
+    def writer(self) -> Leader | None:
+        return None
+
+    def runner(self, flow: str) -> Leader | None:
+        return None
+
+    def leaders(self) -> dict[str, Leader | None]:
+        return {}
+
+
+class FakeSwitchovers:
+    def __init__(self, flows: FakeFlows) -> None:
+        self.flows = flows
+
+    def start(
         self,
         source: str,
         target: str,
@@ -182,22 +203,29 @@ class FakeRuntime:
         drain_timeout: float,
         control: FlowControl | None = None,
     ) -> SwitchoverJob:
-        self.flow(source, target)
+        self.flows.view(source, target)
         return SwitchoverJob(f"{source}->{target}", dry_run, start_reverse, 0)
 
-    def switchover_job(self, source: str, target: str) -> SwitchoverJob | None:
+    def job(self, source: str, target: str) -> SwitchoverJob | None:
         return None
 
-    def add_flow(
-        self,
-        source: str,
-        target: str,
-        clusters: Mapping[str, Mapping[str, str]],
-        overrides: Mapping[str, str],
-    ) -> FlowView:
-        return self.flow(source, target)
 
-    def remove_flow(self, source: str, target: str) -> None: ...
+class FakeRuntime:
+    """A RuntimeView with one flow a->b and one connector, and registries of its own."""
+
+    healthy = True
+    worker_id = "fake-worker"
+    url = None
+
+    def __init__(self) -> None:
+        self.metrics = MetricsRegistry()
+        self.liveness = Liveness()
+        self.plugins: Plugins = {}
+        self.connectors = FakeConnectors(self.worker_id)
+        self.offsets = FakeOffsets()
+        self.flows = FakeFlows(self.connectors)
+        self.leadership = FakeLeadership()
+        self.switchovers = FakeSwitchovers(self.flows)
 
 
 def test_the_api_runs_over_any_runtime_view() -> None:
@@ -209,7 +237,7 @@ def test_the_api_runs_over_any_runtime_view() -> None:
     assert client.get("/flows/a/b").json()["state"] == "RUNNING"
     assert client.get("/flows/a/c").status_code == 404
     assert client.put("/flows/a/b/pause").status_code == 202
-    assert fake.paused == ["a.b.MirrorHeartbeatConnector"]
+    assert fake.connectors.paused == ["a.b.MirrorHeartbeatConnector"]
 
 
 def test_metrics_and_partitions_read_the_views_own_registries() -> None:
@@ -217,7 +245,7 @@ def test_metrics_and_partitions_read_the_views_own_registries() -> None:
     fake.metrics.set_routes("a", "b", {"t": Route("t", "a.t", 1)})
     fake.metrics.update_lag("a", "b", {("t", 0): ("a.t", 7, 1.5)})
     fake.liveness.heartbeat("a", "b", 1_700_000_000.0)
-    fake.report = LagReport("a->b", 1, (PartitionLag("t", 0, 10, 3, 7, 1.5),))
+    fake.flows.report = LagReport("a->b", 1, (PartitionLag("t", 0, 10, 3, 7, 1.5),))
     client = TestClient(create_app(fake))
     text = client.get("/metrics").text
     assert (
@@ -250,7 +278,7 @@ def test_a_standby_exports_no_state_lag_or_counters_of_a_flow_its_leader_runs(
     assert 'mm2_flow_state{cause="",source="a",state="RUNNING",target="b"} 1.0' in (
         client.get("/metrics").text
     )
-    fake.leader_url = "http://node-1:8083"
+    fake.flows.leader_url = "http://node-1:8083"
     text = client.get("/metrics").text
     # The shipped alert MirrorMakerFlowNotCopying fired on a healthy standby's UNASSIGNED, and
     # lag summed over the nodes counted every partition twice.
@@ -352,7 +380,7 @@ def test_a_mirror_records_lag_into_its_own_registry(tmp_path: Path) -> None:
     assert mirror.metrics is metrics
     mirror.start()
     try:
-        eventually(lambda: mirror.flow("a", "b").lag.records == 4)
+        eventually(lambda: mirror.flows.view("a", "b").lag.records == 4)
     finally:
         mirror.stop()
     assert [(s.topic, s.lag_records) for s in metrics.snapshot()] == [("t", 4)]
@@ -374,7 +402,7 @@ def test_every_groups_translation_in_one_call() -> None:
         exact=True,
         rereads_at_most=0,
     )
-    fake.plans = [FailoverPlan("failover", "app", "a", "b", "offset syncs", (move,), ())]
+    fake.flows.plans = [FailoverPlan("failover", "app", "a", "b", "offset syncs", (move,), ())]
     client = TestClient(create_app(fake))
     body = client.get("/flows/a/b/groups/offsets").json()
     assert (body["source"], body["target"]) == ("a", "b")

@@ -26,10 +26,10 @@ def test_connectors_start_with_the_worker_keys(tmp_path: Path) -> None:
         assert started["offset.storage.partitions"] == "5"
         assert started["offset.storage.topic"] == "mm2-offsets.primary.internal"
         assert started["exactly.once.source.support"] == "disabled"
-        shown = mirror.info("primary.backup.MirrorSourceConnector").config
+        shown = mirror.connectors.info("primary.backup.MirrorSourceConnector").config
         assert not {k for k in shown if k.startswith("offset.storage.")}
         assert "exactly.once.source.support" not in shown
-        for task in mirror.task_configs("primary.backup.MirrorSourceConnector"):
+        for task in mirror.connectors.task_configs("primary.backup.MirrorSourceConnector"):
             assert "offset.storage.replication.factor" not in task
     finally:
         mirror.stop()

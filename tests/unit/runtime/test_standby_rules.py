@@ -167,7 +167,7 @@ def pair(tmp_path: Path) -> Iterator[tuple[Node, Node]]:
 
 
 def state(node: Node, name: str = SOURCE) -> str:
-    return node.mirror.status(name).state
+    return node.mirror.connectors.status(name).state
 
 
 def test_only_the_leader_runs_a_clusters_flows(pair: tuple[Node, Node]) -> None:
@@ -176,9 +176,11 @@ def test_only_the_leader_runs_a_clusters_flows(pair: tuple[Node, Node]) -> None:
     a.lead("backup")
     eventually(lambda: state(a) == "RUNNING", timeout=10, what="a RUNNING")
     assert state(b) == "UNASSIGNED"
-    assert b.mirror.leaders()["backup"] is not None
-    assert b.mirror.leaders()["backup"].url == "http://a:8083"  # type: ignore[union-attr]
-    assert a.mirror.runs_here("primary->backup") and not b.mirror.runs_here("primary->backup")
+    assert b.mirror.leadership.leaders()["backup"] is not None
+    assert b.mirror.leadership.leaders()["backup"].url == "http://a:8083"  # type: ignore[union-attr]
+    assert a.mirror.leadership.leads("primary->backup") and not b.mirror.leadership.leads(
+        "primary->backup"
+    )
     # The leader dies: its votes go to the standby, which starts the flow.
     a.lead("backup", leading=False)
     assert state(a) == "UNASSIGNED"
@@ -189,18 +191,18 @@ def test_only_the_leader_runs_a_clusters_flows(pair: tuple[Node, Node]) -> None:
 def test_changes_on_the_leader_reach_the_standby_through_kafka(pair: tuple[Node, Node]) -> None:
     a, b = pair
     a.lead("backup")
-    a.mirror.pause(SOURCE)
+    a.mirror.connectors.pause(SOURCE)
     assert state(a) == "PAUSED"
     assert state(b) == "PAUSED"  # the target state arrived, the herder stays idle
-    a.mirror.patch_config(SOURCE, {"topics": "orders.*"})
-    assert b.mirror.info(SOURCE).config["topics"] == "orders.*"
+    a.mirror.connectors.patch_config(SOURCE, {"topics": "orders.*"})
+    assert b.mirror.connectors.info(SOURCE).config["topics"] == "orders.*"
     # A change this process may not make (it does not lead backup) is refused, not lost.
     with pytest.raises(ConflictError):
-        b.mirror.resume(SOURCE)
+        b.mirror.connectors.resume(SOURCE)
     a.lead("backup", leading=False)
     b.lead("backup")
     assert state(b) == "PAUSED"  # the new leader honours the pause made on the old one
-    b.mirror.resume(SOURCE)
+    b.mirror.connectors.resume(SOURCE)
     eventually(lambda: state(b) == "RUNNING", timeout=10, what="b RUNNING")
 
 
@@ -208,7 +210,7 @@ def test_a_new_process_starts_from_the_changes_in_kafka(tmp_path: Path) -> None:
     topics: dict[str, Topic] = {}
     a = Node("http://a:8083", topics, tmp_path / "a", "k")
     a.lead("backup")
-    a.mirror.stop_connector(SOURCE)
+    a.mirror.connectors.stop(SOURCE)
     a.mirror.stop()
     late = Node("http://c:8083", topics, tmp_path / "c", "k")  # another host, empty state dir
     try:
@@ -247,8 +249,8 @@ def test_secrets_are_sealed_in_kafka_and_in_the_cache(
 ) -> None:
     a, b = pair
     a.lead("backup")
-    a.mirror.patch_config(SOURCE, {"sasl.jaas.config": SECRET})
-    assert b.mirror.info(SOURCE).config["sasl.jaas.config"] == SECRET
+    a.mirror.connectors.patch_config(SOURCE, {"sasl.jaas.config": SECRET})
+    assert b.mirror.connectors.info(SOURCE).config["sasl.jaas.config"] == SECRET
     for path in (tmp_path / "a" / "rest-changes.json", tmp_path / "b" / "rest-changes.json"):
         assert "pw-42" not in path.read_text(), path
     in_kafka = json.dumps(a.topics["backup"].records)
@@ -261,11 +263,11 @@ def test_a_secret_without_a_key_is_refused_with_the_key_to_set(tmp_path: Path) -
     try:
         node.lead("backup")
         with pytest.raises(BadRequestError, match=r"mm2\.rest\.secrets\.key"):
-            node.mirror.patch_config(SOURCE, {"sasl.jaas.config": SECRET})
+            node.mirror.connectors.patch_config(SOURCE, {"sasl.jaas.config": SECRET})
         # A config provider reference is not a secret: kept as given.
         ref = "${file:/etc/mm2/jaas.properties:jaas}"
-        node.mirror.patch_config(SOURCE, {"sasl.jaas.config": ref})
-        assert node.mirror.info(SOURCE).config["sasl.jaas.config"] == ref
+        node.mirror.connectors.patch_config(SOURCE, {"sasl.jaas.config": ref})
+        assert node.mirror.connectors.info(SOURCE).config["sasl.jaas.config"] == ref
         assert any(ref in json.dumps(v) for _, v in topics["backup"].records)
     finally:
         node.mirror.stop()
@@ -294,13 +296,13 @@ def test_a_malformed_changes_record_is_skipped_and_named(
 ) -> None:
     a, b = pair
     a.lead("backup")
-    a.mirror.pause(SOURCE)
+    a.mirror.connectors.pause(SOURCE)
     cached = b.store.path.read_bytes()
     log = MemoryLog("backup", a.topics["backup"])
     log.write("rest-changes", {"version": 10**6, "changes": {"target_states": "PAUSED"}})
     assert "rest-changes" in caplog.text and "target_states" in caplog.text
     assert state(b) == "PAUSED" and b.store.path.read_bytes() == cached
-    a.mirror.resume(SOURCE)  # the next good version still arrives
+    a.mirror.connectors.resume(SOURCE)  # the next good version still arrives
     assert state(b) == "UNASSIGNED"
 
 
@@ -435,7 +437,7 @@ def test_any_nodes_flow_list_shows_the_leaders_view(tmp_path: Path) -> None:
         a.lead("backup")
         # The flow, tasks included (they start on threads of their own), as a's /flows shows it.
         eventually(
-            lambda: a.mirror.flow("primary", "backup").state == "RUNNING",
+            lambda: a.mirror.flows.view("primary", "backup").state == "RUNNING",
             timeout=30,
             what="a's flow RUNNING",
         )
@@ -487,14 +489,14 @@ def test_a_switchover_reads_each_flow_where_it_runs_and_changes_it_through_the_w
         eventually(lambda: all(s.started for s in servers), timeout=10, what="REST listeners")
         eventually(
             lambda: (
-                a.mirror.flow("primary", "backup").state == "RUNNING"
-                and b.mirror.flow("backup", "primary").state == "RUNNING"
+                a.mirror.flows.view("primary", "backup").state == "RUNNING"
+                and b.mirror.flows.view("backup", "primary").state == "RUNNING"
             ),
             timeout=30,
             what="each flow RUNNING on its leader",
         )
         # b's own view of the flow a runs: not running here (the bug took this as the state).
-        assert b.mirror.flow("primary", "backup").state != "RUNNING"
+        assert b.mirror.flows.view("primary", "backup").state != "RUNNING"
         leader, read = route(b.mirror, "POST", "/flows/primary/backup/switchover")
         assert leader is not None and leader.url == urls[0] and not read
         assert route(a.mirror, "POST", "/flows/primary/backup/switchover") == (None, False)
@@ -512,7 +514,7 @@ def test_a_switchover_reads_each_flow_where_it_runs_and_changes_it_through_the_w
             timeout=10,
             what="primary->backup PAUSED where it runs",
         )
-        assert a.mirror.flow("primary", "backup").state == "PAUSED"
+        assert a.mirror.flows.view("primary", "backup").state == "PAUSED"
         on_a.pause("backup", "primary")  # a is the writer: here; b applies the change
         eventually(
             lambda: on_a.state("backup", "primary") == "PAUSED",
@@ -521,7 +523,7 @@ def test_a_switchover_reads_each_flow_where_it_runs_and_changes_it_through_the_w
         )
         on_b.resume("backup", "primary")  # b is no writer: sent to a
         eventually(
-            lambda: b.mirror.flow("backup", "primary").state == "RUNNING",
+            lambda: b.mirror.flows.view("backup", "primary").state == "RUNNING",
             timeout=30,
             what="backup->primary RUNNING again on b",
         )
