@@ -17,11 +17,13 @@ from pathlib import Path
 
 from mm2.config.model import Flow
 from mm2.connect.spi import Connector, CopyTaskView, Task, TaskContext
-from mm2.connectors.epochs import EpochPlanner
+from mm2.connectors.epochs import EpochPlanner, LazyPublisher
 from mm2.connectors.left_open import LeftOpenWatch
 from mm2.connectors.offset_syncs import offset_syncs_target, positions_from_syncs
 from mm2.connectors.positions_feed import PositionsFeed
 from mm2.connectors.progress_group import ProgressGroup
+from mm2.connectors.settle import Fencing, Settle
+from mm2.connectors.task_specs import TaskSpecs
 from mm2.connectors.topic_schedule import TopicSchedule, step
 from mm2.connectors.topic_sync import TopicSync
 from mm2.copy.assignment import AssignmentPublisher
@@ -103,23 +105,8 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         configs = (flow.target_producer_config(), positions.consumer_config, positions.admin_config)
         return end_left_open(configs, ids, topics, flow=flow.name, timeout=timeout)
 
-    planner = EpochPlanner(
-        settings,
-        is_heartbeats=flow.replication_policy().is_heartbeats_topic,
-        positions=positions,
-        feed=feed,
-        schedule=schedule,
-        make_runner=make_runner,
-        fence=fence,
-        make_publisher=lambda: AssignmentPublisher(
-            positions.producer_config, positions.topic, flow.name
-        ),
-        syncs_target=lambda: offset_syncs_target(flow),
-        metrics=metrics,
-        start_offsets=progress,
-        prove=lambda routes: positions_from_syncs(
-            flow, routes, settings.source_consumer, schema_ids=settings.schema_ids
-        ),
+    fencing = Fencing(
+        fence,
         leader=lambda: context.leader_epoch,
         check_leader=lambda lead: check_leader_epoch(
             positions.consumer_config, lead.topic, lead.epoch
@@ -134,6 +121,41 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         )
         if settings.exactly_once
         else None,
+    )
+    settle = Settle(
+        settings,
+        positions=positions,
+        feed=feed,
+        schedule=schedule,
+        fencing=fencing,
+        metrics=metrics,
+        prove=lambda routes: positions_from_syncs(
+            flow, routes, settings.source_consumer, schema_ids=settings.schema_ids
+        ),
+    )
+    specs = TaskSpecs(
+        settings,
+        positions=positions,
+        feed=feed,
+        schedule=schedule,
+        metrics=metrics,
+        syncs_target=lambda: offset_syncs_target(flow),
+        start_offsets=progress,
+        is_heartbeats=flow.replication_policy().is_heartbeats_topic,
+        leader=lambda: context.leader_epoch,
+    )
+    planner = EpochPlanner(
+        settings,
+        positions=positions,
+        feed=feed,
+        schedule=schedule,
+        settle=settle,
+        specs=specs,
+        make_runner=make_runner,
+        publisher=LazyPublisher(
+            lambda: AssignmentPublisher(positions.producer_config, positions.topic, flow.name)
+        ),
+        metrics=metrics,
     )
     return SourceParts(planner, schedule, feed, progress)
 

@@ -4,23 +4,24 @@ fakes handed to the planner, as the task's composition hands it the real parts."
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import pytest
 
 from mm2.connect.spi import LeaderEpoch
-from mm2.connectors.epochs import EndLeftOpen, EpochPlanner
+from mm2.connectors.epochs import EpochPlanner, LazyPublisher
 from mm2.connectors.left_open import LeftOpenWatch
+from mm2.connectors.settle import EndLeftOpen, Fencing, Settle
+from mm2.connectors.task_specs import TaskSpecs
 from mm2.copy.failure import CopyFailure
 from mm2.copy.position_record import StoredPositions
 from mm2.copy.routes import Route
 from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.errors import KafkaClientError, ProducerFencedError, RecordTooLargeError
-from tests.support.specs import copy_settings, copy_spec
+from tests.support.specs import CopySettingsFields, copy_settings, copy_spec
 
 
 class FakePositions:
@@ -153,6 +154,7 @@ def _planner(
     check_leader: Callable[[LeaderEpoch], None] = lambda _lead: None,
     end_left_open: EndLeftOpen | None = None,
     left_open: LeftOpenWatch | None = None,
+    **settings: Unpack[CopySettingsFields],
 ) -> tuple[EpochPlanner, FakePositions]:
     fencing = threading.Event()
 
@@ -174,23 +176,44 @@ def _planner(
 
     positions = FakePositions(calls)
     positions.created = created
-    planner = EpochPlanner(
-        copy_settings(tasks_max=2, source_consumer={}, target_producer={}),
-        is_heartbeats=lambda topic: topic == "beats",
-        positions=positions,
-        feed=FakeFeed(calls, stored or {}),
-        schedule=FakeSchedule(routes),
-        make_runner=runner or make_runner,
-        fence=fence_ids,
-        make_publisher=FakePublisher,
-        syncs_target=lambda: ("", None),
-        metrics=NoMetrics(),
-        start_offsets=None,
-        prove=prove,
+    fields: CopySettingsFields = {"tasks_max": 2, "source_consumer": {}, "target_producer": {}}
+    fields.update(settings)
+    copy = copy_settings(**fields)
+    feed, schedule, metrics = FakeFeed(calls, stored or {}), FakeSchedule(routes), NoMetrics()
+    fenced_by = Fencing(
+        fence_ids,
         leader=lambda: leader,
         check_leader=check_leader,
         end_left_open=end_left_open,
         left_open=left_open,
+    )
+    planner = EpochPlanner(
+        copy,
+        positions=positions,
+        feed=feed,
+        schedule=schedule,
+        settle=Settle(
+            copy,
+            positions=positions,
+            feed=feed,
+            schedule=schedule,
+            fencing=fenced_by,
+            metrics=metrics,
+            prove=prove,
+        ),
+        specs=TaskSpecs(
+            copy,
+            positions=positions,
+            feed=feed,
+            schedule=schedule,
+            metrics=metrics,
+            syncs_target=lambda: ("", None),
+            is_heartbeats=lambda topic: topic == "beats",
+            leader=lambda: leader,
+        ),
+        make_runner=runner or make_runner,
+        publisher=LazyPublisher(FakePublisher),
+        metrics=metrics,
     )
     return planner, positions
 
@@ -278,12 +301,11 @@ def test_an_operators_failure_from_a_copy_task_fails_the_planner_with_its_class(
 
 
 def test_with_schema_ids_the_policys_heartbeats_topics_are_copied_as_they_are() -> None:
-    planner, _ = _planner([])
-    planner.settings = dataclasses.replace(planner.settings, schema_ids=True)
-    assert planner._assignment("beats", 0, "primary.beats").as_is
-    assert not planner._assignment("orders", 0, "primary.orders").as_is
-    planner.settings = dataclasses.replace(planner.settings, schema_ids=False)
-    assert not planner._assignment("beats", 0, "primary.beats").as_is  # nothing is rewritten
+    planner, _ = _planner([], schema_ids=True)
+    assert planner._specs.assignment("beats", 0, "primary.beats").as_is
+    assert not planner._specs.assignment("orders", 0, "primary.orders").as_is
+    planner, _ = _planner([], schema_ids=False)
+    assert not planner._specs.assignment("beats", 0, "primary.beats").as_is  # nothing rewritten
     spec = copy_spec(settings=planner.settings, partitions=[Assignment("b", 0, "p.b", 1, "", True)])
     assert CopyTaskSpec.from_json(spec.to_json()) == spec
 
@@ -309,13 +331,14 @@ def test_a_topic_re_created_since_its_positions_were_stored_is_copied_from_its_s
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     calls: list[str] = []
-    planner, positions = _planner(calls, stored={("orders", 0): 2999, ("orders", 1): 10})
+    admin = {"bootstrap.servers": "primary:9092"}
+    planner, positions = _planner(
+        calls, stored={("orders", 0): 2999, ("orders", 1): 10}, source_admin=admin
+    )
     schedule = planner._schedule
     assert isinstance(schedule, FakeSchedule)
     schedule.routes = {"orders": Route("orders", "primary.orders", 2, topic_id="new")}
     planner.feed.stored.topic_ids.update({("orders", 0): "old", ("orders", 1): "new"})
-    admin = {"bootstrap.servers": "primary:9092"}
-    planner.settings = dataclasses.replace(planner.settings, source_admin=admin)
     with caplog.at_level(logging.WARNING):
         planner.run_epochs()
     runner = planner.runner
