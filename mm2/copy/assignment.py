@@ -34,9 +34,9 @@ from confluent_kafka import (
 from mm2.copy.spec import Assignment
 from mm2.errors import KafkaClientError
 from mm2.kafka.failure import ClientLog, client_error, cluster_label
+from mm2.records.offsets_topic import ASSIGNMENT, kind_key
 
 __all__ = [
-    "ASSIGNMENT_CONNECTOR",
     "ASSIGNMENT_PARTITION",
     "AssignmentFeed",
     "AssignmentPublisher",
@@ -47,13 +47,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ASSIGNMENT_CONNECTOR = "mm2-copy-assignment"
 ASSIGNMENT_PARTITION = 0
 
 
 def assignment_key(flow: str) -> bytes:
     """Connect's offsets key shape, for a connector name no Connect worker runs."""
-    return json.dumps([ASSIGNMENT_CONNECTOR, {"flow": flow}], separators=(",", ":")).encode()
+    return kind_key(ASSIGNMENT, {"flow": flow})
 
 
 def encode_additions(epoch: str, additions: Mapping[int, Sequence[Assignment]]) -> bytes:

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 
 from mm2.errors import KafkaClientError
 from mm2.kafka.producer import RecordProducer
+from mm2.records.offsets_topic import READY, kind_key, partition_of
 
-__all__ = ["READY_CONNECTOR", "CopyReady", "announce", "decode_ready", "ready_key"]
+__all__ = ["CopyReady", "announce", "decode_ready", "ready_key"]
 
 log = logging.getLogger(__name__)
 
-READY_CONNECTOR = "mm2-copy-ready"
 _PARTITION = 0
 
 
@@ -42,19 +42,17 @@ class CopyReady:
 
 
 def ready_key(flow: str, task: int) -> bytes:
-    return json.dumps(
-        [READY_CONNECTOR, {"flow": flow, "task": task}], separators=(",", ":")
-    ).encode()
+    return kind_key(READY, {"flow": flow, "task": task})
 
 
 def decode_ready(key: bytes | None, value: bytes | None) -> CopyReady | None:
     """The notice a record of the offsets topic holds, if it is one (else None)."""
-    if not key or not value or READY_CONNECTOR.encode() not in key:
+    part = partition_of(key, READY)
+    if part is None or not value:
         return None
     try:
-        name, part = json.loads(key)
         body = json.loads(value)
-        if name != READY_CONNECTOR or not isinstance(part, dict) or not isinstance(body, dict):
+        if not isinstance(body, dict):
             return None
         return CopyReady(str(part["flow"]), int(part["task"]), str(body["epoch"]))
     except (ValueError, KeyError, TypeError):

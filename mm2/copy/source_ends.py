@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from mm2.errors import KafkaClientError
 from mm2.kafka.producer import RecordProducer
 from mm2.records import TP
+from mm2.records.offsets_topic import SOURCE_ENDS, kind_key, partition_of
 
 __all__ = [
-    "SOURCE_ENDS_CONNECTOR",
     "SourceEnds",
     "SourceEndsWriter",
     "decode_source_ends",
@@ -37,7 +37,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SOURCE_ENDS_CONNECTOR = "mm2-source-ends"
 _PARTITION = 0
 # A record above this is not written (the topic's default max.message.bytes is 1 MB): about
 # 80,000 partitions' ends. The recovery point then says how old the ends it has are.
@@ -56,7 +55,7 @@ class SourceEnds:
 
 
 def source_ends_key(flow: str) -> bytes:
-    return json.dumps([SOURCE_ENDS_CONNECTOR, {"flow": flow}], separators=(",", ":")).encode()
+    return kind_key(SOURCE_ENDS, {"flow": flow})
 
 
 def encode_source_ends(read_at_ms: int, ends: Mapping[TP, int]) -> bytes:
@@ -73,13 +72,11 @@ def encode_source_ends(read_at_ms: int, ends: Mapping[TP, int]) -> bytes:
 def decode_source_ends(key: bytes | None, value: bytes | None) -> SourceEnds | None:
     """The ends a record of the offsets topic holds, if it is such a record (else None; a
     tombstone or a damaged value too)."""
-    if not key or not value or SOURCE_ENDS_CONNECTOR.encode() not in key:
+    part = partition_of(key, SOURCE_ENDS)
+    if part is None or not value:
         return None
     try:
-        name, part = json.loads(key)
         body = json.loads(value)
-        if name != SOURCE_ENDS_CONNECTOR or not isinstance(part, dict):
-            return None
         ends = {
             (str(topic), p): int(end)
             for topic, row in dict(body["ends"]).items()

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from mm2.errors import RecordFormatError
+from mm2.records.offsets_topic import SCHEMA, kind_key
 
 __all__ = [
     "RECORD_NAME",
@@ -37,7 +38,7 @@ __all__ = [
     "decode_schema_record",
 ]
 
-SCHEMA_CONNECTOR = "MirrorSchemaConnector"
+SCHEMA_CONNECTOR = SCHEMA  # the schema connector, as its records of the offsets topic name it
 # Confluent's subject name strategies, as key.subject.name.strategy and
 # value.subject.name.strategy name them: which subjects describe a topic's keys and values
 SUBJECT_STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
@@ -68,7 +69,7 @@ class SchemaIdMapping:
 
 
 def _key(partition: dict[str, object]) -> bytes:
-    return json.dumps([SCHEMA_CONNECTOR, partition], separators=(",", ":")).encode()
+    return kind_key(SCHEMA_CONNECTOR, partition)
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 from mm2.copy.position_record import decode_position
-from mm2.copy.ready import READY_CONNECTOR, CopyReady, decode_ready, ready_key
+from mm2.copy.ready import CopyReady, decode_ready, ready_key
+from mm2.records.offsets_topic import READY
 
 
 def test_a_notice_round_trips_and_is_never_a_position() -> None:
     key, value = ready_key("a->b", 3), json.dumps({"epoch": "e1"}).encode()
-    assert json.loads(key) == [READY_CONNECTOR, {"flow": "a->b", "task": 3}]
+    assert json.loads(key) == [READY, {"flow": "a->b", "task": 3}]
     assert decode_ready(key, value) == CopyReady("a->b", 3, "e1")
     position = decode_position(key, value, [], connector="MirrorSourceConnector", cluster="a")
     assert position is None
