@@ -20,12 +20,11 @@ from typing import Protocol
 
 from mm2.connect.spi import CopyTaskView
 from mm2.connectors.deal import Placed, deal, extend_deal, task_count
-from mm2.connectors.planner_parts import PlannerFeed, PlannerPositions, PlannerSchedule
+from mm2.connectors.planner_parts import FlowParts, PlannerFeed
 from mm2.connectors.settle import Settle
 from mm2.connectors.task_specs import TaskSpecs
 from mm2.connectors.topic_schedule import step
 from mm2.copy.runner import CopyRunner
-from mm2.copy.settings import CopySettings
 from mm2.copy.spec import LIBRDKAFKA_BATCH_SIZE, Assignment
 from mm2.errors import KafkaClientError, ProducerFencedError
 from mm2.records import TP
@@ -89,21 +88,16 @@ class EpochPlanner:
 
     def __init__(
         self,
-        settings: CopySettings,
+        parts: FlowParts,
         *,
-        positions: PlannerPositions,
-        feed: PlannerFeed,
-        schedule: PlannerSchedule,
         settle: Settle,
         specs: TaskSpecs,
         make_runner: Callable[[], CopyRunner],
         publisher: Publisher,
         metrics: OwnerMetrics,
     ) -> None:
-        self.settings = settings
-        self._positions = positions
-        self.feed = feed
-        self._schedule = schedule
+        self.settings = parts.settings
+        self._parts = parts
         self._settle = settle
         self._specs = specs
         self._make_runner = make_runner
@@ -115,6 +109,10 @@ class EpochPlanner:
     @property
     def runner(self) -> CopyRunner | None:
         return self._runner
+
+    @property
+    def feed(self) -> PlannerFeed:
+        return self._parts.feed
 
     @property
     def settled(self) -> bool:
@@ -131,12 +129,12 @@ class EpochPlanner:
         # The offsets topic before the remote topics: a broker creating thousands of remote
         # partitions shows a topic created after them seconds later (W3: 10 s of retries).
         # Created now: it may have been lost.
-        self._settle.topic_created(self._positions.ensure())
-        self._settle.cluster_id = self._positions.source_cluster_id()
+        self._settle.topic_created(self._parts.positions.ensure())
+        self._settle.cluster_id = self._parts.positions.source_cluster_id()
         self._specs.prepare()
-        self.feed.open()
+        self._parts.feed.open()
         ready = time.monotonic()
-        self._schedule.refresh_routes()  # remote topics are created while Spark starts
+        self._parts.schedule.refresh_routes()  # remote topics are created while Spark starts
         routed = time.monotonic()
         if not self._settle.done:
             # Fencing and reading the positions need no Spark: done while it starts (in the
@@ -185,7 +183,7 @@ class EpochPlanner:
     def _start_epoch(self, runner: CopyRunner) -> None:
         s = self.settings
         slots = runner.free_slots()
-        dealt = deal(self._schedule.routes, min(s.tasks_max, max(1, slots)))
+        dealt = deal(self._parts.schedule.routes, min(s.tasks_max, max(1, slots)))
         if slots < s.tasks_max and len(dealt) < min(s.tasks_max, sum(len(d) for d in dealt)):
             log.warning(
                 "%s: %d copy task(s) instead of tasks.max=%d: Spark has %d free slot(s)",
@@ -206,7 +204,9 @@ class EpochPlanner:
         settle.announce_once()
         settle.refuse_foreign()
         self._specs.read_starts()
-        limits = self._schedule.max_message_bytes({target for part in dealt for *_, target in part})
+        limits = self._parts.schedule.max_message_bytes(
+            {target for part in dealt for *_, target in part}
+        )
         self._epoch.batch_bytes = min([LIBRDKAFKA_BATCH_SIZE, *limits.values()])
         # Where this epoch's added partitions will be published: its copy tasks read from here.
         self._epoch.id = uuid.uuid4().hex[:16]
@@ -221,7 +221,7 @@ class EpochPlanner:
         )
         for spec in specs:
             self._epoch.given(spec.partitions)
-        runner.start(specs, self._positions)
+        runner.start(specs, self._parts.positions)
 
     def copy_tasks(self) -> list[CopyTaskView]:
         """The copy tasks dealt, each with its partitions and why it does not copy yet (None
@@ -229,7 +229,7 @@ class EpochPlanner:
         the first epoch; none for a flow with nothing to copy."""
         runner = self._runner
         if not self._epoch.id:
-            if runner is not None and not self._schedule.routes:
+            if runner is not None and not self._parts.schedule.routes:
                 return []
             return [
                 CopyTaskView(
@@ -239,7 +239,7 @@ class EpochPlanner:
                 )
             ]
         running = runner is not None and runner.running
-        ready = self.feed.ready
+        ready = self._parts.feed.ready
         views = []
         for n, part in enumerate(self._epoch.dealt):
             waiting: str | None = None
@@ -281,7 +281,7 @@ class EpochPlanner:
     def _assignment_change(self, runner: CopyRunner) -> dict[int, list[Placed]] | None:
         """What the running epoch's copy tasks must take on ({}: nothing), or None when the
         assignment changed in a way that needs a new epoch."""
-        routes = self._schedule.routes
+        routes = self._parts.schedule.routes
         tasks = task_count(routes, min(self.settings.tasks_max, max(1, runner.free_slots())))
         if tasks != len(self._epoch.dealt):
             return None
@@ -298,7 +298,7 @@ class EpochPlanner:
                 return None
         # A remote topic accepting smaller batches than the running producers send (one that
         # joins, or whose max.message.bytes the config sync lowered): new producers, new epoch.
-        limits = self._schedule.max_message_bytes(r.target_topic for r in routes.values())
+        limits = self._parts.schedule.max_message_bytes(r.target_topic for r in routes.values())
         if min([LIBRDKAFKA_BATCH_SIZE, *limits.values()]) < self._epoch.batch_bytes:
             log.info(
                 "%s: a remote topic accepts batches of %d bytes at most; new copy epoch",

@@ -7,14 +7,16 @@ mm2.connectors.source hands in the real ones; the planner's unit tests hand in s
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from mm2.copy.position_record import StoredPositions
 from mm2.copy.positions import TaskPositions
 from mm2.copy.routes import Route
+from mm2.copy.settings import CopySettings
 from mm2.records import TP
 
-__all__ = ["PlannerFeed", "PlannerPositions", "PlannerSchedule"]
+__all__ = ["FlowParts", "PlannerFeed", "PlannerPositions", "PlannerSchedule"]
 
 
 class PlannerPositions(TaskPositions, Protocol):
@@ -68,3 +70,15 @@ class PlannerSchedule(Protocol):
     def refresh_routes(self) -> None: ...
 
     def max_message_bytes(self, remotes: Iterable[str]) -> dict[str, int]: ...
+
+
+@dataclass(frozen=True)
+class FlowParts:
+    """What the planner, its settle and its task specs share: the flow's copy settings (one
+    value, handed to every copy task as it is), its offsets topic, the positions read from it
+    and the routes of its topics."""
+
+    settings: CopySettings
+    positions: PlannerPositions
+    feed: PlannerFeed
+    schedule: PlannerSchedule

@@ -18,9 +18,8 @@ from typing import Protocol
 
 from mm2.connect.spi import LeaderEpoch
 from mm2.connectors.left_open import LeftOpenWatch
-from mm2.connectors.planner_parts import PlannerFeed, PlannerPositions, PlannerSchedule
+from mm2.connectors.planner_parts import FlowParts
 from mm2.copy.routes import Route
-from mm2.copy.settings import CopySettings
 from mm2.errors import ConfigError
 from mm2.records import TP
 
@@ -66,25 +65,20 @@ class Settle:
 
     def __init__(
         self,
-        settings: CopySettings,
+        parts: FlowParts,
         *,
-        positions: PlannerPositions,
-        feed: PlannerFeed,
-        schedule: PlannerSchedule,
         fencing: Fencing,
         metrics: SettleMetrics,
         prove: Prove | None = None,
     ) -> None:
-        self.settings = settings
-        self._positions = positions
-        self._feed = feed
-        self._schedule = schedule
+        self.settings = parts.settings
+        self._parts = parts
         self._fencing = fencing
         self._metrics = metrics
         self._prove = prove
         # Ids to fence before the first epoch: as many as either mirror may have run; then
         # as many as the running epoch has copy tasks.
-        self.fence_count = settings.tasks_max
+        self.fence_count = parts.settings.tasks_max
         # Earlier copy tasks fenced and positions read since the last epoch began: the next
         # epoch starts on that settle instead of fencing again (set by the planner: a settle
         # that ends a paused flow's epoch does not count, the flow settles again on resume).
@@ -117,21 +111,21 @@ class Settle:
         log.info(
             "%s: positions in %s on %s (%d stored), exactly-once %s",
             s.flow,
-            self._positions.topic,
+            self._parts.positions.topic,
             s.target,
-            len(self._feed.stored.offsets),
+            len(self._parts.feed.stored.offsets),
             "on" if s.exactly_once else "off",
         )
 
     def refuse_foreign(self) -> None:
         """ConfigError when the offsets topic holds positions of another source cluster."""
-        foreign = self._feed.stored.foreign(self.cluster_id)
+        foreign = self._parts.feed.stored.foreign(self.cluster_id)
         if not foreign:
             return
         s = self.settings
         (topic, partition), other = sorted(foreign.items())[0]
         raise ConfigError(
-            f"{self._positions.topic} on {s.target} holds positions of source "
+            f"{self._parts.positions.topic} on {s.target} holds positions of source "
             f"cluster {other} (e.g. {topic}-{partition}), but {s.source} is "
             f"cluster {self.cluster_id}: refusing to apply them. If {s.source} "
             "really was replaced, stop the connector and DELETE its offsets over REST",
@@ -141,12 +135,12 @@ class Settle:
     def transactional_id(self, task: int) -> str:
         """Connect's `<group.id>-<connector>-<task>`: Apache MM2's own tasks use the same ids,
         so either mirror fences the other's zombies."""
-        return f"{self.settings.source}-mm2-{self._positions.connector}-{task}"
+        return f"{self.settings.source}-mm2-{self._parts.positions.connector}-{task}"
 
     def _fence_ids(self) -> int:
         # Every id a planner of this flow may have used, this one's or another process's: one
         # that ran with a larger tasks.max left its copy tasks' notices in the offsets topic.
-        used = max(self._feed.ready, default=-1) + 1
+        used = max(self._parts.feed.ready, default=-1) + 1
         return max(self.fence_count, self.settings.tasks_max, used)
 
     def _fence(self, timeout: float) -> None:
@@ -160,7 +154,10 @@ class Settle:
         return [self.transactional_id(i) for i in range(self._fence_ids())]
 
     def _written_topics(self) -> list[str]:
-        return [self._positions.topic, *(r.target_topic for r in self._schedule.routes.values())]
+        return [
+            self._parts.positions.topic,
+            *(r.target_topic for r in self._parts.schedule.routes.values()),
+        ]
 
     def held_open(self) -> bool:
         """Whether a partition the copy tasks write has been held back by a transaction for
@@ -201,7 +198,7 @@ class Settle:
         aborted, those positions would copy the committed records again."""
         if self._prove is None:
             return
-        _synced, proven = self._prove(self._schedule.routes)
+        _synced, proven = self._prove(self._parts.schedule.routes)
         ahead = {tp: at for tp, at in proven.items() if tp in offsets and at > offsets[tp]}
         if not ahead:
             return
@@ -209,7 +206,9 @@ class Settle:
             f"{t}-{p} {offsets[(t, p)]} -> {at}" for (t, p), at in sorted(ahead.items())
         )
         self._write_positions(ahead)
-        offsets.update({tp: o for tp, o in self._feed.stored.offsets.items() if tp in offsets})
+        offsets.update(
+            {tp: o for tp, o in self._parts.feed.stored.offsets.items() if tp in offsets}
+        )
         log.warning(
             "%s: positions moved up to what the remote topics hold committed: %s (a broker's "
             "stop committed a transaction's records but left its positions open, ended "
@@ -220,10 +219,10 @@ class Settle:
 
     def _write_positions(self, positions: dict[TP, int]) -> None:
         """Positions of routed partitions written with their topic ids, then read back."""
-        routes = self._schedule.routes
+        routes = self._parts.schedule.routes
         ids = {tp: routes[tp[0]].topic_id for tp in positions if routes[tp[0]].topic_id}
-        self._positions.write(positions, cluster_id=self.cluster_id, topic_ids=ids)
-        self._feed.read_to_end(routes, 30.0)
+        self._parts.positions.write(positions, cluster_id=self.cluster_id, topic_ids=ids)
+        self._parts.feed.read_to_end(routes, 30.0)
 
     def run(self, timeout: float, *, rewrite: bool = True) -> None:
         """Fence every earlier copy task, read the committed positions, and write them again.
@@ -242,7 +241,7 @@ class Settle:
         ended = eos and self._end_left_open(timeout)
         fenced = time.monotonic()
         before = self._fence_ids()
-        self._feed.read_to_end(self._schedule.routes, timeout)
+        self._parts.feed.read_to_end(self._parts.schedule.routes, timeout)
         if eos and self._fence_ids() > before:  # ids of a run with a larger tasks.max
             log.info(
                 "%s: copy task ids %d to %d ran before (a larger tasks.max): fenced too",
@@ -252,22 +251,24 @@ class Settle:
             )
             self._fence(timeout)
             ended = self._end_left_open(timeout) or ended
-            self._feed.read_to_end(self._schedule.routes, timeout)  # what they committed
+            self._parts.feed.read_to_end(
+                self._parts.schedule.routes, timeout
+            )  # what they committed
         read = time.monotonic()
         # Only the routed partitions' positions: the read waited for the partitions of the
         # offsets topic that hold them, and another's may not be read to its end (an older
         # value written back as the newest would copy records again once it is routed).
-        routes = self._schedule.routes
+        routes = self._parts.schedule.routes
         offsets = {
             tp: o
-            for tp, o in self._feed.stored.offsets.items()
+            for tp, o in self._parts.feed.stored.offsets.items()
             if tp[0] in routes and tp[1] < routes[tp[0]].partitions
         }
         if ended:
             self._catch_up_committed(offsets)
         if rewrite and eos and offsets:
-            stored = self._feed.stored
-            self._positions.write(
+            stored = self._parts.feed.stored
+            self._parts.positions.write(
                 dict(offsets),
                 cluster_id=self.cluster_id,
                 topic_ids=stored.topic_ids,
@@ -291,7 +292,7 @@ class Settle:
         self._created = False
 
     def _rebuild(self, prove: Prove) -> None:
-        synced, proven = prove(self._schedule.routes)
+        synced, proven = prove(self._parts.schedule.routes)
         if not synced:
             return  # a new flow: nothing was copied that an offset sync knows of
         # Unproven although its latest sync's copy is on the target (its copies could not be
@@ -305,7 +306,7 @@ class Settle:
             "their latest offset sync (the records copied since it come again); partitions "
             "without an offset sync start where auto.offset.reset says",
             self.settings.flow,
-            self._positions.topic,
+            self._parts.positions.topic,
             self.settings.target,
             len(proven),
             len(at_sync),

@@ -20,6 +20,7 @@ from mm2.connect.spi import Connector, CopyTaskView, Task, TaskContext
 from mm2.connectors.epochs import EpochPlanner, LazyPublisher
 from mm2.connectors.left_open import LeftOpenWatch
 from mm2.connectors.offset_syncs import offset_syncs_target, positions_from_syncs
+from mm2.connectors.planner_parts import FlowParts
 from mm2.connectors.positions_feed import PositionsFeed
 from mm2.connectors.progress_group import ProgressGroup
 from mm2.connectors.settle import Fencing, Settle
@@ -105,6 +106,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         configs = (flow.target_producer_config(), positions.consumer_config, positions.admin_config)
         return end_left_open(configs, ids, topics, flow=flow.name, timeout=timeout)
 
+    parts = FlowParts(settings, positions, feed, schedule)
     fencing = Fencing(
         fence,
         leader=lambda: context.leader_epoch,
@@ -123,10 +125,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         else None,
     )
     settle = Settle(
-        settings,
-        positions=positions,
-        feed=feed,
-        schedule=schedule,
+        parts,
         fencing=fencing,
         metrics=metrics,
         prove=lambda routes: positions_from_syncs(
@@ -134,10 +133,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         ),
     )
     specs = TaskSpecs(
-        settings,
-        positions=positions,
-        feed=feed,
-        schedule=schedule,
+        parts,
         metrics=metrics,
         syncs_target=lambda: offset_syncs_target(flow),
         start_offsets=progress,
@@ -145,10 +141,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         leader=lambda: context.leader_epoch,
     )
     planner = EpochPlanner(
-        settings,
-        positions=positions,
-        feed=feed,
-        schedule=schedule,
+        parts,
         settle=settle,
         specs=specs,
         make_runner=make_runner,

@@ -14,8 +14,7 @@ from typing import Protocol
 
 from mm2.connect.spi import LeaderEpoch
 from mm2.connectors.deal import Placed
-from mm2.connectors.planner_parts import PlannerFeed, PlannerPositions, PlannerSchedule
-from mm2.copy.settings import CopySettings
+from mm2.connectors.planner_parts import FlowParts
 from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.records import TP
 
@@ -39,21 +38,16 @@ class TaskSpecs:
 
     def __init__(
         self,
-        settings: CopySettings,
+        parts: FlowParts,
         *,
-        positions: PlannerPositions,
-        feed: PlannerFeed,
-        schedule: PlannerSchedule,
         metrics: RecreatedMetrics,
         syncs_target: Callable[[], tuple[str, dict[str, str] | None]],
         start_offsets: StartOffsets | None = None,
         is_heartbeats: Callable[[str], bool] = lambda _topic: False,
         leader: Callable[[], LeaderEpoch | None] = lambda: None,
     ) -> None:
-        self.settings = settings
-        self._positions = positions
-        self._feed = feed
-        self._schedule = schedule
+        self.settings = parts.settings
+        self._parts = parts
         self._metrics = metrics
         self._syncs_target = syncs_target
         self._start_offsets = start_offsets
@@ -89,16 +83,16 @@ class TaskSpecs:
             CopyTaskSpec(
                 settings=s,
                 task=i,
-                connector=self._positions.connector,
+                connector=self._parts.positions.connector,
                 source_cluster_id=cluster_id,
-                offsets_topic=self._positions.topic,
+                offsets_topic=self._parts.positions.topic,
                 partitions=[self.assignment(t, p, target) for t, p, target in part],
                 transactional_id=ids[i] if s.exactly_once else None,
                 syncs_topic=syncs_topic,
                 syncs_producer=syncs_producer,
                 epoch=epoch,
                 assignments_from=assignments_from,
-                offsets_consumer=dict(self._positions.consumer_config),
+                offsets_consumer=dict(self._parts.positions.consumer_config),
                 topic_limits={target: limits[target] for *_, target in part if target in limits},
                 leader_topic=lead.topic if lead is not None else "",
                 leader_epoch=lead.epoch if lead is not None else "",
@@ -107,7 +101,7 @@ class TaskSpecs:
         ]
 
     def assignment(self, topic: str, partition: int, target: str) -> Assignment:
-        route = self._schedule.routes.get(topic)
+        route = self._parts.schedule.routes.get(topic)
         topic_id = route.topic_id if route is not None else ""
         as_is = self.settings.schema_ids and self._is_heartbeats(topic)
         return Assignment(
@@ -116,7 +110,7 @@ class TaskSpecs:
 
     def _next_offset(self, topic: str, partition: int, topic_id: str) -> int:
         tp = (topic, partition)
-        stored = self._feed.stored
+        stored = self._parts.feed.stored
         start = stored.next_offset(tp, topic_id, self._group_start.get(tp, -1))
         was = stored.topic_ids.get(tp, "")
         if start == BEGINNING and (topic, was) not in self._recreated:  # announced once

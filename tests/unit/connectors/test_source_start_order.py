@@ -14,6 +14,7 @@ import pytest
 from mm2.connect.spi import LeaderEpoch
 from mm2.connectors.epochs import EpochPlanner, LazyPublisher
 from mm2.connectors.left_open import LeftOpenWatch
+from mm2.connectors.planner_parts import FlowParts
 from mm2.connectors.settle import EndLeftOpen, Fencing, Settle
 from mm2.connectors.task_specs import TaskSpecs
 from mm2.copy.failure import CopyFailure
@@ -180,6 +181,7 @@ def _planner(
     fields.update(settings)
     copy = copy_settings(**fields)
     feed, schedule, metrics = FakeFeed(calls, stored or {}), FakeSchedule(routes), NoMetrics()
+    parts = FlowParts(copy, positions, feed, schedule)
     fenced_by = Fencing(
         fence_ids,
         leader=lambda: leader,
@@ -188,24 +190,15 @@ def _planner(
         left_open=left_open,
     )
     planner = EpochPlanner(
-        copy,
-        positions=positions,
-        feed=feed,
-        schedule=schedule,
+        parts,
         settle=Settle(
-            copy,
-            positions=positions,
-            feed=feed,
-            schedule=schedule,
+            parts,
             fencing=fenced_by,
             metrics=metrics,
             prove=prove,
         ),
         specs=TaskSpecs(
-            copy,
-            positions=positions,
-            feed=feed,
-            schedule=schedule,
+            parts,
             metrics=metrics,
             syncs_target=lambda: ("", None),
             is_heartbeats=lambda topic: topic == "beats",
@@ -313,7 +306,7 @@ def test_with_schema_ids_the_policys_heartbeats_topics_are_copied_as_they_are() 
 def test_copy_tasks_batch_within_the_smallest_remote_topic_limit_and_a_lower_one_restarts() -> None:
     calls: list[str] = []
     planner, _ = _planner(calls)
-    schedule = planner._schedule
+    schedule = planner._parts.schedule
     assert isinstance(schedule, FakeSchedule)
     schedule.limits = {"primary.orders": 512_000}
     planner.run_epochs()
@@ -335,7 +328,7 @@ def test_a_topic_re_created_since_its_positions_were_stored_is_copied_from_its_s
     planner, positions = _planner(
         calls, stored={("orders", 0): 2999, ("orders", 1): 10}, source_admin=admin
     )
-    schedule = planner._schedule
+    schedule = planner._parts.schedule
     assert isinstance(schedule, FakeSchedule)
     schedule.routes = {"orders": Route("orders", "primary.orders", 2, topic_id="new")}
     planner.feed.stored.topic_ids.update({("orders", 0): "old", ("orders", 1): "new"})
