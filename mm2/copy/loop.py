@@ -52,7 +52,7 @@ from mm2.copy.schema_gate import SchemaGate
 from mm2.copy.schema_ids import Missing
 from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
-from mm2.copy.stuck import FetchStates
+from mm2.copy.stuck import STUCK_S, FetchStates
 from mm2.copy.transaction import AbortableTransactionError, TransactionSink
 from mm2.errors import ConfigError, KafkaClientError
 from mm2.kafka.failure import (
@@ -328,8 +328,15 @@ class CopyLoop:
 
     def _assign_stuck(self) -> None:
         """Partitions the consumer waits on without fetching (mm2.copy.stuck): the open
-        transaction ends first, then each is assigned again from its last commit."""
-        found = self._fetch_states.stuck() if self._fetch_states is not None else {}
+        transaction ends first, then each is assigned again from its last commit. A client
+        that lost a partition's leader for good ends the task (KafkaClientError)."""
+        states = self._fetch_states
+        if states is None:
+            return
+        found = states.stuck()
+        lost = states.leaderless()
+        if lost:
+            self._check_leaders(lost)
         if not found:  # the common case, every 0.1 s: nothing more to look at
             return
         self._end_transaction()  # may leave partitions of a re-created topic: not assigned again
@@ -351,6 +358,39 @@ class CopyLoop:
         )
         self._consumer.incremental_unassign([TopicPartition(t, p) for t, p in stuck])
         self._consumer.incremental_assign([self._start(t, p, self._next[(t, p)]) for t, p in stuck])
+
+    def _check_leaders(self, lost: list[TP]) -> None:
+        """Partitions this consumer has known no leader of for a while: when the cluster names
+        one, the client's metadata is beyond repair (librdkafka issue 5430, mm2.copy.stuck)
+        and the task ends, to start again with new clients; else the source is away."""
+        led: dict[TP, int] = {}
+        for topic in sorted({t for t, _ in lost}):
+            try:
+                meta = self._consumer.list_topics(topic, timeout=5.0).topics.get(topic)
+            except KafkaException:
+                return  # the source does not answer: an outage, nothing to repair
+            if meta is None or meta.error is not None:
+                continue
+            for t, p in lost:
+                found = meta.partitions.get(p) if t == topic else None
+                if found is not None and found.leader >= 0:
+                    led[(t, p)] = found.leader
+        if not led:
+            log.info(
+                "%s task %d: no leader of %s on the source yet",
+                self.spec.flow,
+                self.spec.task,
+                ", ".join(f"{t}-{p}" for t, p in lost),
+            )
+            return
+        names = ", ".join(f"{t}-{p} (broker {b})" for (t, p), b in sorted(led.items()))
+        raise KafkaClientError(
+            f"{self.spec.flow} task {self.spec.task}: the source consumer has known no leader "
+            f"of {names} for {STUCK_S:.0f} s although the source names one (a client that "
+            "lost a leader while the broker restarted does not recover, librdkafka issue "
+            "5430); the copy task starts again with new clients",
+            retriable=True,
+        )
 
     def _copy(self, messages: list[Message]) -> None:
         produce = self._sink.produce

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from confluent_kafka import TopicPartition
+import pytest
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from mm2.copy.loop import CopyLoop
 from mm2.copy.spec import Assignment
 from mm2.copy.stuck import STUCK_S, FetchStates
 from mm2.copy.transaction import TransactionSink, producer_settings
+from mm2.errors import KafkaClientError
 from mm2.kafka.failure import AuthAlarm
 from mm2.offset_syncs.emitter import OffsetSyncEmitter
 from tests.support.specs import copy_settings, copy_spec
@@ -107,3 +109,95 @@ def test_a_stuck_partition_is_assigned_again_from_the_commit_of_the_open_transac
     ]
     copier._assign_stuck()  # reported once
     assert len(consumer.calls) == 2
+
+
+def led(**leaders: int) -> str:
+    """A statistics document with each `topic_partition=leader`, fetching."""
+    topics: dict[str, Any] = {}
+    for name, leader in leaders.items():
+        topic, partition = name.rsplit("_", 1)
+        parts = topics.setdefault(topic, {"partitions": {}})
+        parts["partitions"][partition] = {"fetch_state": "active", "leader": leader}
+    return json.dumps({"topics": topics})
+
+
+def test_a_partition_without_a_leader_too_long_is_reported_once_per_interval() -> None:
+    clock = Clock()
+    states = FetchStates(clock)
+    states(led(orders_0=-1, orders_1=1))
+    clock.now += STUCK_S + 1
+    states(led(orders_0=-1, orders_1=1))
+    assert states.leaderless() == [("orders", 0)]
+    assert states.leaderless() == []  # its clock started again
+    states(led(orders_0=1, orders_1=1))  # a leader again: nothing to report later
+    clock.now += STUCK_S + 1
+    assert states.leaderless() == []
+
+
+class Partition:
+    def __init__(self, leader: int) -> None:
+        self.leader = leader
+
+
+class Topic:
+    def __init__(self, leaders: dict[int, int]) -> None:
+        self.error = None
+        self.partitions = {p: Partition(b) for p, b in leaders.items()}
+
+
+class Metadata:
+    def __init__(self, topics: dict[str, Topic]) -> None:
+        self.topics = topics
+
+
+class AskingConsumer(AssigningConsumer):
+    """Says what the cluster says of each topic's leaders, or fails as an absent cluster."""
+
+    def __init__(self, leaders: dict[int, int] | None) -> None:
+        super().__init__()
+        self.leaders = leaders
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Metadata:
+        if self.leaders is None:
+            raise KafkaException(KafkaError(KafkaError._TRANSPORT, "down"))
+        return Metadata({"orders": Topic(self.leaders)})
+
+
+def loop_over(consumer: AskingConsumer, states: FetchStates) -> CopyLoop:
+    spec = copy_spec(
+        transactional=True,
+        partitions=[Assignment("orders", 0, "primary.orders", 10)],
+        offsets_topic="mm2-offsets.primary.internal",
+        settings=copy_settings(),
+    )
+    return CopyLoop(
+        spec,
+        consumer=cast(Any, consumer),
+        alarm=AuthAlarm("primary"),
+        sink=TransactionSink(
+            spec, cast(Any, FakeProducer(producer_settings(spec))), AuthAlarm("b")
+        ),
+        syncs=OffsetSyncEmitter("", None, 100),
+        feed=None,
+        fetch_states=states,
+    )
+
+
+def test_a_client_that_lost_a_leader_the_cluster_names_ends_the_copy_task() -> None:
+    clock = Clock()
+    states = FetchStates(clock)
+    absent = AskingConsumer(None)  # the source is away: only waiting
+    copier = loop_over(absent, states)
+    states(led(orders_0=-1))
+    clock.now += STUCK_S + 1
+    copier._assign_stuck()
+    leaderless = AskingConsumer({0: -1})  # the cluster answers, with no leader yet
+    copier = loop_over(leaderless, states)
+    clock.now += STUCK_S + 1
+    copier._assign_stuck()
+    beyond_repair = AskingConsumer({0: 1})  # the cluster names broker 1; the client does not
+    copier = loop_over(beyond_repair, states)
+    clock.now += STUCK_S + 1
+    with pytest.raises(KafkaClientError, match=r"orders-0 \(broker 1\).*new clients") as caught:
+        copier._assign_stuck()
+    assert caught.value.retriable
