@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install kafka-jars apicurio system-packages gssapi-client lint typecheck unit check docs system integration test demo bench clean
+.PHONY: help install kafka-jars apicurio system-packages gssapi-client lint typecheck unit check docs system integration versions test demo bench clean
 
 # Debian packages the tests need: an MIT KDC (krb5-kdc, kadmin.local) and kinit, Cyrus SASL's
 # GSSAPI plugin, what builds a Kerberos-capable librdkafka (scripts/build-gssapi-client.sh), and
@@ -141,7 +141,10 @@ system: $(STAMP) kafka-jars promtool ## the unit tests marked `system` or `slow`
 	$(BIN)/pytest tests/unit -m "system or slow"
 
 integration: $(STAMP) kafka-versions apicurio gssapi-client ## the tests on real Kafka brokers and the CLI end to end
-	$(BIN)/pytest $(LANES) tests/integration tests/e2e
+	$(BIN)/pytest $(LANES) -m "not matrix" tests/integration tests/e2e
+
+versions: $(STAMP) kafka-versions ## every pair of Kafka versions tests/integration/test_versions.py knows
+	$(BIN)/pytest tests/integration/test_versions.py
 
 # Two lanes (pytest-xdist processes), each with its own session clusters, taking whole modules
 # (a module's clusters and mirrors stay in one process), the longest first (tests/conftest.py).
@@ -155,7 +158,7 @@ LANES ?= -n 2 --dist loadfile
 # tests, and every test in tests/integration and tests/e2e, all marked `integration` or `e2e`).
 # Each test's time is kept in tests/artifacts/test-times.xml (JUnit XML) for finding the slow ones.
 test: check kafka-versions apicurio gssapi-client promtool ## check, then every other test (real brokers included)
-	$(BIN)/pytest $(LANES) -m "system or slow or integration or e2e" --junitxml=tests/artifacts/test-times.xml
+	$(BIN)/pytest $(LANES) -m "(system or slow or integration or e2e) and not matrix" --junitxml=tests/artifacts/test-times.xml
 
 demo: kafka-jars ## two local Kafka clusters, primary -> backup, records you can watch arrive
 	$(BIN)/python -m mm2.cli.demo

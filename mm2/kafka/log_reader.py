@@ -50,9 +50,14 @@ class LogReader:
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",
         }
-        self._consumer = Consumer(self._watch.settings(defaults))
+        self._settings = self._watch.settings(defaults)
         self.position = OFFSET_BEGINNING if start is None else start
-        self._consumer.assign([TopicPartition(topic, partition, self.position)])
+        self._consumer = self._open()
+
+    def _open(self) -> Consumer:
+        consumer = Consumer(self._settings)
+        consumer.assign([TopicPartition(self.topic, self.partition, self.position)])
+        return consumer
 
     def _watermarks(self, timeout: float = 10.0) -> tuple[int, int]:
         try:
@@ -60,6 +65,11 @@ class LogReader:
                 TopicPartition(self.topic, self.partition), timeout=timeout
             )
         except KafkaException as exc:
+            if exc.args[0].code() == KafkaError._UNKNOWN_PARTITION:
+                # A client told "no leader" while the broker stopped can keep the partition
+                # unknown for good (librdkafka issue 5430): the next read has a new one.
+                self._consumer.close()
+                self._consumer = self._open()
             raise self._watch.error(
                 f"reading the end of {self.topic}-{self.partition}", exc
             ) from exc

@@ -37,7 +37,14 @@ RECORDS = 600  # per partition
 
 
 @pytest.fixture(
-    params=[("4.4.0", "3.9.1"), ("3.9.1", "4.4.0"), ("2.8.2", "4.4.0"), ("4.4.0", "2.8.2")],
+    # make test runs the two pairs most teams need (into Kafka 4 from a ZooKeeper-era cluster,
+    # and back into 3.9); `make versions` runs all four.
+    params=[
+        ("4.4.0", "3.9.1"),
+        pytest.param(("3.9.1", "4.4.0"), marks=pytest.mark.matrix),
+        ("2.8.2", "4.4.0"),
+        pytest.param(("4.4.0", "2.8.2"), marks=pytest.mark.matrix),
+    ],
     ids=lambda v: f"{v[0]}->{v[1]}",
 )
 def clusters(request: pytest.FixtureRequest) -> Iterator[LocalClusters]:

@@ -4,6 +4,7 @@ under load, tell when the target caught up (reading records back is tests.suppor
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import socket
@@ -16,10 +17,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, Producer
 
 from mm2.localcluster import LocalCluster
 from tests.support.kafka import Cluster, create_topic, last_values
+
+log = logging.getLogger(__name__)
 
 # Partitions of the topics the soak and restart tests write under load.
 PARTITIONS = 4
@@ -157,7 +160,14 @@ class ContinuousProducer:
     have passed or stop() is called; counts delivered records and delivery errors.
 
     Record i goes to partition i % partitions with key `k<i>` and value `value(i)`; `config` is
-    added to the producer's (e.g. enable.idempotence)."""
+    added to the producer's (e.g. enable.idempotence).
+
+    A producer that delivers nothing for STUCK_S seconds while records wait is replaced: a
+    librdkafka client that was told "no leader" while the broker stopped can keep the partition
+    without a leader for good (librdkafka issue 5430). The waiting records are taken out of its
+    queue, what it has in flight is settled, and a new producer sends them again, in order."""
+
+    STUCK_S = 30.0
 
     def __init__(
         self,
@@ -171,7 +181,8 @@ class ContinuousProducer:
         value: Callable[[int], bytes] = _repeated_index,
         config: Mapping[str, Any] | None = None,
     ) -> None:
-        self._producer = Producer({**cluster.client_config(), "linger.ms": 10, **(config or {})})
+        self._config = {**cluster.client_config(), "linger.ms": 10, **(config or {})}
+        self._producer = Producer(self._config)
         self._topic = topic
         self._rate = rate
         self._limit = limit
@@ -181,14 +192,53 @@ class ContinuousProducer:
         self._stop = threading.Event()
         self.sent = 0
         self.delivered = 0
+        self.replaced = 0  # producers replaced because they were stuck
         self.errors: list[str] = []
+        self._purged: list[int] = []
+        self._progress = time.monotonic()
         self._thread = threading.Thread(target=self._run, name="resilience-producer", daemon=True)
 
-    def _on_delivery(self, err: Any, _msg: Any) -> None:
+    def _on_delivery(self, err: Any, msg: Any) -> None:
         if err is None:
             self.delivered += 1
+            self._progress = time.monotonic()
+        elif err.code() == KafkaError._PURGE_QUEUE:  # taken out by _replace: sent again
+            self._purged.append(int(msg.key()[1:]))
         else:
             self.errors.append(str(err))
+
+    def _produce(self, i: int) -> None:
+        self._producer.produce(
+            self._topic,
+            self._value(i),
+            f"k{i}".encode(),
+            partition=i % self._partitions,
+            on_delivery=self._on_delivery,
+        )
+
+    def _stuck(self) -> bool:
+        waiting = self.sent - self.delivered - len(self.errors)
+        return waiting > 0 and time.monotonic() - self._progress > self.STUCK_S
+
+    def _replace(self) -> None:
+        old, self._purged = self._producer, []
+        old.purge(in_queue=True, in_flight=False)
+        old.flush(120)  # what was in flight is delivered or fails; the purged are reported
+        self._producer = Producer(self._config)
+        self.replaced += 1
+        log.warning(
+            "test producer delivered nothing for %.0f s: replaced, %d records sent again",
+            self.STUCK_S,
+            len(self._purged),
+        )
+        for i in sorted(self._purged):
+            while True:
+                try:
+                    self._produce(i)
+                    break
+                except BufferError:
+                    self._producer.poll(0.5)
+        self._progress = time.monotonic()
 
     def _run(self) -> None:
         started = time.monotonic()
@@ -197,15 +247,11 @@ class ContinuousProducer:
             and self.sent < self._limit
             and time.monotonic() - started < self._seconds
         ):
+            if self._stuck():
+                self._replace()
             i = self.sent
             try:
-                self._producer.produce(
-                    self._topic,
-                    self._value(i),
-                    f"k{i}".encode(),
-                    partition=i % self._partitions,
-                    on_delivery=self._on_delivery,
-                )
+                self._produce(i)
             except BufferError:
                 self._producer.poll(0.5)
                 continue
@@ -216,6 +262,8 @@ class ContinuousProducer:
             pause = due - time.monotonic()
             if pause > 0:
                 self._stop.wait(pause)
+        while self._producer.flush(30) > 0 and self._stuck():
+            self._replace()
         self._producer.flush(120)
 
     def start(self) -> ContinuousProducer:
