@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 
 from confluent_kafka import KafkaError, Message, Producer
@@ -11,7 +12,12 @@ from mm2.kafka.failure import ClientWatch
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RecordProducer"]
+__all__ = ["STALLED_S", "RecordProducer"]
+
+# A producer that has had records waiting this long without one acknowledgement is given up:
+# a client told "no leader" while a broker stopped can keep the partition so for good
+# (librdkafka issue 5430), and only a new client sends again.
+STALLED_S = 60.0
 
 
 class RecordProducer:
@@ -22,9 +28,14 @@ class RecordProducer:
         self._producer = Producer(self._watch.settings({"acks": "all", "enable.idempotence": True}))
         self._watch.serve_with(self._producer.poll)
         self._failure: tuple[str, KafkaError] | None = None
+        self._progress = time.monotonic()  # the last acknowledgement, or nothing waiting
+        self._waiting = 0  # records sent, neither acknowledged nor failed yet
 
     def _delivered(self, err: KafkaError | None, msg: Message) -> None:
-        if err is not None and self._failure is None:
+        self._waiting -= 1
+        if err is None:
+            self._progress = time.monotonic()
+        elif self._failure is None:
             self._failure = (f"delivering to {msg.topic()}-{msg.partition()}", err)
 
     def _acknowledged(
@@ -62,6 +73,7 @@ class RecordProducer:
             )
         except BufferError as exc:
             raise self._watch.error(f"sending to {topic}", exc) from exc
+        self._waiting += 1
         self._producer.poll(0)
 
     def flush(self, timeout: float = 30.0) -> None:
@@ -76,9 +88,22 @@ class RecordProducer:
         self.raise_failure()
 
     def raise_failure(self) -> None:
+        """The first delivery failure since the last call, or a stall: records waiting for
+        STALLED_S without an acknowledgement (an error that asks for a new producer)."""
         failure, self._failure = self._failure, None
         if failure is not None:
             raise self._watch.error(*failure)
+        now, waiting = time.monotonic(), self._waiting
+        if not waiting:
+            self._progress = now
+        elif now - self._progress > STALLED_S:
+            self._progress = now  # once per stall
+            raise self._watch.error(
+                f"{waiting} records waiting {STALLED_S:.0f} s without an acknowledgement (a "
+                "client told 'no leader' while a broker stopped can stay so, librdkafka issue "
+                "5430): a new producer is needed",
+                TimeoutError(),
+            )
 
     def close(self, timeout: float = 2.0) -> None:
         """Deliver what can be delivered within `timeout` (a task's stop must stay short even
