@@ -33,7 +33,7 @@ from bench.orders import orders_markdown, reversed_run
 from bench.report import markdown, write_results
 from bench.settings import Settings, parse_args
 from bench.steady import run_steady
-from bench.systems import LABELS, SystemName
+from bench.systems import LABELS, SystemName, is_ours
 from mm2.localcluster import KAFKA_VERSION, find_java
 
 __all__ = ["machine", "main"]
@@ -83,7 +83,7 @@ def _attempt(runner: Runner, ctx: Context, system: SystemName) -> dict[str, Any]
 
 
 def _run(settings: Settings, workdir: Path, command: str) -> dict[str, Any]:
-    apache = resolve_apache_mm2() if "apache" in settings.systems else None
+    apache = resolve_apache_mm2() if not all(map(is_ours, settings.systems)) else None
     results: dict[str, Any] = {
         "meta": {
             "command": command,

@@ -23,12 +23,14 @@ _COLORS = {
     "mm2-at-least-once": "tab:green",
     "mm2-schemas": "tab:purple",
     "apache": "tab:orange",
+    "apache-exactly-once": "tab:red",
 }
 _NAMES = {
     "mm2": "mm2",
     "mm2-at-least-once": "mm2, exactly-once off",
     "mm2-schemas": "mm2, schema IDs translated",
     "apache": "Apache MM2",
+    "apache-exactly-once": "Apache MM2, exactly-once",
 }
 
 

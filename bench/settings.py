@@ -99,7 +99,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         "--systems",
         type=_csv(ALL_SYSTEMS),
         help="comma list, run in this order (default mm2,apache); mm2-at-least-once is mm2 "
-        "with exactly.once.source.support = disabled, for the cost of exactly-once",
+        "with exactly.once.source.support = disabled, for the cost of exactly-once; "
+        "apache-exactly-once is Apache MM2 with exactly-once enabled as its docs say",
     )
     parser.add_argument("--workloads", type=_csv(WORKLOADS), help="comma list: w1,w2,w3,w5")
     parser.add_argument("--out", type=Path, help="results folder (default bench/results)")

@@ -3,7 +3,10 @@
 `mm2` is this project with its defaults (exactly-once on), `apache` is Apache MM2 with its
 defaults. `mm2-at-least-once` is this project with `exactly.once.source.support = disabled`
 (idempotent, at-least-once), to measure what exactly-once costs; it runs only when asked for
-(`--systems mm2,mm2-at-least-once,apache`). `mm2-schemas` is this project with a schema registry
+(`--systems mm2,mm2-at-least-once,apache`). `apache-exactly-once` is Apache MM2 configured for
+exactly-once as its docs say (`exactly.once.source.support = enabled` on the target, the internal
+REST server of dedicated mode on, the source read read_committed), to compare like with like;
+it too runs only when asked for. `mm2-schemas` is this project with a schema registry
 on each side (`--avro` only, bench.avro): the IDs in the records are rewritten on the way.
 """
 
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -23,6 +27,7 @@ from mm2.localcluster import find_java
 
 __all__ = [
     "ALL_SYSTEMS",
+    "APACHE_EXACTLY_ONCE",
     "AT_LEAST_ONCE",
     "SCHEMAS",
     "SYSTEMS",
@@ -33,22 +38,24 @@ __all__ = [
     "start_mirror",
 ]
 
-SystemName = Literal["mm2", "mm2-at-least-once", "mm2-schemas", "apache"]
+SystemName = Literal["mm2", "mm2-at-least-once", "mm2-schemas", "apache", "apache-exactly-once"]
 AT_LEAST_ONCE: SystemName = "mm2-at-least-once"
+APACHE_EXACTLY_ONCE: SystemName = "apache-exactly-once"
 SCHEMAS: SystemName = "mm2-schemas"
 SYSTEMS: tuple[SystemName, ...] = ("mm2", "apache")  # the default run
-ALL_SYSTEMS: tuple[SystemName, ...] = ("mm2", AT_LEAST_ONCE, SCHEMAS, "apache")
+ALL_SYSTEMS: tuple[SystemName, ...] = ("mm2", AT_LEAST_ONCE, SCHEMAS, "apache", APACHE_EXACTLY_ONCE)
 LABELS: dict[SystemName, str] = {
     "mm2": "mm2 (this project)",
     AT_LEAST_ONCE: "mm2, exactly-once disabled",
     SCHEMAS: "mm2, schema IDs translated",
     "apache": "Apache MM2",
+    APACHE_EXACTLY_ONCE: "Apache MM2, exactly-once enabled",
 }
 
 
 def is_ours(system: SystemName) -> bool:
     """This project's connect-mirror-maker, whatever its settings."""
-    return system != "apache"
+    return system not in ("apache", APACHE_EXACTLY_ONCE)
 
 
 # What bin/connect-mirror-maker.sh gives Apache MM2: its heap and kafka-run-class's JVM flags.
@@ -100,6 +107,19 @@ mm2.state.dir = {state}
 # acknowledged, outside any transaction (idempotent producer, no transactions).
 _AT_LEAST_ONCE_ONLY = """exactly.once.source.support = disabled
 """
+# Apache MM2's exactly-once in dedicated mode (docs/ops.html, KIP-618 and KIP-710): the target's
+# worker setting, the internal REST server it needs, and a source read read_committed.
+_APACHE_EXACTLY_ONCE_ONLY = """backup.exactly.once.source.support = enabled
+dedicated.mode.enable.internal.rest = true
+listeners = http://127.0.0.1:{port}
+primary.consumer.isolation.level = read_committed
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def mirror_properties(
@@ -119,6 +139,8 @@ def mirror_properties(
         text += _MM2_ONLY.format(state=state_dir)
     if system == AT_LEAST_ONCE:
         text += _AT_LEAST_ONCE_ONLY
+    if system == APACHE_EXACTLY_ONCE:
+        text += _APACHE_EXACTLY_ONCE_ONLY.format(port=_free_port())
     for key, value in (extra or {}).items():
         text += f"{key} = {value}\n"
     return text

@@ -9,7 +9,7 @@ import pytest
 
 from bench.apache import POM, candidate_versions
 from bench.settings import QUICK, Settings, parse_args
-from bench.systems import mirror_properties
+from bench.systems import is_ours, mirror_properties
 from mm2.localcluster import KAFKA_VERSION
 
 
@@ -109,3 +109,25 @@ def test_at_least_once_system_is_chosen_by_flag_only() -> None:
     assert "mm2-at-least-once" not in parse_args([]).systems
     s = parse_args(["--systems", "mm2,mm2-at-least-once,apache"])
     assert s.systems == ("mm2", "mm2-at-least-once", "apache")
+
+
+def test_apache_exactly_once_is_apache_with_its_documented_exactly_once_settings() -> None:
+    common = {
+        "primary": "p:1",
+        "backup": "b:2",
+        "topics": "w1-.*",
+        "tasks_max": 4,
+        "state_dir": Path("/tmp/state"),
+    }
+    plain = _props(mirror_properties("apache", **common))  # type: ignore[arg-type]
+    eos = _props(mirror_properties("apache-exactly-once", **common))  # type: ignore[arg-type]
+    assert eos.pop("backup.exactly.once.source.support") == "enabled"
+    assert eos.pop("dedicated.mode.enable.internal.rest") == "true"
+    assert eos.pop("listeners").startswith("http://127.0.0.1:")
+    assert eos.pop("primary.consumer.isolation.level") == "read_committed"
+    assert eos == plain
+    assert "mm2.state.dir" not in plain  # Apache's, not ours
+    assert not is_ours("apache-exactly-once")
+    assert "apache-exactly-once" not in parse_args([]).systems
+    chosen = parse_args(["--systems", "mm2,apache,apache-exactly-once"]).systems
+    assert chosen == ("mm2", "apache", "apache-exactly-once")
