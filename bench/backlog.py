@@ -6,6 +6,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from bench.ceiling import plain_copy_rate
 from bench.context import Context, finish, remote
 from bench.data import RecordShape, fill
 from bench.stats import rate_between, steady_rate
@@ -88,11 +89,14 @@ def run_backlog(ctx: Context, system: SystemName) -> dict[str, Any]:
 
 
 def run_ceiling(ctx: Context) -> dict[str, Any]:
-    """Raw read rate of the source and raw write rate of the target for W1's data."""
+    """The ceiling for W1's data: as many plain copiers as the mirrors have copy tasks
+    (bench.ceiling), and, for reference, one plain consumer's read rate and one plain
+    producer's write rate."""
     s = ctx.settings
     topic = ctx.topic("w1", "mm2", "-ceiling")
+    copied_to = f"{topic}-copy"
     ctx.src.create_topics([topic], s.w1_partitions)
-    ctx.dst.create_topics([topic], s.w1_partitions)
+    ctx.dst.create_topics([topic, copied_to], s.w1_partitions)
     schema_id = ctx.value_schema(topic)  # the same records as the systems'
     try:
         _fill(ctx, topic, ctx.primary, "ceiling: fill source", schema_id)
@@ -103,16 +107,23 @@ def run_ceiling(ctx: Context) -> dict[str, Any]:
         write_s = _fill(
             ctx, topic, ctx.backup, "ceiling: plain producer to target", schema_id, warm_up=True
         )
+        tqdm.write(f"ceiling: {s.tasks_max} plain copiers, source to target")
+        copy_rate, copied = plain_copy_rate(
+            ctx.primary, ctx.backup, topic, copied_to, s.w1_partitions, s.tasks_max
+        )
     finally:
         ctx.src.delete_topics([topic])
-        ctx.dst.delete_topics([topic])
+        ctx.dst.delete_topics([topic, copied_to])
+    if copied != s.w1_records:
+        raise RuntimeError(f"the plain copiers copied {copied} of {s.w1_records} records")
     read_rate = read.records / read.seconds if read.seconds > 0 else None
     write_rate = s.w1_records / write_s if write_s > 0 else None
-    rates = [r for r in (read_rate, write_rate) if r is not None]
     return {
         "records": s.w1_records,
         "read_records_per_s": read_rate,
         "write_records_per_s": write_rate,
-        "ceiling_records_per_s": min(rates) if rates else None,
-        "ceiling_mb_per_s": min(rates) * s.w1_record_bytes / 1e6 if rates else None,
+        "copiers": s.tasks_max,
+        "copy_records_per_s": copy_rate,
+        "ceiling_records_per_s": copy_rate,
+        "ceiling_mb_per_s": copy_rate * s.w1_record_bytes / 1e6,
     }

@@ -317,12 +317,24 @@ def markdown(results: Mapping[str, Any]) -> str:
         if third:
             off_rate = _get("w1", AT_LEAST_ONCE, "records_per_s")(results)
             off_text = f", mm2 with exactly-once disabled {_pct(ratio(off_rate, limit))}"
+        if ceiling.get("copiers") is not None:
+            what = (
+                f"{ceiling['copiers']} plain copiers (a consumer and a producer each, as many as "
+                f"the mirrors' copy tasks) {_fmt(ceiling.get('copy_records_per_s'))} records/s; "
+                f"for reference one plain consumer on the source "
+                f"{_fmt(ceiling.get('read_records_per_s'))} records/s, one plain producer to the "
+                f"target {_fmt(ceiling.get('write_records_per_s'))} records/s; mm2 reached "
+                f"{'n/a' if frac is None else f'{frac:.0%}'} of the copiers' rate"
+            )
+        else:  # results written before the copiers were measured
+            what = (
+                f"plain consumer on the source {_fmt(ceiling.get('read_records_per_s'))} "
+                f"records/s, plain producer to the target "
+                f"{_fmt(ceiling.get('write_records_per_s'))} records/s; mm2 reached "
+                f"{'n/a' if frac is None else f'{frac:.0%}'} of the lower"
+            )
         lines.append(
-            f"Ceiling (W1 data): plain consumer on the source "
-            f"{_fmt(ceiling.get('read_records_per_s'))} records/s, plain producer to the target "
-            f"{_fmt(ceiling.get('write_records_per_s'))} records/s; mm2 reached "
-            f"{'n/a' if frac is None else f'{frac:.0%}'} of the lower{off_text}, Apache MM2 "
-            f"{_pct(ratio(theirs_rate, limit))}."
+            f"Ceiling (W1 data): {what}{off_text}, Apache MM2 {_pct(ratio(theirs_rate, limit))}."
         )
         lines.append("")
     lines.append("Correctness (per-partition counts and digests, source vs target):")

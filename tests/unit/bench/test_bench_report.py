@@ -244,3 +244,13 @@ def test_start_up_and_breadth_are_held_against_apache() -> None:
 
     assert verdicts(7.1, 20.0) == [["<= Apache", "yes"], ["< Apache", "yes"]]
     assert verdicts(9.5, 37.6) == [["<= Apache", "**no**"], ["< Apache", "**no**"]]
+
+
+def test_the_ceiling_is_the_plain_copiers_rate_when_they_were_measured() -> None:
+    results = _results(ours_rate=180.0, theirs_rate=90.0)
+    results["ceiling"].update(copiers=4, copy_records_per_s=300.0, ceiling_records_per_s=300.0)
+    table = markdown(results)
+    assert "4 plain copiers" in table and "300 records/s" in table
+    assert "mm2 reached 60% of the copiers' rate" in table
+    # 2x Apache, but 60% of the fair ceiling: the throughput target is missed
+    assert _row(table, "throughput (records/s)")[-1] == "**no**"
