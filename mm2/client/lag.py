@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from mm2.client.open_transactions import OpenTransaction, OpenTransactions
 from mm2.config import Flow
+from mm2.copy.offsets_reader import OffsetsTopicReader
 from mm2.copy.position_record import PositionRecord, StoredPositions
 from mm2.copy.positions import PositionsTopic
-from mm2.copy.positions_reader import PositionsReader
 from mm2.copy.source_ends import SourceEndsWriter
 from mm2.errors import KafkaClientError
 from mm2.kafka.log_reader import TimestampProbe
@@ -120,7 +120,7 @@ class LagReader:
         target_admin = flow.target_admin_config(label="lag-admin")
         self._target = TopicAdmin(target_admin, timeout=timeout)
         self._open = OpenTransactions(target_admin, timeout=timeout)
-        self._tail: PositionsReader[PositionRecord] | None = None
+        self._tail: OffsetsTopicReader[PositionRecord] | None = None
         self._tail_failures = 0  # failed reads in a row of the positions consumer
         self._stamps: TimestampProbe | None = None
         self._state = _State()

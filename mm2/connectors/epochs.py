@@ -208,15 +208,15 @@ class EpochPlanner:
             {target for part in dealt for *_, target in part}
         )
         self._epoch.batch_bytes = min([LIBRDKAFKA_BATCH_SIZE, *limits.values()])
-        # Where this epoch's added partitions will be published: its copy tasks read from here.
+        # The epoch's added partitions are published under its id; its empty record replaces
+        # the last epoch's, so nothing of that one is read as this one's.
         self._epoch.id = uuid.uuid4().hex[:16]
-        assignments_from = self._publisher.publish(self._epoch.id, {})
+        self._publisher.publish(self._epoch.id, {})
         specs = self._specs.specs(
             dealt,
             cluster_id=settle.cluster_id,
             ids=[settle.transactional_id(i) for i in range(len(dealt))],
             epoch=self._epoch.id,
-            assignments_from=assignments_from,
             limits=limits,
         )
         for spec in specs:

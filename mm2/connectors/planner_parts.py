@@ -28,6 +28,9 @@ class PlannerPositions(TaskPositions, Protocol):
     @property
     def consumer_config(self) -> Mapping[str, str]: ...
 
+    @property
+    def admin_config(self) -> Mapping[str, str]: ...
+
     def ensure(self) -> bool:
         """Create the topic when it is missing; True when it was created now."""
         ...

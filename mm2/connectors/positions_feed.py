@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
+from mm2.copy.offsets_reader import KeyPartitions
 from mm2.copy.position_record import PositionRecord, StoredPositions
-from mm2.copy.positions_reader import KeyPartitions
 from mm2.copy.ready import CopyReady
 from mm2.copy.routes import Route
 from mm2.copy.stats import CopyStats
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 
 class Tail(Protocol):
-    """What the feed reads the offsets topic with (mm2.copy.positions_reader.PositionsReader)."""
+    """What the feed reads the offsets topic with (mm2.copy.offsets_reader.OffsetsTopicReader)."""
 
     def read_to_end(
         self, timeout: float = ..., *, holding: KeyPartitions | None = ...

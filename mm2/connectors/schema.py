@@ -19,9 +19,10 @@ from collections.abc import Mapping
 
 from mm2.config.model import SCHEMA, Flow, syncs_schemas
 from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.copy.offsets_reader import OffsetsTopicReader
 from mm2.copy.position_record import PARTITIONER
 from mm2.copy.positions import PositionsTopic
-from mm2.copy.schema_map import SchemaIdFeed
+from mm2.copy.schema_map import SchemaIdMap
 from mm2.errors import ConfigError, KafkaClientError, MM2Error
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
@@ -68,20 +69,16 @@ class MirrorSchemaTask(Task):
         self._positions.ensure()
         self._admin = TopicAdmin(self._positions.admin_config)
         self._topic_id = self._offsets_topic_id()
-        feed = SchemaIdFeed.open(
-            self._positions.consumer_config,
-            self._positions.topic,
-            flow=flow.name,
-            cluster=flow.source,
-        )
-        try:
-            feed.catch_up()
-            self._confirmed = {}
-            self._confirmed.update(feed.rewriter.ids.items())
-            self._confirmed.update(feed.rewriter.guids.items())
-            self._passes = feed.passes
+        held = SchemaIdMap(self._positions.topic, cluster=flow.source)
+        reader: OffsetsTopicReader[None] = self._positions.tail(held.decode)
+        try:  # every partition to what is committed now
+            reader.read_to_end(30.0, stable=True)
         finally:
-            feed.close()
+            reader.close()
+        self._confirmed = {}
+        self._confirmed.update(held.rewriter.ids.items())
+        self._confirmed.update(held.rewriter.guids.items())
+        self._passes = held.passes
         config = flow.target_producer_config(SCHEMA, "schema-ids-producer")
         # never creating a deleted offsets topic with the broker's defaults (PositionsTopic.ensure)
         self._producer = RecordProducer(

@@ -73,7 +73,6 @@ class TaskSpecs:
         cluster_id: str,
         ids: Sequence[str],
         epoch: str,
-        assignments_from: int,
         limits: Mapping[str, int],
     ) -> list[CopyTaskSpec]:
         s = self.settings
@@ -91,8 +90,8 @@ class TaskSpecs:
                 syncs_topic=syncs_topic,
                 syncs_producer=syncs_producer,
                 epoch=epoch,
-                assignments_from=assignments_from,
                 offsets_consumer=dict(self._parts.positions.consumer_config),
+                offsets_admin=dict(self._parts.positions.admin_config),
                 topic_limits={target: limits[target] for *_, target in part if target in limits},
                 leader_topic=lead.topic if lead is not None else "",
                 leader_epoch=lead.epoch if lead is not None else "",

@@ -1,34 +1,31 @@
-"""The assignment feed: new partitions for running copy tasks, sent through the offsets topic.
+"""Partitions added to running copy tasks, sent through the offsets topic.
 
-A new source topic used to restart the flow's copy epoch: cancel the Spark job, fence, read the
-positions, and launch every copy task again in fresh Python workers (seconds). Instead the planner
+A new source topic does not restart the flow's copy epoch (cancel the Spark job, fence, read
+the positions, launch every copy task again in fresh Python workers: seconds). The planner
 deals the new partitions to the running copy tasks (each partition already dealt stays where it
-is) and publishes the epoch's additions here; each copy task reads them and starts copying.
+is) and publishes the epoch's additions here; each copy task's reader of the offsets topic
+(mm2.copy.task_offsets) takes them and the task starts copying.
 
 The record lives in partition 0 of Connect's offsets topic (`mm2-offsets.<source>.internal`), in
 Connect's own key shape `["mm2-copy-assignment",{"flow":"A->B"}]`, so a Kafka Connect worker
 reading the topic (an Apache MM2 taking the flow over) sees the offsets of a connector it does
 not run and leaves them alone. The value holds every addition of the epoch so far:
 `{"epoch":"…","tasks":{"0":[[topic,partition,target topic,next offset],…],…}}`. The topic is
-compacted, so only the newest record per key must be complete. A copy task reads partition 0
-from the epoch's first record on: a task that Spark runs again after losing an executor finds
-the additions too.
+compacted, so only the newest record per key must be complete; each epoch begins with an empty
+record of its own id. A copy task reads the topic from its start and takes the records of its
+epoch: a task that Spark runs again after losing an executor finds the additions too.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Mapping, Sequence
 
 from confluent_kafka import (
-    Consumer,
     KafkaError,
-    KafkaException,
     Message,
     Producer,
-    TopicPartition,
 )
 
 from mm2.copy.spec import Assignment
@@ -38,7 +35,6 @@ from mm2.records.offsets_topic import ASSIGNMENT, kind_key
 
 __all__ = [
     "ASSIGNMENT_PARTITION",
-    "AssignmentFeed",
     "AssignmentPublisher",
     "assignment_key",
     "decode_additions",
@@ -142,79 +138,3 @@ class AssignmentPublisher:
 
     def close(self) -> None:
         self._producer.flush(5)
-
-
-class AssignmentFeed:
-    """A copy task's side: the partitions its epoch added to it, read from `start` on."""
-
-    def __init__(
-        self,
-        consumer_config: Mapping[str, str],
-        topic: str,
-        *,
-        flow: str,
-        epoch: str,
-        task: int,
-        start: int,
-    ) -> None:
-        self._epoch = epoch
-        self._task = task
-        self._key = assignment_key(flow)
-        self._tp = TopicPartition(topic, ASSIGNMENT_PARTITION, start)
-        self._consumer = Consumer(
-            {
-                "group.id": f"mm2-copy-assignment-{flow}",
-                **consumer_config,
-                "enable.auto.commit": False,
-                # An end-of-partition event says how far a partition of only transaction
-                # markers has been read (markers are never returned as records).
-                "enable.partition.eof": True,
-                # The planner's record is not transactional; the positions around it are, and
-                # are skipped anyway: no need to wait for their commit.
-                "isolation.level": "read_uncommitted",
-                "logger": ClientLog(cluster_label(consumer_config)),
-            }
-        )
-        self._consumer.assign([self._tp])
-        self._read_to = start
-
-    def poll(self) -> list[Assignment]:
-        """Every partition added to this task by the records that have arrived (the newest
-        record of the epoch holds them all); does not wait."""
-        latest: bytes | None = None
-        for msg in self._consumer.consume(1_000, 0):
-            err = msg.error()
-            if err is not None:
-                if err.code() == KafkaError._PARTITION_EOF:
-                    self._read_to = max(self._read_to, msg.offset() or 0)
-                continue  # anything else is transient: librdkafka retries by itself
-            self._read_to = (msg.offset() or 0) + 1
-            if msg.key() == self._key:
-                latest = msg.value()
-        return [] if latest is None else decode_additions(latest, self._epoch, self._task)
-
-    def catch_up(self, timeout: float = 30.0) -> list[Assignment]:
-        """Everything added up to now: read to the partition's end offset at the call."""
-        try:
-            _, end = self._consumer.get_watermark_offsets(self._tp, timeout=timeout)
-        except KafkaException as exc:
-            raise KafkaClientError(
-                f"reading the copy assignment from {self._tp.topic}: {exc}", retriable=True
-            ) from exc
-        deadline = time.monotonic() + timeout
-        added: dict[tuple[str, int], Assignment] = {}
-        while True:
-            for a in self.poll():
-                added[(a.topic, a.partition)] = a
-            if self._read_to >= end:
-                return list(added.values())
-            if time.monotonic() > deadline:
-                raise KafkaClientError(
-                    f"reading the copy assignment from {self._tp.topic} timed out at offset "
-                    f"{self._read_to} of {end}",
-                    retriable=True,
-                )
-            time.sleep(0.02)
-
-    def close(self) -> None:
-        self._consumer.close()

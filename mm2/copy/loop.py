@@ -42,7 +42,6 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from mm2.copy.assignment import AssignmentFeed
 from mm2.copy.consumer import RESET, source_consumer
 from mm2.copy.markers import move_past_markers
 from mm2.copy.out_of_range import where_to_resume
@@ -53,6 +52,7 @@ from mm2.copy.schema_ids import Missing
 from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.copy.stuck import STUCK_S, FetchStates
+from mm2.copy.task_offsets import TaskOffsets
 from mm2.copy.transaction import AbortableTransactionError, TransactionSink
 from mm2.errors import ConfigError, KafkaClientError
 from mm2.kafka.failure import (
@@ -128,7 +128,7 @@ class CopyLoop:
         alarm: AuthAlarm,
         sink: TransactionSink,
         syncs: OffsetSyncEmitter,
-        feed: AssignmentFeed | None,
+        offsets: TaskOffsets | None,
         schemas: SchemaGate | None = None,
         topic_ids: TopicIds | None = None,
         fetch_states: FetchStates | None = None,
@@ -149,7 +149,7 @@ class CopyLoop:
         self._alarm = alarm
         self._sink = sink
         self._syncs = syncs
-        self._feed = feed
+        self._offsets = offsets
         self._schemas = schemas
         self._topic_ids = topic_ids
         self._fetch_states = fetch_states
@@ -167,16 +167,7 @@ class CopyLoop:
         """A copy task with real clients; its producer has fenced every earlier holder of its
         transactional id when this returns."""
         alarm = AuthAlarm(cluster_label(spec.settings.source_consumer, spec.source))
-        feed = None
-        if spec.offsets_consumer is not None and spec.assignments_from >= 0:
-            feed = AssignmentFeed(
-                spec.offsets_consumer,
-                spec.offsets_topic,
-                flow=spec.flow,
-                epoch=spec.epoch,
-                task=spec.task,
-                start=spec.assignments_from,
-            )
+        schemas = SchemaGate.open(spec)
         source_admin = spec.settings.source_admin
         states = FetchStates()
         return cls(
@@ -187,8 +178,8 @@ class CopyLoop:
             syncs=OffsetSyncEmitter(
                 spec.syncs_topic, spec.syncs_producer, spec.settings.offset_lag_max
             ),
-            feed=feed,
-            schemas=SchemaGate.open(spec),
+            offsets=TaskOffsets.open(spec, None if schemas is None else schemas.map),
+            schemas=schemas,
             topic_ids=TopicAdmin(source_admin) if source_admin else None,
             fetch_states=states,
         )
@@ -218,13 +209,24 @@ class CopyLoop:
     def catch_up_assignment(self, timeout: float = 30.0) -> list[str]:
         """Take every partition the planner has added to this task so far (a task Spark runs
         again finds them before it reads the committed positions); returns them."""
-        if self._feed is None:
+        if self._offsets is None:
             return []
-        return self._take(self._feed.catch_up(timeout))
+        return self._take(self._offsets.catch_up_assignment(timeout))
 
     def catch_up_schema_ids(self, timeout: float = 30.0) -> int:
         """Read the flow's whole schema-ID map before copying (0 for a flow without one)."""
-        return 0 if self._schemas is None else self._schemas.catch_up(timeout)
+        return 0 if self._offsets is None else self._offsets.catch_up_schema_ids(timeout)
+
+    def committed(self, timeout: float = 60.0) -> StoredPositions | None:
+        """The positions committed for this task's partitions, read after its producer fenced
+        every earlier holder of its id (None: no reader, or a task that copies at least once,
+        which starts where its spec says)."""
+        if self._offsets is None:
+            return None
+        if not self.spec.transactional_id:
+            self._offsets.resumed()
+            return None
+        return self._offsets.positions(self._next, timeout)
 
     def _take(self, added: list[Assignment]) -> list[str]:
         fresh = [a for a in added if (a.topic, a.partition) not in self._assigned]
@@ -297,8 +299,8 @@ class CopyLoop:
         now = time.monotonic()
         if now >= self._feed_due:
             self._feed_due = now + 0.1
-            if self._feed is not None:
-                self._take(self._feed.poll())
+            if self._offsets is not None:  # the schema-ID map (in self._schemas) too
+                self._take(self._offsets.poll())
             if self._schemas is not None:
                 released = [
                     r for r in self._schemas.poll() if (r.topic, r.partition) not in self._left
@@ -734,7 +736,5 @@ class CopyLoop:
         self._syncs.close(timeout)
         self._sink.close(timeout)
         self._consumer.close()
-        if self._feed is not None:
-            self._feed.close()
-        if self._schemas is not None:
-            self._schemas.close()
+        if self._offsets is not None:
+            self._offsets.close()

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from confluent_kafka import KafkaError, Producer
 
+from mm2.copy.offsets_reader import Decode, KeyPartitions, OffsetsTopicReader, R
 from mm2.copy.position_record import (
     CONNECTOR,
     PARTITIONER,
@@ -32,7 +33,6 @@ from mm2.copy.position_record import (
     position_key,
     position_record,
 )
-from mm2.copy.positions_reader import KeyPartitions, PositionsReader
 from mm2.copy.ready import CopyReady, decode_ready
 from mm2.copy.source_ends import SourceEnds, decode_source_ends
 from mm2.errors import ConfigError, KafkaClientError
@@ -42,13 +42,25 @@ from mm2.kafka.topics import TopicAdmin
 from mm2.records import TP
 from mm2.records.java_partitioner import java_partition
 
-__all__ = ["PositionsTopic", "TaskPositions"]
+__all__ = ["PositionsTopic", "TaskPositions", "holding"]
 
 
 if TYPE_CHECKING:  # an executor's Python has mm2 and confluent-kafka, not mm2.config's needs
     from mm2.config import Flow
 
 log = logging.getLogger(__name__)
+
+
+def holding(connector: str, cluster: str, partitions: Iterable[TP]) -> KeyPartitions:
+    """For a partition count, the partitions of the offsets topic that hold the positions of
+    `partitions` (keyed as Connect keys them, placed by Java's partitioner) and partition 0
+    (the copy tasks' notices and the planner's assignment records)."""
+    keys = [position_key(connector, cluster, t, p) for t, p in partitions]
+
+    def of(count: int) -> set[int]:
+        return {0, *(java_partition(key, count) for key in keys)}
+
+    return of
 
 
 class TaskPositions(Protocol):
@@ -60,15 +72,6 @@ class TaskPositions(Protocol):
 
     @property
     def producer_config(self) -> Mapping[str, str]: ...
-
-    def read(
-        self,
-        timeout: float = 15.0,
-        *,
-        ensure: bool = True,
-        only: Iterable[TP] | None = None,
-        stable: bool = False,
-    ) -> StoredPositions: ...
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ class PositionsTopic:
         self,
         on_ready: Callable[[CopyReady], None] | None = None,
         on_ends: Callable[[SourceEnds], None] | None = None,
-    ) -> PositionsReader[PositionRecord]:
+    ) -> OffsetsTopicReader[PositionRecord]:
         """A reader of the topic from its start (close it when done); `on_ready` is given the
         notices of this flow's copy tasks that they copy (mm2.copy.ready), `on_ends` the
         source's ends the mirror read for this flow (mm2.copy.source_ends)."""
@@ -192,18 +195,17 @@ class PositionsTopic:
                 key, value, headers, connector=self.connector, cluster=self.source_alias
             )
 
-        return PositionsReader(self.consumer_config, self.admin_config, self.topic, decode=decode)
+        return self.tail(decode)
+
+    def tail(self, decode: Decode[R]) -> OffsetsTopicReader[R]:
+        """A reader of the topic from its start with `decode` (close it when done)."""
+        return OffsetsTopicReader(
+            self.consumer_config, self.admin_config, self.topic, decode=decode
+        )
 
     def holding(self, partitions: Iterable[TP]) -> KeyPartitions:
-        """For a partition count, the partitions of the topic that hold the positions of
-        `partitions` (keyed as Connect keys them, placed by Java's partitioner) and partition 0
-        (the copy tasks' notices and the planner's assignment records)."""
-        keys = [position_key(self.connector, self.source_alias, t, p) for t, p in partitions]
-
-        def of(count: int) -> set[int]:
-            return {0, *(java_partition(key, count) for key in keys)}
-
-        return of
+        """The module's `holding`, for this flow's connector and source cluster."""
+        return holding(self.connector, self.source_alias, partitions)
 
     def read(
         self,
@@ -216,7 +218,7 @@ class PositionsTopic:
         """Every position the topic holds now, committed records only (with `ensure`, the
         topic is created first if it is missing); with `only`, those of these partitions,
         waiting only for the partitions of the topic that hold them; with `stable`, what is
-        committed now, not waiting for transactions still open (PositionsReader). The
+        committed now, not waiting for transactions still open (OffsetsTopicReader). The
         source's ends the mirror recorded come with them (`source_ends`)."""
         if ensure:
             self.ensure()

@@ -27,7 +27,7 @@ import time
 from confluent_kafka import TopicPartition
 
 from mm2.copy.schema_ids import Headers, Missing, Rewritten, SchemaIdRewriter
-from mm2.copy.schema_map import SchemaIdFeed
+from mm2.copy.schema_map import SchemaIdMap
 from mm2.copy.spec import CopyTaskSpec
 from mm2.errors import ConfigError
 from mm2.records import TP
@@ -46,10 +46,10 @@ class SchemaGate:
     """One copy task's ID rewriting and the partitions it holds, each at its first record whose
     schema is not mirrored yet."""
 
-    def __init__(self, spec: CopyTaskSpec, feed: SchemaIdFeed) -> None:
+    def __init__(self, spec: CopyTaskSpec, schema_map: SchemaIdMap) -> None:
         self.spec = spec
-        self._feed = feed
-        self._rewrite = feed.rewriter.rewrite
+        self.map = schema_map  # filled by the task's reader of the offsets topic
+        self._rewrite = schema_map.rewriter.rewrite
         self.held: dict[TP, tuple[int, Missing]] = {}
         # When each partition began to wait at its held record: kept across releases that did
         # not bring its ID, so that the bound counts from the first wait.
@@ -74,14 +74,7 @@ class SchemaGate:
             prefixed_values=s.schema_ids_values,
             strategies=(s.key_subject_name_strategy, s.value_subject_name_strategy),
         )
-        feed = SchemaIdFeed.open(
-            spec.offsets_consumer,
-            spec.offsets_topic,
-            flow=spec.flow,
-            cluster=spec.source,
-            rewriter=rewriter,
-        )
-        return cls(spec, feed)
+        return cls(spec, SchemaIdMap(spec.offsets_topic, cluster=spec.source, rewriter=rewriter))
 
     def rewrite(
         self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None
@@ -91,17 +84,13 @@ class SchemaGate:
         topics, mm2's own records, which start with a 0x00 version byte like Confluent's)."""
         return self._rewrite(key, value, headers, topic)
 
-    def catch_up(self, timeout: float = 30.0) -> int:
-        """Read the whole map before the first record is copied; returns the mappings read."""
-        return self._feed.catch_up(timeout)
-
     def hold(self, tp: TP, offset: int, missing: Missing) -> None:
         """Stop copying `tp` at `offset` (the caller unassigns it) until the map has news."""
         self.held[tp] = (offset, missing)
         waiting = self._since.get(tp)
         if waiting is None or waiting[0] != offset:
             self._since[tp] = (offset, time.monotonic())
-            self._passes_at[tp] = self._feed.passes
+            self._passes_at[tp] = self.map.passes
             log.info(
                 "%s: %s-%d@%d waits: %s on the target (the schema connector registers "
                 "it, then copying goes on)",
@@ -116,13 +105,13 @@ class SchemaGate:
         """The held partitions to assign again (at their held record) once the map has news or
         the schema connector's passes decided a look-alike; says at WARN (once) a partition
         held longer than schema.ids.wait.ms."""
-        news = self._feed.poll()  # every time: the map and the pass count stay current
+        news = self.map.news()  # every time: what the task's reader took since the last round
         if not self.held:
             return []
         for (topic, partition), (offset, missing) in self.held.items():
-            passes = self._feed.passes - self._passes_at[(topic, partition)]
+            passes = self.map.passes - self._passes_at[(topic, partition)]
             if not missing.described and passes >= _PASSES and isinstance(missing.schema, int):
-                self._feed.rewriter.unframed(topic, missing.field, missing.schema)
+                self.map.rewriter.unframed(topic, missing.field, missing.schema)
                 log.info(
                     "%s: %s-%d@%d: %s after %d passes over the source registry: those "
                     "bytes are no schema ID, and records of %s whose %s reads as ID %d "
@@ -166,6 +155,3 @@ class SchemaGate:
         """Every partition is assigned again from the last commit: nothing is held any more."""
         self.held.clear()
         self._since.clear()
-
-    def close(self) -> None:
-        self._feed.close()

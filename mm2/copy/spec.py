@@ -56,11 +56,11 @@ class CopyTaskSpec:
     # Where the copy task writes offset syncs (None: emit.offset-syncs.enabled is false).
     syncs_topic: str = ""
     syncs_producer: dict[str, str] | None = None
-    # Partitions the planner adds while the epoch runs (mm2.copy.assignment): the epoch's id,
-    # where its records start in the offsets topic, and how to read it (None: never).
+    # The epoch's id (the partitions the planner adds while it runs are tagged with it,
+    # mm2.copy.assignment), and how to read and list the offsets topic (None: never read).
     epoch: str = ""
-    assignments_from: int = -1
     offsets_consumer: dict[str, str] | None = None
+    offsets_admin: dict[str, str] | None = None
     # Each remote topic's max.message.bytes where the planner knows it: the producer's batches
     # stay within the smallest, and a refused record is judged against its own topic's.
     topic_limits: dict[str, int] = dataclasses.field(default_factory=dict)

@@ -69,10 +69,11 @@ def _run(
                     attempt,
                     len(taken),
                 )
-        loop.catch_up_schema_ids()  # the feed logs what it read
-        if positions is not None and spec.transactional_id:
-            # only the partitions of the offsets topic that hold this task's keys are waited for
-            moved = loop.resume_from(positions.read(60.0, ensure=False, only=loop.positions()))
+        loop.catch_up_schema_ids()  # the map says what it read
+        # only the partitions of the offsets topic that hold this task's keys are waited for
+        committed = loop.committed(60.0)
+        if committed is not None:
+            moved = loop.resume_from(committed)
             if moved:
                 log.warning(
                     "%s task %d (attempt %d): positions committed since the epoch began; "

@@ -12,10 +12,12 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.cimpl import NewTopic
 
-from mm2.copy.assignment import AssignmentFeed, AssignmentPublisher
+from mm2.copy.assignment import AssignmentPublisher
 from mm2.copy.spec import Assignment
+from mm2.copy.task_offsets import TaskOffsets
 from tests.support.kafka import KafkaCluster, admin_client, content, count, read_topic
 from tests.support.mirror import ContinuousProducer, MirrorProcess, write_properties
+from tests.support.specs import copy_spec
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.integration
@@ -31,12 +33,12 @@ def _topic(cluster: KafkaCluster, name: str, partitions: int) -> str:
 def test_a_copy_task_reads_its_additions_past_transactions_and_other_epochs(
     backup: KafkaCluster,
 ) -> None:
-    """The feed reads the newest additions of its own epoch and task, across the transactional
-    positions (and their commit markers) that share the offsets topic's partition 0."""
+    """A copy task's reader of the offsets topic takes the additions of its own epoch and task,
+    across the transactional positions (and their commit markers) that share partition 0."""
     topic = _topic(backup, f"mm2-offsets.t{uuid.uuid4().hex[:8]}.internal", 3)
     publisher = AssignmentPublisher(backup.client_config(), topic, "a->b")
     try:
-        start = publisher.publish("e1", {})
+        publisher.publish("e1", {})
         publisher.publish("e0", {1: [Assignment("old", 0, "a.old")]})  # a zombie planner's
         positions = Producer({**backup.client_config(), "transactional.id": f"t-{uuid.uuid4()}"})
         positions.init_transactions(30)
@@ -53,14 +55,25 @@ def test_a_copy_task_reads_its_additions_past_transactions_and_other_epochs(
     finally:
         publisher.close()
     config = {**backup.client_config()}
-    mine = AssignmentFeed(config, topic, flow="a->b", epoch="e1", task=1, start=start)
-    other = AssignmentFeed(config, topic, flow="a->b", epoch="e1", task=0, start=start)
+
+    def reader(task: int) -> TaskOffsets:
+        spec = copy_spec(
+            flow="a->b",
+            task=task,
+            epoch="e1",
+            offsets_topic=topic,
+            offsets_consumer=config,
+            offsets_admin=config,
+        )
+        return TaskOffsets(spec)
+
+    mine, other = reader(1), reader(0)
     try:
-        assert sorted(mine.catch_up(30), key=lambda a: a.partition) == [
+        assert sorted(mine.catch_up_assignment(30), key=lambda a: a.partition) == [
             Assignment("new", 0, "a.new", -1),
             Assignment("new", 1, "a.new", 7),
         ]
-        assert other.catch_up(30) == []
+        assert other.catch_up_assignment(30) == []
     finally:
         mine.close()
         other.close()

@@ -3,7 +3,7 @@ most tests, so a test names only what it is about.
 
     copy_spec()                                     # primary->backup, task 0, transactional
     copy_spec(transactional=False, partitions=[Assignment("orders", 0, "primary.orders", 10)])
-    copy_spec(flow="a->b", task=1, epoch="e1", assignments_from=42)
+    copy_spec(flow="a->b", task=1, epoch="e1", offsets_consumer={"bootstrap.servers": "b:9092"})
     copy_spec(settings=copy_settings(skip_oversized_records=True))
 """
 
@@ -51,8 +51,8 @@ class CopySpecFields(TypedDict, total=False):
     syncs_topic: str
     syncs_producer: dict[str, str] | None
     epoch: str
-    assignments_from: int
     offsets_consumer: dict[str, str] | None
+    offsets_admin: dict[str, str] | None
     topic_limits: dict[str, int]
 
 

@@ -98,11 +98,9 @@ def test_a_spec_carries_where_its_epoch_publishes_additions() -> None:
         transactional=False,
         partitions=[Assignment("t", 0, "a.t", 5)],
         epoch="e1",
-        assignments_from=42,
+        offsets_admin={"bootstrap.servers": "b:9092"},
         offsets_consumer={"bootstrap.servers": "b:9092"},
     )
     again = CopyTaskSpec.from_json(spec.to_json())
     assert again == spec
-    assert again.assignments_from == 42 and again.offsets_consumer == {
-        "bootstrap.servers": "b:9092"
-    }
+    assert again.offsets_consumer == again.offsets_admin == {"bootstrap.servers": "b:9092"}

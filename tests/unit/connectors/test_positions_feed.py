@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from mm2.connectors.positions_feed import PositionsFeed
+from mm2.copy.offsets_reader import KeyPartitions
 from mm2.copy.position_record import PositionRecord
-from mm2.copy.positions_reader import KeyPartitions
 from mm2.copy.ready import CopyReady
 from mm2.copy.routes import Route
 from mm2.copy.stats import CopyStats

@@ -165,7 +165,7 @@ def _copier(
         alarm=AuthAlarm("primary"),
         sink=sink,
         syncs=OffsetSyncEmitter("", None, 100),
-        feed=None,
+        offsets=None,
     )
 
 
@@ -587,7 +587,7 @@ def _dealt(transactional: bool, ids: dict[str, str]) -> tuple[CopyLoop, FakeProd
         alarm=AuthAlarm("primary"),
         sink=TransactionSink(spec, cast(Any, producer), AuthAlarm("backup")),
         syncs=OffsetSyncEmitter("", None, 100),
-        feed=None,
+        offsets=None,
         topic_ids=source,
     )
     return copier, producer, source

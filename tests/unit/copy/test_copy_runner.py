@@ -44,6 +44,9 @@ class FakeLoop:
     def catch_up_schema_ids(self) -> int:
         return 0
 
+    def committed(self, timeout: float) -> None:
+        return None
+
     def resume_from(self, committed: object) -> list[str]:
         return []
 

@@ -95,7 +95,7 @@ def test_a_stuck_partition_is_assigned_again_from_the_commit_of_the_open_transac
         alarm=AuthAlarm("primary"),
         sink=TransactionSink(spec, producer, AuthAlarm("backup")),
         syncs=OffsetSyncEmitter("", None, 100),
-        feed=None,
+        offsets=None,
         fetch_states=states,
     )
     copier._copy(cast(Any, [FakeMessage("orders", 0, o) for o in (10, 11)]))
@@ -178,7 +178,7 @@ def loop_over(consumer: AskingConsumer, states: FetchStates) -> CopyLoop:
             spec, cast(Any, FakeProducer(producer_settings(spec))), AuthAlarm("b")
         ),
         syncs=OffsetSyncEmitter("", None, 100),
-        feed=None,
+        offsets=None,
         fetch_states=states,
     )
 

@@ -1,16 +1,18 @@
-"""Reads a flow's offsets topic to its end and then tails it (read_committed).
+"""The one reader of a flow's offsets topic: to its end, then what arrives (read_committed).
 
-The planner reads it before each copy epoch (after fencing, so nothing uncommitted holds it
-back) and follows it for the metrics; a copy task that Spark runs again reads it to resume
-where the lost attempt committed. What a record means is mm2.copy.positions' business: the
-reader is handed a decoder.
+Every reader of the topic is one of these, handed a decoder that picks the kinds it wants
+(mm2.records.offsets_topic): the planner (positions, ready notices, source ends) before each
+copy epoch and then for the metrics; a copy task (its positions when it resumes, the partitions
+its epoch adds, the schema-ID map: one consumer for all three, mm2.copy.task_offsets); the
+schema task (the map it wrote before); the lag reader. The consumer and the end offsets are
+injected for unit tests (`consumer`, `ends`); by default they are real clients.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
-from typing import Generic, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, Protocol, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
@@ -18,7 +20,7 @@ from mm2.errors import KafkaClientError, TopicNotFoundError
 from mm2.kafka.failure import ClientLog, client_error, cluster_label, ends_a_consumer
 from mm2.kafka.offsets import OffsetLister
 
-__all__ = ["Decode", "KeyPartitions", "PositionsReader"]
+__all__ = ["Decode", "Ends", "KeyPartitions", "OffsetsTopicReader", "ReaderConsumer"]
 
 # What the metadata answer says of a topic that is not there.
 _MISSING = frozenset({KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC})
@@ -28,9 +30,20 @@ R = TypeVar("R")
 Decode = Callable[[bytes | None, bytes | None, object], R | None]
 # The topic's partition count -> the partitions that hold the keys a reader waits for.
 KeyPartitions = Callable[[int], "set[int]"]
+# (partitions, timeout, stable) -> each partition's end offset (its last stable offset if stable)
+Ends = Callable[[list[int], float, bool], dict[int, int]]
 
 
-class PositionsReader(Generic[R]):
+class ReaderConsumer(Protocol):
+    """The calls the reader makes of its consumer (confluent_kafka.Consumer has them)."""
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any: ...
+    def incremental_assign(self, partitions: list[TopicPartition]) -> None: ...
+    def consume(self, num_messages: int = 1, timeout: float = -1) -> Any: ...
+    def close(self) -> None: ...
+
+
+class OffsetsTopicReader(Generic[R]):
     """Reads every partition of the offsets topic (read_committed), from the start, and then
     whatever arrives; keeps what `decode` makes of a record (None: not ours)."""
 
@@ -41,13 +54,16 @@ class PositionsReader(Generic[R]):
         topic: str,
         *,
         decode: Decode[R],
+        consumer: ReaderConsumer | None = None,
+        ends: Ends | None = None,
     ) -> None:
         self.topic = topic
         self._admin_config = dict(admin_config)
         self._lister: OffsetLister | None = None
+        self._ends_of = ends or self._listed_ends
         self._decode = decode
         self._cluster = cluster_label(consumer_config)
-        self._consumer = Consumer(
+        self._consumer: ReaderConsumer = consumer or Consumer(
             {
                 "group.id": f"mm2-offsets-reader-{topic}",
                 **consumer_config,
@@ -92,7 +108,7 @@ class PositionsReader(Generic[R]):
             self._assigned.update(new)
         return partitions
 
-    def _ends(self, partitions: Iterable[int], timeout: float, stable: bool) -> dict[int, int]:
+    def _listed_ends(self, partitions: list[int], timeout: float, stable: bool) -> dict[int, int]:
         """Every partition's end offset (with `stable`, its last stable offset), in one request
         (not one round trip per partition)."""
         lister = self._lister or OffsetLister(self._admin_config, timeout=timeout)
@@ -123,7 +139,7 @@ class PositionsReader(Generic[R]):
     def _read_to_end(self, timeout: float, holding: KeyPartitions | None, stable: bool) -> list[R]:
         every = self._assign_new_partitions(min(timeout, 10.0))
         partitions = every if holding is None else sorted(set(every) & holding(len(every)))
-        ends = self._ends(partitions, min(timeout, 10.0), stable)
+        ends = self._ends_of(list(partitions), min(timeout, 10.0), stable)
         out = self._backlog
         deadline = time.monotonic() + timeout
         while True:
