@@ -20,6 +20,7 @@ from bench.systems import (
     SCHEMAS,
     MirrorProcess,
     SystemName,
+    is_ours,
     mirror_properties,
     start_mirror,
 )
@@ -84,12 +85,14 @@ class Context:
         extra: Mapping[str, str] | None = None,
     ) -> RunningMirror:
         """Start one system mirroring the topics regex, with the resource sampler on its tree;
-        `extra` keys are added to both systems' file alike."""
+        `extra` keys are added to both systems' file alike (--mm2-property keys to ours only)."""
         workdir = self.workdir / f"{workload}-{system}"
         if system == SCHEMAS:
             if self.registries is None:
                 raise RuntimeError(f"{SCHEMAS} needs the registries of --avro")
             extra = {**self.registries.mirror_properties(), **(extra or {})}
+        if is_ours(system) and self.settings.mm2_properties:
+            extra = {**(extra or {}), **dict(self.settings.mm2_properties)}
         text = mirror_properties(
             system,
             primary=self.primary,

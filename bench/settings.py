@@ -42,6 +42,8 @@ class Settings:
     both_orders: bool = False  # the run again with the systems reversed (bench.orders)
     out: Path = Path("bench/results")
     workdir: Path | None = None
+    # keys added to this project's mm2.properties only (--mm2-property), to measure a setting
+    mm2_properties: tuple[tuple[str, str], ...] = ()
 
 
 QUICK = {
@@ -88,6 +90,13 @@ def _csv(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
     return parse
 
 
+def _property(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"KEY=VALUE, not {text!r}")
+    return key.strip(), value.strip()
+
+
 def parse_args(argv: Sequence[str] | None = None) -> Settings:
     parser = argparse.ArgumentParser(
         prog="python -m bench",
@@ -127,6 +136,15 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         help="run everything again with the systems in the reverse order, and write the two "
         "side by side (orders.md): what the order alone moves shows as such",
     )
+    parser.add_argument(
+        "--mm2-property",
+        dest="mm2_properties",
+        action="append",
+        type=_property,
+        metavar="KEY=VALUE",
+        help="add KEY = VALUE to this project's mm2.properties only (repeatable), to measure "
+        "a setting: e.g. transaction.boundary.interval.ms=25",
+    )
     defaults = Settings()
     for f in fields(Settings):
         if f.name in _FLAGS:
@@ -137,6 +155,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
     args = vars(parser.parse_args(argv))
     settings = replace(defaults, **QUICK) if args.pop("quick") else defaults  # type: ignore[arg-type]
     chosen = {k: v for k, v in args.items() if v is not None}
+    if "mm2_properties" in chosen:
+        chosen["mm2_properties"] = tuple(chosen["mm2_properties"])
     if "systems" in chosen:
         chosen["systems"] = cast(tuple[SystemName, ...], chosen["systems"])
     out = replace(settings, **chosen)
