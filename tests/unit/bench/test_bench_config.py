@@ -9,7 +9,7 @@ import pytest
 
 from bench.apache import POM, candidate_versions
 from bench.settings import QUICK, Settings, parse_args
-from bench.systems import is_ours, mirror_properties
+from bench.systems import SystemName, is_ours, mirror_properties
 from mm2.localcluster import KAFKA_VERSION
 
 
@@ -20,6 +20,20 @@ def _props(text: str) -> dict[str, str]:
             key, _, value = line.partition("=")
             out[key.strip()] = value.strip()
     return out
+
+
+def _file(system: SystemName, tasks_max: int) -> dict[str, str]:
+    """The mm2.properties `system` runs the bench's `w1-.*` topics with, as a dict."""
+    return _props(
+        mirror_properties(
+            system,
+            primary="p:1",
+            backup="b:2",
+            topics="w1-.*",
+            tasks_max=tasks_max,
+            state_dir=Path("/tmp/state"),
+        )
+    )
 
 
 def test_full_run_is_the_issue_sizes() -> None:
@@ -46,15 +60,8 @@ def test_unknown_system_is_refused() -> None:
 
 
 def test_both_systems_get_the_same_settings_but_our_state_dir() -> None:
-    common = {
-        "primary": "p:1",
-        "backup": "b:2",
-        "topics": "w1-.*",
-        "tasks_max": 3,
-        "state_dir": Path("/tmp/state"),
-    }
-    ours = _props(mirror_properties("mm2", **common))  # type: ignore[arg-type]
-    theirs = _props(mirror_properties("apache", **common))  # type: ignore[arg-type]
+    ours = _file("mm2", 3)
+    theirs = _file("apache", 3)
     assert ours.pop("mm2.state.dir") == "/tmp/state"
     assert ours == theirs
     assert theirs["tasks.max"] == "3"
@@ -91,15 +98,8 @@ def test_settings_defaults_are_frozen() -> None:
 
 
 def test_at_least_once_run_differs_from_ours_only_by_exactly_once() -> None:
-    common = {
-        "primary": "p:1",
-        "backup": "b:2",
-        "topics": "w1-.*",
-        "tasks_max": 4,
-        "state_dir": Path("/tmp/state"),
-    }
-    ours = _props(mirror_properties("mm2", **common))  # type: ignore[arg-type]
-    off = _props(mirror_properties("mm2-at-least-once", **common))  # type: ignore[arg-type]
+    ours = _file("mm2", 4)
+    off = _file("mm2-at-least-once", 4)
     assert off.pop("exactly.once.source.support") == "disabled"
     assert off == ours
     assert "exactly.once.source.support" not in ours  # mm2's default: enabled
@@ -112,15 +112,8 @@ def test_at_least_once_system_is_chosen_by_flag_only() -> None:
 
 
 def test_apache_exactly_once_is_apache_with_its_documented_exactly_once_settings() -> None:
-    common = {
-        "primary": "p:1",
-        "backup": "b:2",
-        "topics": "w1-.*",
-        "tasks_max": 4,
-        "state_dir": Path("/tmp/state"),
-    }
-    plain = _props(mirror_properties("apache", **common))  # type: ignore[arg-type]
-    eos = _props(mirror_properties("apache-exactly-once", **common))  # type: ignore[arg-type]
+    plain = _file("apache", 4)
+    eos = _file("apache-exactly-once", 4)
     assert eos.pop("backup.exactly.once.source.support") == "enabled"
     assert eos.pop("dedicated.mode.enable.internal.rest") == "true"
     assert eos.pop("listeners").startswith("http://127.0.0.1:")
@@ -131,3 +124,13 @@ def test_apache_exactly_once_is_apache_with_its_documented_exactly_once_settings
     assert "apache-exactly-once" not in parse_args([]).systems
     chosen = parse_args(["--systems", "mm2,apache,apache-exactly-once"]).systems
     assert chosen == ("mm2", "apache", "apache-exactly-once")
+
+
+def test_a_property_for_ours_is_parsed_and_a_malformed_one_refused() -> None:
+    s = parse_args(
+        ["--mm2-property", "transaction.boundary.interval.ms = 25", "--mm2-property", "a=b=c"]
+    )
+    assert s.mm2_properties == (("transaction.boundary.interval.ms", "25"), ("a", "b=c"))
+    assert parse_args([]).mm2_properties == ()
+    with pytest.raises(SystemExit):
+        parse_args(["--mm2-property", "no-equals-sign"])
