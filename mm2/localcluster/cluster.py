@@ -263,7 +263,9 @@ class LocalCluster:
     def _launch(self) -> None:
         zk = self._zookeeper_process
         if self._zookeeper and (zk is None or zk.poll() is not None):
-            command = [*self._command, zookeeper.MAIN, str(self.workdir / "zoo.cfg")]
+            java, *rest = self._command
+            command = [java, *zookeeper.JVM_OPTIONS, *rest, zookeeper.MAIN]
+            command.append(str(self.workdir / "zoo.cfg"))
             log_path = self.workdir / "zookeeper.log"
             zk = process.spawn(command, log=log_path, cwd=self.workdir)
             self._zookeeper_process = zk

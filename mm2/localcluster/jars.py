@@ -20,6 +20,7 @@ __all__ = [
     "explain_maven_failure",
     "pom_text",
     "resolve_classpath",
+    "scala_version",
 ]
 
 KAFKA_VERSION = "4.4.0"
@@ -43,6 +44,16 @@ _UNREACHABLE = (
     "Could not transfer",
     "transfer failed",
 )
+
+
+def scala_version(kafka_version: str) -> str:
+    """The Scala build of the broker's jar to resolve: 2.13 from Kafka 2.4 on (the first built
+    for it), 2.12 before (2.0 and 0.11 were built for 2.11 and 2.12 only)."""
+    try:
+        major, minor = (int(part) for part in kafka_version.split(".")[:2])
+    except ValueError:
+        return "2.13"  # not a release number: mvn names what it could not find
+    return "2.13" if (major, minor) >= (2, 4) else "2.12"
 
 
 def pom_text() -> str:
@@ -101,6 +112,8 @@ def _run_mvn(pom: Path, out: Path, kafka_version: str, maven_options: Sequence[s
         "-f",
         str(pom),
         f"-Dkafka.version={kafka_version}",
+        f"-Dkafka.scala.version={scala_version(kafka_version)}",
+        *(["-Dold.zookeeper"] if scala_version(kafka_version) != "2.13" else []),
         *maven_options,
         _DEPENDENCY_PLUGIN + ":build-classpath",
         f"-Dmdep.outputFile={out}",

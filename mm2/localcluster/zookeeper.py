@@ -16,6 +16,9 @@ from pathlib import Path
 __all__ = ["MAIN", "is_zookeeper_version", "zoo_cfg", "zookeeper_properties"]
 
 MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
+# ZooKeeper 3.4 (Kafka 2.0 and older) registers log4j 1's MBeans at start and dies without
+# log4j 1's jmx classes; the broker's classpath logs through log4j 2.
+JVM_OPTIONS = ("-Dzookeeper.jmx.log4j.disable=true",)
 # KRaft-only settings a ZooKeeper-mode broker must not be given.
 _KRAFT_ONLY = ("process.roles", "node.id", "controller.listener.names", "controller.quorum.voters")
 

@@ -38,12 +38,14 @@ RECORDS = 600  # per partition
 
 @pytest.fixture(
     # make test runs the two pairs most teams need (into Kafka 4 from a ZooKeeper-era cluster,
-    # and back into 3.9); `make versions` runs all four.
+    # and back into 3.9); `make versions` runs them all, the oldest sources included.
     params=[
         ("4.4.0", "3.9.1"),
         pytest.param(("3.9.1", "4.4.0"), marks=pytest.mark.matrix),
         ("2.8.2", "4.4.0"),
         pytest.param(("4.4.0", "2.8.2"), marks=pytest.mark.matrix),
+        pytest.param(("2.0.1", "4.4.0"), marks=pytest.mark.matrix),
+        pytest.param(("0.11.0.3", "4.4.0"), marks=pytest.mark.matrix),
     ],
     ids=lambda v: f"{v[0]}->{v[1]}",
 )

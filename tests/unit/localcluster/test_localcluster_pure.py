@@ -10,9 +10,14 @@ from typing import Any, cast
 
 import pytest
 
-from mm2.errors import BrokerStartError, ConfigError
+from mm2.errors import BrokerStartError, ConfigError, JarResolutionError
 from mm2.localcluster import LocalCluster, LocalClusters, zookeeper
-from mm2.localcluster.jars import explain_maven_failure, pom_text
+from mm2.localcluster.jars import (
+    explain_maven_failure,
+    pom_text,
+    resolve_classpath,
+    scala_version,
+)
 from mm2.localcluster.java import parse_java_major
 from mm2.localcluster.properties import (
     BrokerLayout,
@@ -113,6 +118,37 @@ def test_cluster_ids_look_like_kafka_uuids() -> None:
 
 def test_the_packaged_pom_pins_kafka() -> None:
     assert "<kafka.version>4.4.0</kafka.version>" in pom_text()
+
+
+def test_kafka_before_2_4_is_resolved_as_its_scala_2_12_build_with_zookeeper_3_5(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Kafka 2.0 and 0.11 were never built for Scala 2.13; their ZooKeeper 3.4 client cannot
+    run on Java 17, so the pom's old-zookeeper profile is switched on for them."""
+    assert [scala_version(v) for v in ("0.11.0.3", "2.0.1", "2.3.1", "2.4.0", "4.4.0")] == [
+        "2.12",
+        "2.12",
+        "2.12",
+        "2.13",
+        "2.13",
+    ]
+    assert scala_version("trunk") == "2.13"
+    commands: list[list[str]] = []
+
+    def run(command: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 1, "", "")
+
+    monkeypatch.setattr("mm2.localcluster.jars.subprocess.run", run)
+    monkeypatch.setattr("mm2.localcluster.jars.shutil.which", lambda _name: "/usr/bin/mvn")
+    for version in ("0.11.0.3", "4.4.0"):
+        with pytest.raises(JarResolutionError):
+            resolve_classpath(version, cache=tmp_path)
+    old, new = commands
+    assert "-Dkafka.scala.version=2.12" in old and "-Dold.zookeeper" in old
+    assert "-Dkafka.scala.version=2.13" in new and "-Dold.zookeeper" not in new
+    assert "<artifactId>kafka_${kafka.scala.version}</artifactId>" in pom_text()
+    assert "<name>old.zookeeper</name>" in pom_text()
 
 
 def test_starting_a_running_cluster_again_is_refused_naming_it(tmp_path: Path) -> None:
