@@ -147,7 +147,7 @@ def test_java_missing_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_unknown_kafka_version_names_the_artifact(tmp_path: Path) -> None:
-    version = "0.0.0-mm2-no-such-release"
+    version = "9.9.9-mm2-no-such-release"  # a release after 2.4: its Scala 2.13 build
     with pytest.raises(JarResolutionError, match=rf"kafka_2\.13:jar:{version}"):
         resolve_classpath(version, cache=tmp_path)
 
