@@ -25,7 +25,7 @@ from mm2.copy.schema_map import SchemaIdMap
 from mm2.copy.spec import Assignment, CopyTaskSpec
 from mm2.errors import ConfigError
 from mm2.records import TP
-from mm2.records.offsets_topic import ASSIGNMENT, partition_of
+from mm2.records.offsets_topic import ASSIGNMENT, SCHEMA, partition_of
 
 __all__ = ["OpenReader", "TaskOffsets"]
 
@@ -78,8 +78,10 @@ class TaskOffsets:
             if key == self._assignment_key:
                 self._added.extend(decode_additions(value, self._spec.epoch, self._spec.task))
             return None
-        if self._schemas is not None:
-            self._schemas.decode(key, value, headers)
+        if partition_of(key, SCHEMA) is not None:  # never a position
+            if self._schemas is not None:
+                self._schemas.take(key, value)
+            return None
         if not self._resuming:
             return None
         return decode_position(

@@ -104,6 +104,7 @@ def _run_mvn(pom: Path, out: Path, kafka_version: str, maven_options: Sequence[s
             "mvn is not on PATH; install Maven 3.8+ (e.g. apt-get install maven) so the "
             f"Apache Kafka {kafka_version} jars can be resolved from Maven Central"
         )
+    scala = scala_version(kafka_version)
     command = [
         mvn,
         "-B",
@@ -112,8 +113,9 @@ def _run_mvn(pom: Path, out: Path, kafka_version: str, maven_options: Sequence[s
         "-f",
         str(pom),
         f"-Dkafka.version={kafka_version}",
-        f"-Dkafka.scala.version={scala_version(kafka_version)}",
-        *(["-Dold.zookeeper"] if scala_version(kafka_version) != "2.13" else []),
+        f"-Dkafka.scala.version={scala}",
+        # the pom's old-zookeeper profile: Kafka moved to ZooKeeper 3.5 in 2.4, with Scala 2.13
+        *(["-Dold.zookeeper"] if scala != "2.13" else []),
         *maven_options,
         _DEPENDENCY_PLUGIN + ":build-classpath",
         f"-Dmdep.outputFile={out}",
