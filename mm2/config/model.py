@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mm2.config.copy_settings import copy_settings
 from mm2.config.librdkafka import (
@@ -104,6 +105,12 @@ class Flow:
             {SOURCE: props, CHECKPOINT: props, HEARTBEAT: props}
             | ({SCHEMA: props} if syncs_schemas(props) else {}),
         )
+
+    @property
+    def state_dir(self) -> Path:
+        """Where the flow keeps local caches under mm2.state.dir (never a position: those live in
+        Kafka)."""
+        return Path(self.settings.source.mm2_state_dir) / f"{self.source}_to_{self.target}"
 
     def worker_keys(self) -> dict[str, str]:
         """The worker keys mm2's connectors act on (names.WORKER_NAMES), unresolved: the herder

@@ -24,6 +24,7 @@ __all__ = [
     "APACHE_INTERVALS_S",
     "DEFAULT_INTERVALS_S",
     "DEFAULT_OFF",
+    "DEFAULT_STATE_DIR",
     "CheckpointSettings",
     "FlowSettings",
     "HeartbeatSettings",
@@ -65,6 +66,8 @@ APACHE_INTERVALS_S = {
     "emit.heartbeats": 1,
 }
 # The `<name>.enabled` keys that are false unless set (Apache's default too).
+# mm2.state.dir when the file does not set it (relative to the working directory).
+DEFAULT_STATE_DIR = "mm2-state"
 DEFAULT_OFF = frozenset({"sync.group.offsets", "sync.share.group.offsets"})
 
 
@@ -90,7 +93,7 @@ class SourceSettings:
     progress_group_id: str = ""
     progress_group_commit_interval_ms: int = 60_000
     # Ours: where a flow keeps local caches (never a position).
-    mm2_state_dir: str = "mm2-state"
+    mm2_state_dir: str = DEFAULT_STATE_DIR
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,7 @@ class FlowSettings:
 class MirrorMakerSettings:
     """The top-level keys of the process (not of a flow) that mm2 adds."""
 
-    mm2_state_dir: str = "mm2-state"
+    mm2_state_dir: str = DEFAULT_STATE_DIR
     mm2_configs_topic: str = "mm2-configs.internal"
     # "": the target of the file's first flow.
     mm2_configs_cluster: str = ""

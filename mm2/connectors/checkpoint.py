@@ -21,7 +21,6 @@ from mm2.config.model import CHECKPOINT, Flow
 from mm2.connect.spi import Connector, Task, TaskContext
 from mm2.connectors.every import Every
 from mm2.connectors.group_sync import GroupSync
-from mm2.connectors.source import flow_state_dir
 from mm2.errors import ConfigError
 from mm2.kafka.first_record import FirstRecordProbe
 from mm2.kafka.groups import GroupAdmin
@@ -47,7 +46,7 @@ Commits = Mapping[str, Mapping[TopicPartition, OffsetAndMetadata | None]]
 
 def snapshot_path(config: Mapping[str, str]) -> Path:
     """Where the task of a flow (its resolved connector config) keeps its state."""
-    return flow_state_dir(config) / "checkpoint-task.json"
+    return Flow.for_connector(config).state_dir / "checkpoint-task.json"
 
 
 def load_snapshot(path: Path) -> tuple[OffsetTranslator, int] | None:

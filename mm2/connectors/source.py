@@ -13,7 +13,6 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from mm2.config.model import Flow
 from mm2.connect.spi import Connector, CopyTaskView, Task, TaskContext
@@ -44,7 +43,6 @@ __all__ = [
     "MirrorSourceTask",
     "SourceParts",
     "build_parts",
-    "flow_state_dir",
     "spark_conf",
 ]
 
@@ -54,12 +52,6 @@ log = logging.getLogger(__name__)
 def spark_conf(config: Mapping[str, str]) -> dict[str, str]:
     """The `spark.*` keys a flow's connector config passes to the Spark session."""
     return {k: v for k, v in config.items() if k.startswith("spark.")}
-
-
-def flow_state_dir(config: Mapping[str, str]) -> Path:
-    """Where a flow keeps local caches (never a position: those live in Kafka)."""
-    base = Path(config.get("mm2.state.dir", "mm2-state"))
-    return base / f"{config['source.cluster.alias']}_to_{config['target.cluster.alias']}"
 
 
 @dataclass

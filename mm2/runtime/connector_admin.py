@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 
 from mm2.config.model import HIDDEN, is_password
 from mm2.config.providers import ProviderProblem
+from mm2.config.settings import DEFAULT_STATE_DIR
 from mm2.errors import BadRequestError, ConflictError, NotFoundError
 from mm2.runtime.changes import Changes
 from mm2.runtime.flow_set import FlowSet
@@ -134,9 +135,9 @@ class ConnectorAdmin:
                     f"name {full} (a {plain})",
                     {"connector.class": [f"must be {plain}"]},
                 )
-            raw = flows.file.raw
-            if "mm2.state.dir" in raw:  # a worker setting, not the connector's
-                body.setdefault("mm2.state.dir", raw["mm2.state.dir"])
+            # A process setting the connector's local state follows (as the file's connectors do).
+            if (state_dir := flows.file.settings.mm2_state_dir) != DEFAULT_STATE_DIR:
+                body.setdefault("mm2.state.dir", state_dir)
             check = self._check(body)
             if check.error_count:
                 raise BadRequestError(check.summary(), {k: e for k, e in check.errors.items() if e})
