@@ -18,8 +18,9 @@ from pathlib import Path
 from mm2.client.mirror_client import decode_checkpoints
 from mm2.client.syncs import decode_syncs, syncs_location
 from mm2.config.model import CHECKPOINT, Flow
-from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.connect.spi import Task, TaskContext
 from mm2.connectors.every import Every
+from mm2.connectors.flow_connector import FlowConnector
 from mm2.connectors.group_sync import GroupSync
 from mm2.errors import ConfigError
 from mm2.kafka.first_record import FirstRecordProbe
@@ -343,17 +344,11 @@ def _fresh_translator() -> OffsetTranslator:
     return OffsetTranslator(initialization_must_read_to_end=False)
 
 
-class MirrorCheckpointConnector(Connector):
+class MirrorCheckpointConnector(FlowConnector):
     """One task per enabled flow; none when emit.checkpoints is disabled."""
 
     task_class = MirrorCheckpointTask
 
-    def start(self, config: Mapping[str, str]) -> None:
-        self._config = dict(config)
-        self._flow = Flow.for_connector(config)
-
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         emit_s = self._flow.settings.checkpoint.emit_checkpoints_interval_seconds
-        if not self._flow.enabled or emit_s is None:
-            return []
-        return [{**self._config, "task.index": "0"}]
+        return self.one_task(self._flow.enabled and emit_s is not None)

@@ -6,7 +6,8 @@ import time
 from collections.abc import Mapping
 
 from mm2.config.model import HEARTBEAT, Flow
-from mm2.connect.spi import Connector, Task, TaskContext
+from mm2.connect.spi import Task, TaskContext
+from mm2.connectors.flow_connector import FlowConnector
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
 from mm2.records import Heartbeat
@@ -53,14 +54,10 @@ class MirrorHeartbeatTask(Task):
             producer.close()
 
 
-class MirrorHeartbeatConnector(Connector):
+class MirrorHeartbeatConnector(FlowConnector):
     """One task whatever `enabled` says (as Apache), none when emit.heartbeats.enabled=false."""
 
     task_class = MirrorHeartbeatTask
-
-    def start(self, config: Mapping[str, str]) -> None:
-        self._config = dict(config)
-        self._flow = Flow.for_connector(config)
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         if self._flow.settings.heartbeat.emit_heartbeats_interval_seconds is None:

@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mm2.config.model import Flow
-from mm2.connect.spi import Connector, CopyTaskView, Task, TaskContext
+from mm2.connect.spi import CopyTaskView, Task, TaskContext
 from mm2.connectors.epochs import EpochPlanner, LazyPublisher
+from mm2.connectors.flow_connector import FlowConnector
 from mm2.connectors.left_open import LeftOpenWatch
 from mm2.connectors.offset_syncs import offset_syncs_target, positions_from_syncs
 from mm2.connectors.planner_parts import FlowParts
@@ -197,16 +198,10 @@ class MirrorSourceTask(Task):
         parts.planner.close()
 
 
-class MirrorSourceConnector(Connector):
+class MirrorSourceConnector(FlowConnector):
     """One planner task per flow; it runs up to `tasks.max` copy tasks on Spark."""
 
     task_class = MirrorSourceTask
 
-    def start(self, config: Mapping[str, str]) -> None:
-        self._config = dict(config)
-        self._flow = Flow.for_connector(config)
-
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        if not self._flow.enabled:
-            return []
-        return [{**self._config, "task.index": "0"}]
+        return self.one_task(self._flow.enabled)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from confluent_kafka import KafkaError, Producer
 
@@ -72,6 +72,30 @@ class TaskPositions(Protocol):
 
     @property
     def producer_config(self) -> Mapping[str, str]: ...
+
+
+class _OfFlow(Protocol):
+    @property
+    def flow(self) -> str: ...
+
+
+N = TypeVar("N", bound=_OfFlow)
+
+
+def _notice(
+    hook: Callable[[N], None] | None,
+    decode: Callable[[bytes | None, bytes | None], N | None],
+    key: bytes | None,
+    value: bytes | None,
+    flow: str,
+) -> bool:
+    """True when `hook` wants the kind of notice `decode` reads and the record is one (handed
+    to `hook` when it is `flow`'s)."""
+    if hook is None or (notice := decode(key, value)) is None:
+        return False
+    if notice.flow == flow:
+        hook(notice)
+    return True
 
 
 @dataclass(frozen=True)
@@ -179,18 +203,10 @@ class PositionsTopic:
         def decode(
             key: bytes | None, value: bytes | None, headers: object
         ) -> PositionRecord | None:
-            if on_ready is not None:
-                ready = decode_ready(key, value)
-                if ready is not None:
-                    if ready.flow == self.flow:
-                        on_ready(ready)
-                    return None
-            if on_ends is not None:
-                ends = decode_source_ends(key, value)
-                if ends is not None:
-                    if ends.flow == self.flow:
-                        on_ends(ends)
-                    return None
+            if _notice(on_ready, decode_ready, key, value, self.flow) or _notice(
+                on_ends, decode_source_ends, key, value, self.flow
+            ):
+                return None
             return decode_position(
                 key, value, headers, connector=self.connector, cluster=self.source_alias
             )

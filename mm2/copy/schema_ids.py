@@ -68,6 +68,7 @@ Headers = list[tuple[str, HeaderValue]] | dict[str, HeaderValue]
 
 _ID_MAX = 2**32 - 1  # what 4 bytes carry; registries hand out positive Java ints
 Field = Literal["key", "value"]
+_NONE: frozenset[Field] = frozenset()
 STRATEGIES = SUBJECT_STRATEGIES
 
 
@@ -237,21 +238,35 @@ class SchemaIdRewriter:
             for name, _ in headers:
                 if name in _SCHEMA_HEADERS:
                     return self._with_headers(key, value, headers, topic)
-        new_value = None
-        if value and value[0] == 0 and len(value) > 4 and self._values:
-            found = self._prefix(value, topic, "value", "prefix")
-            if isinstance(found, Missing):
-                return found
-            new_value = found
-        if key and key[0] == 0 and len(key) > 4 and self._keys:
-            found = self._prefix(key, topic, "key", "prefix")
-            if isinstance(found, Missing):
-                return found
-            if found is not None:
-                return (found, value if new_value is None else new_value, headers)
-        if new_value is None:
+        payloads = self._payloads(key, value, topic)
+        if isinstance(payloads, Missing):
+            return payloads
+        if payloads[0] is key and payloads[1] is value:
             return None
-        return (key, new_value, headers)
+        return (*payloads, headers)
+
+    def _payloads(
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        topic: str,
+        in_header: frozenset[Field] = _NONE,
+    ) -> tuple[bytes | None, bytes | None] | Missing:
+        """Key and value with their schema-ID prefixes translated, where the flow rewrites that
+        field's prefixes and no header names its schema (each as it was when it has none)."""
+        out: dict[Field, bytes | None] = {"key": key, "value": value}
+        fields: tuple[tuple[Field, bytes | None, bool], ...] = (
+            ("value", value, self._values),
+            ("key", key, self._keys),
+        )
+        for field, data, wanted in fields:
+            if wanted and field not in in_header and data and data[0] == 0 and len(data) > 4:
+                found = self._prefix(data, topic, field, "prefix")
+                if isinstance(found, Missing):
+                    return found
+                if found is not None:
+                    out[field] = found
+        return out["key"], out["value"]
 
     def _prefix(
         self, data: bytes, topic: str, field: Field, where: Literal["prefix", "header"]
@@ -283,15 +298,16 @@ class SchemaIdRewriter:
         """A record with a schema-ID header: every such header rewritten in its place; the
         payload of that field is left alone, the other field may still carry a prefix."""
         out = list(headers)
-        in_key = in_value = False
+        in_header: set[Field] = set()
         field: Field
         for i, (name, raw) in enumerate(headers):
             if name == VALUE_SCHEMA_ID_HEADER:
-                in_value, field = True, "value"
+                field = "value"
             elif name == KEY_SCHEMA_ID_HEADER:
-                in_key, field = True, "key"
+                field = "key"
             else:
                 continue
+            in_header.add(field)
             if not isinstance(raw, bytes):
                 continue  # a null (or text) header names no schema
             new = self._reframe(raw, field)
@@ -299,22 +315,12 @@ class SchemaIdRewriter:
                 return new
             if new is not None:
                 out[i] = (name, new)
-        new_key, new_value = key, value
-        if not in_value and value and value[0] == 0 and len(value) > 4 and self._values:
-            found = self._prefix(value, topic, "value", "prefix")
-            if isinstance(found, Missing):
-                return found
-            if found is not None:
-                new_value = found
-        if not in_key and key and key[0] == 0 and len(key) > 4 and self._keys:
-            found = self._prefix(key, topic, "key", "prefix")
-            if isinstance(found, Missing):
-                return found
-            if found is not None:
-                new_key = found
-        if out == headers and new_key is key and new_value is value:
+        payloads = self._payloads(key, value, topic, frozenset(in_header))
+        if isinstance(payloads, Missing):
+            return payloads
+        if out == headers and payloads[0] is key and payloads[1] is value:
             return None  # schema-ID headers that frame nothing (null, short, other magic)
-        return (new_key, new_value, out)
+        return (*payloads, out)
 
     def _reframe(self, raw: bytes, field: Field) -> bytes | Missing | None:
         """A schema-ID header's value with its GUID (or ID) translated; None if unframed."""
