@@ -1,19 +1,24 @@
-"""Mirroring between Kafka versions: 4.4 into 3.9 (KRaft, the last 3.x) and 3.9 into 4.4.
+"""Mirroring between Kafka versions: into 4.4 from 3.9, 2.8, 2.0 and 0.11; from 4.4 into 3.9, 2.8.
 
-The 3.9 brokers are Apache Kafka 3.9.1's own jars (resolved from Maven Central, as the 4.4 ones
-are), so what differs from 4.x is real: transaction v1 only (no KIP-890 part 2), classic
-consumer groups only. For each pair one mirror copies a keyed topic with a config of its own;
-then each of what a flow does is checked on the target: records byte for byte once
-(read_committed), the topic config, heartbeats and checkpoints, a consumer group's offsets
-synced, the flow RUNNING in REST, and at the end a failover of the group after which its
-consumer on the target reads every remaining record once.
+Every broker runs its version's own jars (resolved from Maven Central, as the 4.4 ones are;
+before 3.0 with a ZooKeeper node of its own), so what differs from 4.x is real: older
+transactions (no KIP-890 part 2), classic consumer groups only. For each pair one mirror copies
+a keyed topic with a config of its own; then each of what a flow does is checked on the target:
+records byte for byte once (read_committed), the topic config, the topic's ACL (each broker runs
+its version's own authorizer), heartbeats and checkpoints, a consumer group's offsets synced,
+the flow RUNNING in REST and in `mm2 status`, and at the end a failover of the group (`mm2
+failover`) after which its consumer on the target reads every remaining record once.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -22,8 +27,7 @@ from confluent_kafka import TopicPartition as KTP
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import ConfigResource
 
-from mm2.client.failover import apply_failover, plan_failover, target_group_admin
-from mm2.config import load
+from mm2.kafka.acls import AclBinding, from_kafka, to_kafka, topic_acl_filter
 from mm2.localcluster import LocalCluster, LocalClusters
 from tests.support import kafka
 from tests.support.kafka import admin_client, commit_group, count, read_topic
@@ -52,10 +56,51 @@ RECORDS = 600  # per partition
 def clusters(request: pytest.FixtureRequest) -> Iterator[LocalClusters]:
     source, target = request.param
     pair = LocalClusters.of(
-        [LocalCluster("source", kafka_version=source), LocalCluster("target", kafka_version=target)]
+        [
+            LocalCluster("source", kafka_version=source, broker_config=with_acls(source)),
+            LocalCluster("target", kafka_version=target, broker_config=with_acls(target)),
+        ]
     )
     with pair:
         yield pair
+
+
+def with_acls(version: str) -> dict[str, str]:
+    """The version's own authorizer, with every client a super user: ACLs are kept and
+    described, nothing is refused."""
+    major, minor = (int(part) for part in version.split(".")[:2])
+    if major >= 3:
+        authorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"  # KRaft
+    elif (major, minor) >= (2, 4):
+        authorizer = "kafka.security.authorizer.AclAuthorizer"
+    else:
+        authorizer = "kafka.security.auth.SimpleAclAuthorizer"
+    return {"authorizer.class.name": authorizer, "super.users": "User:ANONYMOUS"}
+
+
+def reader_acl(topic: str) -> AclBinding:
+    return AclBinding("TOPIC", topic, "LITERAL", "User:alice", "*", "READ", "ALLOW")
+
+
+def topic_acls(admin: AdminClient) -> list[AclBinding]:
+    return [from_kafka(b) for b in admin.describe_acls(topic_acl_filter()).result(timeout=30)]
+
+
+def mm2(*args: str) -> Any:
+    """An operator's command (`mm2 ...`) with --json: its answer."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mm2.cli.tools", *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def status(*args: str) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = mm2("status", *args)["partitions"]
+    return rows
 
 
 def produce(cluster: LocalCluster, topic: str, start: int, n: int) -> None:
@@ -125,6 +170,9 @@ def test_a_flow_between_versions_mirrors_syncs_and_fails_over(
         config={"retention.ms": "987654321"},
     )
     remote = f"primary.{topic}"
+    source_admin = admin_client(source.client_config())
+    for outcome in source_admin.create_acls([to_kafka(reader_acl(topic))]).values():
+        outcome.result(timeout=30)
     produce(source, topic, 0, RECORDS)
     group = f"ver-group-{uuid.uuid4().hex[:8]}"
     commit_group(source.bootstrap_servers, group, {(topic, 0): 100, (topic, 1): 250})
@@ -152,6 +200,12 @@ def test_a_flow_between_versions_mirrors_syncs_and_fails_over(
             log=mirror.log,
         )
         eventually(
+            lambda: reader_acl(remote) in topic_acls(target_admin),
+            timeout=120,
+            what="the topic's ACL on the target",
+            log=mirror.log,
+        )
+        eventually(
             lambda: (
                 count(target.bootstrap_servers, "heartbeats") > 0
                 and count(target.bootstrap_servers, "primary.checkpoints.internal") > 0
@@ -169,6 +223,20 @@ def test_a_flow_between_versions_mirrors_syncs_and_fails_over(
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as api:
             flow = api.get("/flows/primary/backup").json()
         assert flow["state"] == "RUNNING", flow
+        # `mm2 status`, from the running mirror and from the clusters themselves.
+        eventually(
+            lambda: all(
+                r["state"] == "RUNNING" and r["lag_records"] == 0
+                for r in status("--url", f"http://127.0.0.1:{port}")
+                if r["topic"] == topic
+            ),
+            timeout=60,
+            what="mm2 status --url: the topic RUNNING without lag",
+            log=mirror.log,
+        )
+        by_file = {r["partition"]: r for r in status(str(props)) if r["topic"] == topic}
+        assert sorted(by_file) == list(range(PARTITIONS)), by_file
+        assert all(r["log_end"] == r["position"] == RECORDS for r in by_file.values()), by_file
         assert mirror.stop() == 0, mirror.log()[-3000:]
 
     upstream = read_topic(source.bootstrap_servers, topic)
@@ -181,10 +249,14 @@ def test_a_flow_between_versions_mirrors_syncs_and_fails_over(
     # The group moves to the target: its consumer there reads every record after its commits,
     # once (the synced offsets are already exact; the plan says so and applies them again).
     commit_group(source.bootstrap_servers, group, {(topic, 0): 300, (topic, 1): 450})
-    flow_config = load(str(props)).flow("primary", "backup")
-    plan = plan_failover(flow_config, group)
-    assert all(m.exact and m.rereads_at_most == 0 for m in plan.moves), plan
-    apply_failover(plan, target_group_admin(flow_config))
+    moved = mm2(
+        "failover", "--config", str(props), "--group", group, "--from", "primary", "--to", "backup"
+    )
+    assert all(m["exact"] and m["rereads_at_most"] == 0 for m in moved["partitions"]), moved
+    assert {(c["partition"], c["offset"]) for c in moved["applied"]["committed"]} == {
+        (0, 300),
+        (1, 450),
+    }, moved
     got = read_as_group(target, group, remote)
     expected = [f"{p}:{i}".encode() for p, c in ((0, 300), (1, 450)) for i in range(c, RECORDS)]
     assert sorted(got) == sorted(expected) and len(got) == len(expected)
