@@ -54,6 +54,15 @@ def apache_jars() -> ApacheJars:
         )
 
 
+@functools.cache
+def apache_jars_of(version: str) -> ApacheJars:
+    """Apache MM2 `version`'s classpath (a test that needs that release); a failure fails it."""
+    try:
+        return resolve_apache_mm2([version])
+    except JarResolutionError as exc:
+        pytest.fail(f"Apache MirrorMaker 2 {version}'s jars could not be resolved: {exc}")
+
+
 def offsets_topic(source: str) -> str:
     """The offsets topic dedicated mode gives a flow from `source` (on its target cluster)."""
     return f"mm2-offsets.{source}.internal"
@@ -73,6 +82,7 @@ class ApacheMirrorMaker:
         *,
         clusters: Iterable[str] = (),
         jars: ApacheJars | None = None,
+        jvm_options: Iterable[str] = (),
     ) -> None:
         jars = jars or apache_jars()
         workdir.mkdir(parents=True, exist_ok=True)
@@ -87,6 +97,7 @@ class ApacheMirrorMaker:
         command = [
             str(find_java().executable),
             *APACHE_JVM,
+            *jvm_options,
             f"-Dlog4j2.configurationFile={log4j}",
             "-cp",
             os.pathsep.join(str(j) for j in jars.classpath),
