@@ -16,6 +16,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.java_gateway import launch_gateway
 
 from mm2.log.wire import WIRE_ENV, pump
+from mm2.pipeline.class_archive import ClassArchive
 
 __all__ = ["default_master", "spark_context", "spark_log_level", "spark_settings", "stop_spark"]
 
@@ -149,7 +150,12 @@ def spark_context(conf: Mapping[str, str] | None = None) -> SparkContext:
         if fresh:
             log.info("starting Spark (%s) ...", settings["spark.master"])
         _python_environment(settings)
+        archive: ClassArchive | None = None
         if SparkContext._gateway is None:
+            archive = ClassArchive()
+            options = settings.get("spark.driver.extraJavaOptions", "")
+            if extra := archive.java_options(options):
+                settings["spark.driver.extraJavaOptions"] = f"{options} {extra}".strip()
             _launch(settings)
         # A context, not a SparkSession: copy tasks are plain RDD jobs, and making a session
         # (Spark SQL's shared state) took a second and a half more on two cores.
@@ -164,6 +170,11 @@ def spark_context(conf: Mapping[str, str] | None = None) -> SparkContext:
                 sc.defaultParallelism,
             )
             threading.Thread(target=_warm_up, args=(sc,), name="spark-warm-up", daemon=True).start()
+        if archive is not None:
+            system = sc._jvm.System  # type: ignore[union-attr]
+            archive.make_later(
+                system.getProperty("java.home"), system.getProperty("java.class.path")
+            )
         return sc
 
 
