@@ -25,6 +25,7 @@ mm2's own families keep their values since the process started.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
@@ -185,50 +186,59 @@ class ApacheNamesCollector(Collector):
         self, elsewhere: set[tuple[str, str]], statuses: list[tuple[str, ConnectorStatus]]
     ) -> Iterator[Metric]:
         formats: dict[tuple[str, str, str], frozenset[str]] = {}
-
-        def wanted(source: str, target: str, plain: str) -> frozenset[str]:
-            key = (source, target, plain)
-            if key not in formats:
-                formats[key] = self._formats(f"{source}->{target}", plain)
-            return formats[key]
-
         legacy_source = _Families(_LEGACY_SOURCE, _PARTITION, _SOURCE_DOCS)
         new_source = _Families(_NEW, (*_TASK, *_PARTITION), _SOURCE_DOCS)
-        for s in self._metrics.snapshot():
-            if (s.source, s.target) in elsewhere:
-                continue
-            chosen = wanted(s.source, s.target, _SOURCE)
-            tags = [jmx_value(v) for v in (s.source, s.target, s.target_topic, str(s.partition))]
-            # a partition's series are its task's, as Apache registers them per task
-            _add(
-                legacy_source,
-                new_source,
-                chosen,
-                _source_values(s),
-                tags,
-                connector_name(f"{s.source}->{s.target}", _SOURCE),
-                s.owner,
-            )
+        legacy_checkpoint = _Families(_LEGACY_CHECKPOINT, _GROUP, _CHECKPOINT_DOCS)
+        new_checkpoint = _Families(_NEW, (*_TASK, *_GROUP), _CHECKPOINT_DOCS)
+        by_connector = {
+            _SOURCE: (legacy_source, new_source),
+            _CHECKPOINT: (legacy_checkpoint, new_checkpoint),
+        }
         checkpoint_tasks = {
             split_flow(flow): status.tasks[0].id
             for flow, status in statuses
             if status.name.endswith("." + _CHECKPOINT) and status.tasks
         }
-        legacy_checkpoint = _Families(_LEGACY_CHECKPOINT, _GROUP, _CHECKPOINT_DOCS)
-        new_checkpoint = _Families(_NEW, (*_TASK, *_GROUP), _CHECKPOINT_DOCS)
-        for c in self._metrics.checkpoint_snapshot():
-            if (c.source, c.target) in elsewhere:
+        # a row: (connector, source, target, the tags after source and target, values, task);
+        # a partition's series are its task's, as Apache registers them per task
+        rows: Iterator[tuple[str, str, str, tuple[str, ...], Mapping[str, float], int | None]]
+        rows = itertools.chain(
+            (
+                (
+                    _SOURCE,
+                    s.source,
+                    s.target,
+                    (s.target_topic, str(s.partition)),
+                    _source_values(s),
+                    s.owner,
+                )
+                for s in self._metrics.snapshot()
+            ),
+            (
+                (
+                    _CHECKPOINT,
+                    c.source,
+                    c.target,
+                    (c.group, c.topic, str(c.partition)),
+                    _checkpoint_values(c),
+                    checkpoint_tasks.get((c.source, c.target)),
+                )
+                for c in self._metrics.checkpoint_snapshot()
+            ),
+        )
+        for plain, source, target, tags, values, task in rows:
+            if (source, target) in elsewhere:
                 continue
-            chosen = wanted(c.source, c.target, _CHECKPOINT)
-            tags = [jmx_value(v) for v in (c.source, c.target, c.group, c.topic, str(c.partition))]
+            flow = f"{source}->{target}"
+            if (source, target, plain) not in formats:
+                formats[source, target, plain] = self._formats(flow, plain)
             _add(
-                legacy_checkpoint,
-                new_checkpoint,
-                chosen,
-                _checkpoint_values(c),
-                tags,
-                connector_name(f"{c.source}->{c.target}", _CHECKPOINT),
-                checkpoint_tasks.get((c.source, c.target)),
+                *by_connector[plain],
+                formats[source, target, plain],
+                values,
+                [jmx_value(v) for v in (source, target, *tags)],
+                connector_name(flow, plain),
+                task,
             )
         for families in (legacy_source, legacy_checkpoint, new_source, new_checkpoint):
             yield from families.families.values()

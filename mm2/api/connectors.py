@@ -14,13 +14,13 @@ from mm2.api.schemas import (
     ConnectorOffsetsBody,
     ConnectorStateBody,
     CreateConnectorBody,
-    ErrorBody,
     MessageBody,
     OffsetEntry,
     PatchMap,
     TaskId,
     TaskInfoBody,
     TaskStateBody,
+    error_responses,
     mask,
 )
 from mm2.errors import ConflictError, NotFoundError
@@ -28,12 +28,9 @@ from mm2.runtime.offsets import ConnectorOffset
 
 __all__ = ["router"]
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorBody},
-    404: {"model": ErrorBody},
-    409: {"model": ErrorBody},
-}
-router = APIRouter(prefix="/connectors", tags=["connectors"], responses=_ERRORS)
+router = APIRouter(
+    prefix="/connectors", tags=["connectors"], responses=error_responses(400, 404, 409)
+)
 Name = Annotated[
     str,
     Path(

@@ -27,10 +27,11 @@ import logging
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from mm2.api.client_headers import REQUEST_HEADER, REQUEST_HEADER_VALUE
 from mm2.api.errors import error_response
+from mm2.api.middleware import HttpMiddleware
 
 __all__ = ["STATE_CHANGING", "CrossSiteMiddleware", "refusal"]
 
@@ -98,16 +99,10 @@ def refusal(scope: Scope, headers: Headers) -> str | None:
     return None
 
 
-class CrossSiteMiddleware:
+class CrossSiteMiddleware(HttpMiddleware):
     """403 for a state-changing request another site's page made a browser send."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         why = refusal(scope, Headers(scope=scope))
         if why is None:
             await self.app(scope, receive, send)

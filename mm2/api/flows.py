@@ -13,7 +13,6 @@ from mm2.api.forward import forward_headers, runners_views
 from mm2.api.history import FlowHistory
 from mm2.api.routed_flows import RoutedFlows
 from mm2.api.schemas import (
-    ErrorBody,
     FlowBody,
     FlowCreateBody,
     FlowHistoryBody,
@@ -24,17 +23,13 @@ from mm2.api.schemas import (
     RecoveryPointBody,
     SwitchoverBody,
     SwitchoverRequestBody,
+    error_responses,
 )
 from mm2.errors import NotFoundError
 
 __all__ = ["router"]
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorBody},
-    404: {"model": ErrorBody},
-    409: {"model": ErrorBody},
-}
-router = APIRouter(prefix="/flows", tags=["flows"], responses=_ERRORS)
+router = APIRouter(prefix="/flows", tags=["flows"], responses=error_responses(400, 404, 409))
 
 
 def _history(request: Request) -> FlowHistory:

@@ -11,6 +11,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mm2.api.errors import error_response
+from mm2.api.middleware import HttpMiddleware
 
 __all__ = ["MAX_BODY_BYTES", "BodyLimitMiddleware"]
 
@@ -18,18 +19,15 @@ MAX_BODY_BYTES = 1024 * 1024
 _TOO_LARGE = f"Request body larger than {MAX_BODY_BYTES} bytes (1 MiB)"
 
 
-class BodyLimitMiddleware:
+class BodyLimitMiddleware(HttpMiddleware):
     """413 for a body over `limit` bytes: at once from Content-Length, or while a chunked body
     streams in (the handler reading it then gets the 413)."""
 
     def __init__(self, app: ASGIApp, *, limit: int = MAX_BODY_BYTES) -> None:
-        self.app = app
+        super().__init__(app)
         self.limit = limit
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         length = Headers(scope=scope).get("content-length")
         if length is not None and length.strip().isdigit() and int(length) > self.limit:
             await error_response(413, _TOO_LARGE)(scope, receive, send)

@@ -11,8 +11,9 @@ import json
 from typing import Any
 
 from starlette.datastructures import MutableHeaders
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
+from mm2.api.middleware import HttpMiddleware
 from mm2.config.providers import redact
 
 __all__ = ["RedactionMiddleware", "redact_body"]
@@ -50,16 +51,10 @@ def redact_body(body: bytes, content_type: str) -> bytes:
     return body if hidden == text else hidden.encode("utf-8")
 
 
-class RedactionMiddleware:
+class RedactionMiddleware(HttpMiddleware):
     """Holds each answer's body until it is complete, then sends it redacted."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         start: Message | None = None
         chunks: list[bytes] = []
 

@@ -17,12 +17,12 @@ from mm2.api.schemas import (
     ConfigKeyDefinition,
     ConfigMap,
     ConfigValueInfo,
-    ErrorBody,
     FlowHealthBody,
     HealthBody,
     LeaderBody,
     PluginBody,
     ServerInfoBody,
+    error_responses,
     mask,
 )
 from mm2.config.model import is_password
@@ -158,7 +158,7 @@ def _config_info(key: str, value: str | None, errors: list[str]) -> ConfigInfo:
 @router.put(
     "/connector-plugins/{plugin}/config/validate",
     response_model=ConfigInfos,
-    responses={400: {"model": ErrorBody}, 404: {"model": ErrorBody}},
+    responses=error_responses(400, 404),
 )
 def validate(
     mirror: Mirror,

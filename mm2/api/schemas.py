@@ -46,6 +46,7 @@ __all__ = [
     "ServerInfoBody",
     "TaskInfoBody",
     "TaskStateBody",
+    "error_responses",
     "failover_readiness",
     "mask",
 ]
@@ -89,6 +90,11 @@ class ErrorBody(BaseModel):
     errors: dict[str, list[str]] | None = Field(
         default=None, description="what is wrong, per field or config key"
     )
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI `responses` of routes that answer these statuses with an ErrorBody."""
+    return {code: {"model": ErrorBody} for code in codes}
 
 
 class MessageBody(BaseModel):

@@ -17,6 +17,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mm2.api.errors import error_response
+from mm2.api.middleware import HttpMiddleware
 
 __all__ = ["SCHEME", "BasicAuthMiddleware"]
 
@@ -40,11 +41,11 @@ def _credentials(header: str | None) -> tuple[str, str] | None:
     return (user, password) if separator else None
 
 
-class BasicAuthMiddleware:
+class BasicAuthMiddleware(HttpMiddleware):
     """Lets a request through only with a known user and its password; 401 otherwise."""
 
     def __init__(self, app: ASGIApp, *, credentials: Mapping[str, str]) -> None:
-        self.app = app
+        super().__init__(app)
         self._users = {user.encode(): password.encode() for user, password in credentials.items()}
 
     def _allowed(self, given: tuple[str, str] | None) -> bool:
@@ -58,10 +59,7 @@ class BasicAuthMiddleware:
         log.warning("REST: authentication failed for user %r", given[0])
         return False
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._allowed(_credentials(Headers(scope=scope).get("authorization"))):
             await self.app(scope, receive, send)
             return

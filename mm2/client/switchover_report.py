@@ -4,7 +4,7 @@ the steps)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 from mm2.errors import ConflictError
@@ -72,14 +72,7 @@ class PartitionAtSwitch:
     not_copied_seconds: float
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "topic": self.topic,
-            "partition": self.partition,
-            "source_end": self.source_end,
-            "copied_to": self.copied_to,
-            "not_copied": self.not_copied,
-            "not_copied_seconds": self.not_copied_seconds,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -95,15 +88,7 @@ class GroupMove:
     skipped: str = ""
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "group": self.group,
-            "committed_as": self.committed_as,
-            "committed": self.committed,
-            "kept": self.kept,
-            "exact": self.exact,
-            "rereads_at_most": self.rereads_at_most,
-            "skipped": self.skipped,
-        }
+        return asdict(self)
 
 
 @dataclass

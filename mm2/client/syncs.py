@@ -66,21 +66,26 @@ def syncs_location(
     being `offset-syncs-<side>` unless given."""
     policy = flow.replication_policy()
     if flow.settings.source.offset_syncs_topic_location == "target":
-        label = label or "offset-syncs-target"
-        return SyncsLocation(
-            flow.target,
-            flow.target_admin_config(connector, f"{label}-admin"),
-            flow.target_consumer_config(connector, f"{label}-consumer"),
-            flow.target_producer_config(connector, f"{label}-producer"),
-            policy.offset_syncs_topic(flow.source),
+        side, on, named_for = "target", flow.target, flow.source
+        admin, consumer, producer = (
+            flow.target_admin_config,
+            flow.target_consumer_config,
+            flow.target_producer_config,
         )
-    label = label or "offset-syncs-source"
+    else:
+        side, on, named_for = "source", flow.source, flow.target
+        admin, consumer, producer = (
+            flow.source_admin_config,
+            flow.source_consumer_config,
+            flow.source_producer_config,
+        )
+    label = label or f"offset-syncs-{side}"
     return SyncsLocation(
-        flow.source,
-        flow.source_admin_config(connector, f"{label}-admin"),
-        flow.source_consumer_config(connector, f"{label}-consumer"),
-        flow.source_producer_config(connector, f"{label}-producer"),
-        policy.offset_syncs_topic(flow.target),
+        on,
+        admin(connector, f"{label}-admin"),
+        consumer(connector, f"{label}-consumer"),
+        producer(connector, f"{label}-producer"),
+        policy.offset_syncs_topic(named_for),
     )
 
 

@@ -196,12 +196,18 @@ def _jaas(key: str, value: str, out: Out) -> None:
         )
 
 
+def _store(java: Mapping[str, str], used: set[str], store: str) -> tuple[str, str]:
+    """ssl.<store>.location and ssl.<store>.type (JKS unless set, upper case); its location,
+    type and password keys are marked used."""
+    used.update({f"ssl.{store}.location", f"ssl.{store}.type", f"ssl.{store}.password"})
+    location = java.get(f"ssl.{store}.location", "").strip()
+    return location, java.get(f"ssl.{store}.type", "JKS").strip().upper()
+
+
 def _stores(java: Mapping[str, str], out: Out, used: set[str], read: bool) -> None:
     """ssl.keystore.* / ssl.truststore.*: PEM stores map over by location; JKS and PKCS12
     stores are read (when `read`) into PEM text."""
-    ks_loc = java.get("ssl.keystore.location", "").strip()
-    ks_type = java.get("ssl.keystore.type", "JKS").strip().upper()
-    used.update({"ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password"})
+    ks_loc, ks_type = _store(java, used, "keystore")
     if ks_loc:
         if ks_type == "PEM":
             out["ssl.certificate.location"] = ks_loc
@@ -226,9 +232,7 @@ def _stores(java: Mapping[str, str], out: Out, used: set[str], read: bool) -> No
     if "ssl.keystore.certificate.chain" in java:
         out["ssl.certificate.pem"] = java["ssl.keystore.certificate.chain"]
         used.add("ssl.keystore.certificate.chain")
-    ts_loc = java.get("ssl.truststore.location", "").strip()
-    ts_type = java.get("ssl.truststore.type", "JKS").strip().upper()
-    used.update({"ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password"})
+    ts_loc, ts_type = _store(java, used, "truststore")
     if ts_loc:
         if ts_type == "PEM":
             out["ssl.ca.location"] = ts_loc

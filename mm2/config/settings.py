@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Literal, TypeVar, cast
 
 from mm2.config.values import ValueProblem, parse_bool, parse_int
 from mm2.errors import ConfigError
@@ -184,6 +184,9 @@ _WORKER, _SCHEMA, _PROCESS = (
 )
 
 
+_Choice = TypeVar("_Choice", bound=str)  # a Literal of the values a key allows
+
+
 class _Reader:
     """Typed reads of one resolved map; a value that does not parse names its key."""
 
@@ -214,8 +217,10 @@ class _Reader:
         value = self.text(key)
         return default if value is None else value.strip()
 
-    def choice(self, key: str, default: str) -> str:
-        return self.stripped(key, default).lower()
+    def choice(self, key: str, default: _Choice) -> _Choice:
+        """One of the values the key's definition allows (checked there), in lower case; typed
+        as the default's choices."""
+        return cast(_Choice, self.stripped(key, default).lower())
 
     def strategy(self, key: str, default: str) -> str:
         """A subject name strategy, by its class's name (a package before it is ignored)."""
@@ -262,13 +267,10 @@ def flow_settings(
             offset_syncs_topic_replication_factor=s.whole(
                 "offset-syncs.topic.replication.factor", ds.offset_syncs_topic_replication_factor
             ),
-            offset_syncs_topic_location=cast(
-                OffsetSyncsTopicLocation,
-                s.choice("offset-syncs.topic.location", ds.offset_syncs_topic_location),
+            offset_syncs_topic_location=s.choice(
+                "offset-syncs.topic.location", ds.offset_syncs_topic_location
             ),
-            exactly_once_support=cast(
-                ExactlyOnceSupport, s.choice("exactly.once.support", ds.exactly_once_support)
-            ),
+            exactly_once_support=s.choice("exactly.once.support", ds.exactly_once_support),
             transaction_boundary_interval_ms=s.whole(
                 "transaction.boundary.interval.ms", ds.transaction_boundary_interval_ms
             ),
@@ -313,9 +315,8 @@ def flow_settings(
             config_storage_replication_factor=w.whole(
                 "config.storage.replication.factor", dw.config_storage_replication_factor
             ),
-            exactly_once_source_support=cast(
-                ExactlyOnceSourceSupport,
-                w.choice("exactly.once.source.support", dw.exactly_once_source_support),
+            exactly_once_source_support=w.choice(
+                "exactly.once.source.support", dw.exactly_once_source_support
             ),
         ),
         # The schema connector's map is built from the same base as the source connector's.

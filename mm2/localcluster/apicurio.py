@@ -14,12 +14,13 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 import httpx
 
 from mm2.localcluster.java import find_java
 from mm2.localcluster.ports import LOOPBACK, free_port
+from mm2.localcluster.process import Service
 
 __all__ = ["APICURIO_VERSION", "ApicurioRegistry", "RegistryStartError", "apicurio_home"]
 
@@ -47,7 +48,7 @@ def _runner_jar(home: Path) -> Path:
     return jar
 
 
-class ApicurioRegistry:
+class ApicurioRegistry(Service):
     """One Apicurio server: `start()` waits until it answers Confluent's API, `stop()` ends it
     (SIGTERM, then SIGKILL after a while). Also a context manager."""
 
@@ -63,9 +64,10 @@ class ApicurioRegistry:
         """The Confluent-compatible API's base URL (what `schema.registry.url` takes)."""
         return f"http://{LOOPBACK}:{self.port}/apis/ccompat/v7"
 
-    def start(self) -> None:
+    def start(self) -> Self:
         self.launch()
         self.wait_ready()
+        return self
 
     def launch(self) -> None:
         """Start the JVM without waiting for it (`wait_ready` waits)."""
@@ -125,15 +127,3 @@ class ApicurioRegistry:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(_STOP_DEADLINE_S)
-
-    def __enter__(self) -> ApicurioRegistry:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

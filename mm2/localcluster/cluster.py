@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 from mm2.errors import BrokerStartError, KafkaClientError
 from mm2.kafka.admin import wait_until_ready
@@ -43,7 +43,7 @@ _BIND_FAILURE = re.compile(r"BindException|Address already in use")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
-class LocalCluster:
+class LocalCluster(process.Service):
     """One Apache Kafka node (broker + controller, KRaft) in its own directory on loopback.
 
     >>> with LocalCluster("primary") as cluster:  # doctest: +SKIP
@@ -140,7 +140,7 @@ class LocalCluster:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def start(self) -> LocalCluster:
+    def start(self) -> Self:
         """Format storage (first time), start the JVM and return once a client is answered."""
         start_all([self])
         return self
@@ -176,14 +176,6 @@ class LocalCluster:
         if not self._wait_once():
             raise self._failure(f"the broker exited on resume (exit code {self._exit_code()})")
         return self
-
-    def __enter__(self) -> LocalCluster:
-        return self.start()
-
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # -- phases, driven by _start_all so several clusters boot side by side -------------------
 

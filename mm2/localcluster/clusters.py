@@ -6,17 +6,18 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 from mm2.errors import BrokerStartError
 from mm2.localcluster.cluster import LocalCluster, start_all, stop_all
 from mm2.localcluster.jars import KAFKA_VERSION
 from mm2.localcluster.java import DEFAULT_JVM_OPTIONS
+from mm2.localcluster.process import Service
 
 __all__ = ["LocalClusters"]
 
 
-class LocalClusters:
+class LocalClusters(Service):
     """Named, independent local clusters started together; a context manager.
 
     >>> with LocalClusters(["primary", "backup"]) as clusters:  # doctest: +SKIP
@@ -70,7 +71,7 @@ class LocalClusters:
     def __len__(self) -> int:
         return len(self._clusters)
 
-    def start(self) -> LocalClusters:
+    def start(self) -> Self:
         started = time.monotonic()
         start_all(list(self))
         self.start_seconds = time.monotonic() - started
@@ -78,11 +79,3 @@ class LocalClusters:
 
     def stop(self) -> None:
         stop_all(list(self))
-
-    def __enter__(self) -> LocalClusters:
-        return self.start()
-
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

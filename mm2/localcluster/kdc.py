@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 from mm2.errors import ClusterError
 from mm2.localcluster import process
@@ -48,7 +48,7 @@ def find_kerberos_tools(env: Mapping[str, str] | None = None) -> dict[str, Path]
     return {name: Path(path) for name, path in found.items() if path is not None}
 
 
-class LocalKdc:
+class LocalKdc(process.Service):
     """One Kerberos realm served by a `krb5kdc` child process on 127.0.0.1 (UDP and TCP)."""
 
     def __init__(
@@ -104,7 +104,7 @@ class LocalKdc:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def start(self) -> LocalKdc:
+    def start(self) -> Self:
         """Create the realm's database and start the KDC; returns once it accepts TCP."""
         self._tools = find_kerberos_tools()
         if self._workdir is None:
@@ -135,14 +135,6 @@ class LocalKdc:
             self._process = None
         if self._own_workdir and self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
-
-    def __enter__(self) -> LocalKdc:
-        return self.start()
-
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # -- principals --------------------------------------------------------------------------
 

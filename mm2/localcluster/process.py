@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import atexit
 import contextlib
 import ctypes
@@ -14,12 +15,33 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import TracebackType
+from typing import Self
 
-__all__ = ["read_from", "read_tail", "spawn", "terminate"]
+__all__ = ["Service", "read_from", "read_tail", "spawn", "terminate"]
 
 _PR_SET_PDEATHSIG = 1
 _live: set[subprocess.Popen[bytes]] = set()
 _lock = threading.Lock()
+
+
+class Service(abc.ABC):
+    """Something started and stopped (a broker, a KDC, a registry); `with` starts it and stops
+    it at the end."""
+
+    @abc.abstractmethod
+    def start(self) -> Self: ...
+
+    @abc.abstractmethod
+    def stop(self) -> None: ...
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
 
 
 def _pdeathsig_hook() -> Callable[[], None] | None:

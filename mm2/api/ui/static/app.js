@@ -270,12 +270,22 @@ function groupRows(flow, group) {
   return rows;
 }
 
-async function loadGroups(flow, node, now) {
+// Runs `load` for the flow once GROUPS_MS have passed since it last ran, never twice at once;
+// `reads` keeps each flow's {at, busy}.
+async function readEvery(reads, flow, now, load) {
   const name = flowName(flow);
-  const read = (groupsRead[name] = groupsRead[name] || { at: 0, busy: false });
+  const read = (reads[name] = reads[name] || { at: 0, busy: false });
   if (read.busy || now - read.at < GROUPS_MS) return;
   read.busy = true;
   read.at = now;
+  try {
+    await load();
+  } finally {
+    read.busy = false;
+  }
+}
+
+async function loadGroups(flow, node) {
   const table = node.querySelector(".groups");
   try {
     const body = await getJson(`${flowPath(flow)}/groups/offsets`);
@@ -291,8 +301,6 @@ async function loadGroups(flow, node, now) {
   } catch (err) {
     table.setAttribute("data-read", "error");
     node.querySelector(".groups-read").textContent = `not read: ${err.message}`;
-  } finally {
-    read.busy = false;
   }
 }
 
@@ -302,12 +310,7 @@ function utc(ms) {
   return ms === null || ms === undefined ? "-" : new Date(ms).toISOString().replace("T", " ").replace("Z", "");
 }
 
-async function loadRecovery(flow, node, now) {
-  const name = flowName(flow);
-  const read = (recoveryRead[name] = recoveryRead[name] || { at: 0, busy: false });
-  if (read.busy || now - read.at < GROUPS_MS) return;
-  read.busy = true;
-  read.at = now;
+async function loadRecovery(flow, node) {
   const summary = node.querySelector(".recovery-summary");
   try {
     const point = await getJson(`${flowPath(flow)}/recovery-point`);
@@ -331,8 +334,6 @@ async function loadRecovery(flow, node, now) {
   } catch (err) {
     summary.setAttribute("data-at-risk", "unread");
     summary.textContent = `recovery point not read: ${err.message}`;
-  } finally {
-    read.busy = false;
   }
 }
 
@@ -468,8 +469,10 @@ async function refresh() {
     await Promise.all(copying.map((flow) => {
       const node = detailFor(flow);
       drillButtons(flow, node);
-      loadGroups(flow, node, now); // not awaited: it reads Kafka and may take seconds
-      loadRecovery(flow, node, now); // the same: the offsets topic, then the source's ends
+      // not awaited: the groups read Kafka and may take seconds; the recovery point the same
+      // (the offsets topic, then the source's ends)
+      readEvery(groupsRead, flow, now, () => loadGroups(flow, node));
+      readEvery(recoveryRead, flow, now, () => loadRecovery(flow, node));
       return loadPartitions(flow, node);
     }));
     const led = Object.entries(leaders).map(([c, l]) => `${c}: ${l ? (l.this_worker ? "this process" : l.url) : "no leader"}`);
