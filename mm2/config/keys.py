@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from mm2.config.client_defs import CLIENT_DEFS, Def, client_def
@@ -27,9 +27,11 @@ from mm2.config.values import ValueProblem, check_def, check_value, closest
 __all__ = [
     "BASIC_AUTH_EXTENSION",
     "TOP_LEVEL",
+    "WORKER_PREFIXES",
     "KeyShape",
     "check_bootstrap",
     "check_key",
+    "parse_listener",
     "rest_problem",
     "shape",
     "suggestion",
@@ -62,9 +64,9 @@ TOP_LEVEL: dict[str, Def] = {
     "mm2.leader.session.timeout.ms": Def("int", low=1),
     "mm2.rest.secrets.key": Def("password"),
 }
-# Top-level prefixes whose keys reach the Connect worker or the Spark session.
+# Top-level prefixes whose keys reach the Connect worker (WORKER_PREFIXES) or the Spark session.
 _TOP_PREFIXES = ("config.providers.", "listeners.https.", "spark.")
-_WORKER_PREFIXES = (
+WORKER_PREFIXES = (
     "offset.storage.",
     "config.storage.",
     "status.storage.",
@@ -128,19 +130,22 @@ def check_bootstrap(value: str) -> None:
             raise ValueProblem(f"{url!r}: port {found.group(2)} is out of range (0-65535)")
 
 
+def parse_listener(item: str) -> tuple[Literal["http", "https"], str, int]:
+    """One REST listener URL as (scheme, host, port); ValueProblem names a bad one."""
+    parts = urlsplit(item.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in ("http", "https") or port is None:
+        raise ValueProblem(f"{item!r} is not a listener; use http://host:port or https://host:port")
+    return ("https" if parts.scheme == "https" else "http"), parts.hostname or "", port
+
+
 def _check_listeners(value: str) -> None:
     for item in (t.strip() for t in value.split(",")):
-        if not item:
-            continue
-        parts = urlsplit(item)
-        try:
-            port = parts.port
-        except ValueError:
-            port = None
-        if parts.scheme not in ("http", "https") or port is None:
-            raise ValueProblem(
-                f"{item!r} is not a listener; use http://host:port or https://host:port"
-            )
+        if item:
+            parse_listener(item)
 
 
 def check_key(key: str, value: str, aliases: Sequence[str]) -> None:
@@ -201,7 +206,7 @@ def _is_known(found: KeyShape) -> bool:
         # A Connect worker key (`<alias>.offset.flush.interval.ms`) is fine; only a key close
         # to a client or mm2 key is taken for a misspelling, never one of Apache's own.
         return setting in MM2_NAMES or setting in CONNECT_STORAGE_NAMES
-    if setting.startswith(_WORKER_PREFIXES + _TOP_PREFIXES + ("consumer.", "producer.", "admin.")):
+    if setting.startswith(WORKER_PREFIXES + _TOP_PREFIXES + ("consumer.", "producer.", "admin.")):
         return True
     return found.scope == "top" and setting in TOP_LEVEL
 

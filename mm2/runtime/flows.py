@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from mm2.config.keys import WORKER_PREFIXES
 from mm2.config.model import Flow
 from mm2.config.names import CLIENT_CONFIG_NAMES, CONNECTOR_CONFIG_NAMES
 from mm2.errors import BadRequestError, ConflictError
@@ -43,14 +44,7 @@ _TOP_LEVEL_PREFIXES = (
     "access.control.",
     "response.http.",
     "dedicated.mode.",
-    "offset.storage.",
-    "config.storage.",
-    "status.storage.",
-    "key.converter",
-    "value.converter",
-    "header.converter",
-    "task.",
-    "worker.",
+    *WORKER_PREFIXES,
     "clusters",
     "exactly.once.",
 )

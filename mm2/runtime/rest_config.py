@@ -20,9 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
 
+from mm2.config.keys import parse_listener
 from mm2.config.properties import read_properties
+from mm2.config.values import ValueProblem
 from mm2.errors import ConfigError
 
 __all__ = [
@@ -88,17 +89,10 @@ class RestConfig:
 
 
 def _listener(text: str) -> Listener:
-    parts = urlsplit(text.strip())
     try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if parts.scheme not in ("http", "https") or port is None:
-        raise ConfigError(
-            f"{text!r} is not a listener; use http://host:port or https://host:port",
-            key="listeners",
-        )
-    return Listener(parts.scheme, parts.hostname or "", port)  # type: ignore[arg-type]
+        return Listener(*parse_listener(text))
+    except ValueProblem as exc:
+        raise ConfigError(str(exc), key="listeners") from None
 
 
 def _tls(raw: Mapping[str, str]) -> TlsConfig:
