@@ -6,16 +6,18 @@ third of its start, docs/architecture.md, "Starting a flow").
 
 - The first start, the JVM writes the name of each class it loads to a list
   (`-XX:DumpLoadedClassList`). A minute after Spark is ready (the first copy tasks' classes are
-  in the list by then), one background `java -Xshare:dump` at low priority makes the archive
-  from it, in the cache directory ($XDG_CACHE_HOME/mm2 or ~/.cache/mm2, `spark-cds/`), beside
-  a manifest of what it was made for: the JVM, the classpath and each jar's size and time.
+  in the list by then), a process of its own (which finishes even if the mirror stops) runs
+  `java -Xshare:dump` at low priority: the archive, in the cache directory ($XDG_CACHE_HOME/mm2
+  or ~/.cache/mm2, `spark-cds/`), beside a manifest of what it was made for: the JVM, the
+  classpath and each jar's size and time.
 - Later starts map the archive (`-XX:SharedArchiveFile`) when the manifest still holds for the
   JVM on PATH (or JAVA_HOME's) and Spark's jars; otherwise they start as the first did.
 - An operator's own `-Xshare`, `SharedArchiveFile` or `DumpLoadedClassList` option in
   `spark.driver.extraJavaOptions` leaves all of this alone (`-Xshare:off` turns it off).
 
-Making the archive costs about 15 s of CPU once per JVM and Spark install; a failure is logged
-and changes nothing else.
+Making the archive costs about 15 s of CPU once per JVM and Spark install; a failure changes
+nothing else (the next first start tries again), and files a process left half-made are removed
+by the next start.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ import fcntl
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -38,6 +42,8 @@ log = logging.getLogger(__name__)
 _OPERATOR_OPTIONS = ("-Xshare", "SharedArchiveFile", "DumpLoadedClassList", "SharedClassList")
 _ARCHIVE = "spark.jsa"
 _MANIFEST = "manifest.json"
+# classes-<pid>.lst / .taken, spark.jsa.<pid>, manifest.json.<pid>: files of one process.
+_OWNED = re.compile(r"classes-(\d+)\.\w+|(?:spark\.jsa|manifest\.json)\.(\d+)")
 # How long after Spark is ready the class list is taken (the first copy epoch has run by then).
 _SETTLE_S = 60.0
 
@@ -104,10 +110,12 @@ class ClassArchive:
         return f"-XX:DumpLoadedClassList={self._class_list}"
 
     def _drop_stale_lists(self) -> None:
-        """Class lists of processes that ended before they made the archive."""
-        for path in self.directory.glob("classes-*.lst"):
-            pid = path.stem.removeprefix("classes-")
-            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+        """Class lists and half-made files of processes that ended before they were done (each
+        file is named after its process's id)."""
+        for path in self.directory.iterdir():
+            owner = _OWNED.fullmatch(path.name)
+            pid = owner and (owner.group(1) or owner.group(2))
+            if pid and not Path(f"/proc/{pid}").exists():
                 path.unlink(missing_ok=True)
 
     def usable(self) -> bool:
@@ -129,37 +137,51 @@ class ClassArchive:
         )
 
     def make_later(self, java_home: str, classpath: str) -> None:
-        """On a first start (the class list being written), make the archive in the background
-        once Spark has settled; `java_home` and `classpath` are the running driver JVM's."""
+        """On a first start (the class list being written), make the archive once Spark has
+        settled, in a process of its own that outlives this one if it must (a mirror stopped
+        during the dump leaves no half-made archive behind); `java_home` and `classpath` are the
+        running driver JVM's."""
         if self._class_list is None:
             return
+        spec = {"list": str(self._class_list), "java_home": java_home, "classpath": classpath}
         thread = threading.Thread(
-            target=self._make_after,
-            args=(_SETTLE_S, Path(java_home), classpath.split(os.pathsep)),
+            target=self._spawn_after,
+            args=(_SETTLE_S, spec),
             name="spark-class-archive",
             daemon=True,
         )
         thread.start()
 
-    def _make_after(self, delay: float, java_home: Path, classpath: list[str]) -> None:
+    def _spawn_after(self, delay: float, spec: dict[str, str]) -> None:
         time.sleep(delay)
         try:
-            self.make(java_home, classpath)
-        except (OSError, subprocess.SubprocessError) as exc:
+            child = subprocess.Popen(
+                [sys.executable, "-m", __name__, json.dumps(spec)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=self._env,
+                start_new_session=True,
+            )
+        except OSError as exc:
             log.info("Spark's class-data archive not made (starts stay as they are): %s", exc)
+            return
+        log.info("making Spark's class-data archive in %s (process %d)", self.directory, child.pid)
 
-    def make(self, java_home: Path, classpath: list[str]) -> None:
-        """The archive from the class list, written beside its manifest (each atomically)."""
-        if self._class_list is None:
+    def make(self, java_home: Path, classpath: list[str], listed: Path | None = None) -> None:
+        """The archive from the class list (`listed`, else this start's), written beside its
+        manifest (each atomically); nothing when another process made it meanwhile."""
+        listed = listed or self._class_list
+        if listed is None:
             return
         with (self.directory / "making.lock").open("w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one process makes it; the others find it made
             if not self.usable():
-                self._make(java_home, classpath, self._class_list)
-        self._class_list.unlink(missing_ok=True)
+                self._make(java_home, classpath, listed)
+        listed.unlink(missing_ok=True)
 
     def _make(self, java_home: Path, classpath: list[str], listed: Path) -> None:
-        taken = listed.with_suffix(".taken")
+        taken = self.directory / f"classes-{os.getpid()}.taken"
         # The JVM may be writing its last line: keep whole lines only.
         text = listed.read_text(encoding="utf-8", errors="replace")
         taken.write_text(text[: text.rfind("\n") + 1], encoding="utf-8")
@@ -206,3 +228,20 @@ class ClassArchive:
             time.monotonic() - began,
             self.archive,
         )
+
+
+def _main(argv: list[str]) -> int:
+    """`python -m mm2.pipeline.class_archive SPEC`: the process make_later starts."""
+    spec = json.loads(argv[1])
+    os.nice(10)
+    try:
+        ClassArchive().make(
+            Path(spec["java_home"]), spec["classpath"].split(os.pathsep), Path(spec["list"])
+        )
+    except (OSError, subprocess.SubprocessError):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv))

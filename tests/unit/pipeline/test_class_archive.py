@@ -50,15 +50,18 @@ def test_a_first_start_writes_the_list_of_the_classes_it_loads(env: dict[str, st
     assert archive.directory.is_dir()
 
 
-def test_a_list_left_by_a_process_that_ended_is_removed(env: dict[str, str]) -> None:
+def test_files_left_by_a_process_that_ended_are_removed(env: dict[str, str]) -> None:
     archive = ClassArchive(env)
     archive.directory.mkdir(parents=True)
-    ended = archive.directory / "classes-999999999.lst"  # no such process
-    running = archive.directory / f"classes-{os.getppid()}.lst"
-    ended.write_text("java/lang/Object\n", encoding="utf-8")
-    running.write_text("java/lang/Object\n", encoding="utf-8")
+    dead, alive = 999999999, os.getppid()  # no such process; the one that runs the tests
+    names = ("classes-{}.lst", "classes-{}.taken", "spark.jsa.{}", "manifest.json.{}")
+    for name in names:
+        for pid in (dead, alive):
+            (archive.directory / name.format(pid)).write_text("x", encoding="utf-8")
+    (archive.directory / "making.lock").write_text("", encoding="utf-8")
     archive.java_options("")
-    assert not ended.exists() and running.exists()
+    left = sorted(p.name for p in archive.directory.iterdir())
+    assert left == sorted(["making.lock", *(n.format(alive) for n in names)])
 
 
 def test_a_later_start_maps_the_archive_made_for_its_jvm_and_jars(
