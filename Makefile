@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install kafka-jars apicurio system-packages gssapi-client lint typecheck unit check docs system integration versions test demo bench clean
+.PHONY: help install kafka-jars apicurio system-packages gssapi-client lint typecheck unit check docs system integration versions test demo bench image image-test clean
 
 # Debian packages the tests need: an MIT KDC (krb5-kdc, kadmin.local) and kinit, Cyrus SASL's
 # GSSAPI plugin, what builds a Kerberos-capable librdkafka (scripts/build-gssapi-client.sh), and
@@ -156,10 +156,23 @@ versions: $(STAMP) kafka-versions ## every pair of Kafka versions tests/integrat
 LANES ?= -n 2 --dist loadfile
 
 # Everything: the fast lane first, then every test it leaves out (the `system` and `slow` unit
-# tests, and every test in tests/integration and tests/e2e, all marked `integration` or `e2e`).
+# tests, and every test in tests/integration and tests/e2e, all marked `integration` or `e2e`),
+# but the image's (`make image-test`).
 # Each test's time is kept in tests/artifacts/test-times.xml (JUnit XML) for finding the slow ones.
 test: check kafka-versions apicurio gssapi-client promtool ## check, then every other test (real brokers included)
-	$(BIN)/pytest $(LANES) -m "(system or slow or integration or e2e) and not matrix" --junitxml=tests/artifacts/test-times.xml
+	$(BIN)/pytest $(LANES) -m "(system or slow or integration or e2e) and not matrix and not image" --junitxml=tests/artifacts/test-times.xml
+
+# The image from docker/Dockerfile, built with buildah on a Debian bookworm base that debootstrap
+# makes once (cached under ~/.cache/mm2/image-base), for machines without a Docker engine or
+# Docker Hub: as root, with Debian's buildah and debootstrap (scripts/build-image.sh says so when
+# they are missing). MM2_IMAGE_BASE=python:3.11-slim-bookworm builds on python's image instead.
+image: ## the mirror's image (docker/Dockerfile) as `mm2`, with buildah (no Docker engine needed)
+	scripts/build-image.sh mm2
+
+# The image end to end: built (or rebuilt from its cached layers), then run between two local
+# clusters (tests/system/test_image.py). Out of `make test`, which never builds images.
+image-test: $(STAMP) kafka-jars ## the image built and mirroring between two local clusters
+	$(BIN)/pytest tests/system/test_image.py -m image -p no:cacheprovider
 
 demo: kafka-jars ## two local Kafka clusters, primary -> backup, records you can watch arrive
 	$(BIN)/python -m mm2.cli.demo

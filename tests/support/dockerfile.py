@@ -4,6 +4,7 @@ package index for one release and several architectures, asked through apt itsel
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 import tempfile
@@ -88,15 +89,38 @@ def read_dockerfile(text: str) -> list[Instruction]:
 
 
 def stages(instructions: list[Instruction]) -> list[list[Instruction]]:
-    """One list per FROM, each starting with its FROM."""
-    if not instructions or instructions[0].keyword != "FROM":
-        raise ValueError("a Dockerfile starts with FROM (no ARG before it here)")
+    """One list per FROM, each starting with its FROM. ARGs before the first FROM are the
+    build's global arguments: a FROM that names one (`FROM ${BASE}`, `FROM $BASE`) gets its
+    default, as a build without `--build-arg` does (base_args gives the names and defaults)."""
+    defaults = base_args(instructions)
     result: list[list[Instruction]] = []
     for instruction in instructions:
+        if instruction.keyword == "ARG" and not result:
+            continue
         if instruction.keyword == "FROM":
-            result.append([])
-        result[-1].append(instruction)
+            value = instruction.value
+            for name, default in defaults.items():
+                value = value.replace("${" + name + "}", default)
+                value = re.sub(rf"\${name}\b", default.replace("\\", "\\\\"), value)
+            result.append([Instruction("FROM", value, instruction.line)])
+        elif not result:
+            raise ValueError(f"line {instruction.line}: only ARG comes before the first FROM")
+        else:
+            result[-1].append(instruction)
+    if not result:
+        raise ValueError("a Dockerfile has a FROM")
     return result
+
+
+def base_args(instructions: list[Instruction]) -> dict[str, str]:
+    """The ARGs before the first FROM, name -> default (`ARG BASE=x` -> {"BASE": "x"})."""
+    found: dict[str, str] = {}
+    for instruction in instructions:
+        if instruction.keyword != "ARG":
+            break
+        name, _, default = instruction.value.partition("=")
+        found[name.strip()] = default.strip()
+    return found
 
 
 def apt_packages(run: Instruction) -> list[str]:

@@ -30,6 +30,7 @@ from tests.support.dockerfile import (
     DebianIndex,
     Instruction,
     apt_packages,
+    base_args,
     read_dockerfile,
     stages,
 )
@@ -83,10 +84,42 @@ def test_reader_joins_continuations_and_refuses_unknown_instructions() -> None:
         read_dockerfile("FROM a\nRUN x \\\n")
 
 
+def test_stages_give_a_from_its_global_arguments_default() -> None:
+    text = "ARG BASE=img:1\nFROM ${BASE} AS one\nRUN x\nFROM $BASE\n"
+    instructions = read_dockerfile(text)
+    assert base_args(instructions) == {"BASE": "img:1"}
+    assert [[(i.keyword, i.value) for i in s] for s in stages(instructions)] == [
+        [("FROM", "img:1 AS one"), ("RUN", "x")],
+        [("FROM", "img:1")],
+    ]
+    with pytest.raises(ValueError, match="only ARG comes before the first FROM"):
+        stages(read_dockerfile("RUN x\nFROM a\n"))
+
+
 def test_every_stage_builds_on_python_311_slim_with_the_same_pinned_debian_release() -> None:
     images = [stage[0].value.split()[0] for stage in _stages()]
     assert len(images) == 2, "a wheel stage and the runtime stage"
     assert {_release(image) for image in images} == {"bookworm"}
+
+
+def test_both_stages_take_their_base_from_one_build_argument() -> None:
+    # scripts/build-image.sh gives --build-arg BASE=<a bookworm made by debootstrap>
+    instructions = read_dockerfile((DOCKER / "Dockerfile").read_text(encoding="utf-8"))
+    assert base_args(instructions) == {"BASE": "python:3.11-slim-bookworm"}
+    written = [i.value.split()[0] for i in instructions if i.keyword == "FROM"]
+    assert written == ["${BASE}", "${BASE}"]
+
+
+def test_mm2_lives_in_a_virtualenv_whose_bin_comes_first_on_path() -> None:
+    # so `pip` and `python` are the venv's on either base: python's image keeps its python in
+    # /usr/local/bin, Debian's in /usr/bin (and refuses pip installs outside a venv)
+    for stage in _stages():
+        runs = [i.value for i in stage if i.keyword == "RUN"]
+        venv = runs.index("python3 -m venv /opt/mm2")
+        assert venv < min(k for k, run in enumerate(runs) if run.startswith("pip "))
+        env = " ".join(i.value for i in stage if i.keyword == "ENV")
+        assert "PATH=/opt/mm2/bin:$PATH" in env.split()
+    assert "PYSPARK_PYTHON=/opt/mm2/bin/python" in _only(_runtime(), "ENV").value.split()
 
 
 def test_the_runtime_installs_mm2_from_the_wheel_the_first_stage_builds() -> None:
@@ -94,7 +127,10 @@ def test_the_runtime_installs_mm2_from_the_wheel_the_first_stage_builds() -> Non
     name = wheel_stage[0].value.split()[-1]
     assert wheel_stage[0].value.split()[1].upper() == "AS"
     build = [i.value for i in wheel_stage if i.keyword == "RUN"]
-    assert build == ["pip wheel --no-cache-dir --no-deps --wheel-dir /dist ."]
+    assert build == [
+        "python3 -m venv /opt/mm2",
+        "pip wheel --no-cache-dir --no-deps --wheel-dir /dist .",
+    ]
     copies = [i.flags_and_rest() for i in runtime if i.keyword == "COPY"]
     assert ({"from": name}, "/dist/ /tmp/dist/") in copies
     installs = [i.value for i in runtime if i.keyword == "RUN" and "pip install" in i.value]
