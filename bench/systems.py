@@ -70,8 +70,20 @@ APACHE_JVM = (
     "-Djava.awt.headless=true",
 )
 
-# Equal for both systems. One broker per cluster, so every internal topic has one replica.
-_COMMON = """\
+# One broker per cluster: every topic a mirror creates has one replica (tests use it too).
+ONE_REPLICA = """\
+replication.factor = 1
+checkpoints.topic.replication.factor = 1
+heartbeats.topic.replication.factor = 1
+offset-syncs.topic.replication.factor = 1
+offset.storage.replication.factor = 1
+status.storage.replication.factor = 1
+config.storage.replication.factor = 1
+"""
+
+# Equal for both systems.
+_COMMON = (
+    """\
 clusters = primary, backup
 primary.bootstrap.servers = {primary}
 backup.bootstrap.servers = {backup}
@@ -80,14 +92,9 @@ primary->backup.topics = {topics}
 backup->primary.enabled = false
 tasks.max = {tasks}
 
-replication.factor = 1
-checkpoints.topic.replication.factor = 1
-heartbeats.topic.replication.factor = 1
-offset-syncs.topic.replication.factor = 1
-offset.storage.replication.factor = 1
-status.storage.replication.factor = 1
-config.storage.replication.factor = 1
-
+"""
+    + ONE_REPLICA
+    + """
 # No authorizer on the local brokers: nothing to sync.
 sync.topic.acls.enabled = false
 
@@ -100,6 +107,7 @@ primary.consumer.fetch.max.wait.ms = 500
 backup.producer.acks = all
 backup.producer.compression.type = none
 """
+)
 _MM2_ONLY = """
 mm2.state.dir = {state}
 """

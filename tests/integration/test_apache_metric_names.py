@@ -23,6 +23,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench.systems import ONE_REPLICA
 from mm2.localcluster import find_java
 from tests.support.apache_mm2 import ApacheMirrorMaker, apache_jars_of, produce_numbered
 from tests.support.kafka import Cluster, commit_group, create_topic
@@ -92,14 +93,7 @@ emit.checkpoints.interval.seconds = 1
 refresh.groups.interval.seconds = 1
 sync.group.offsets.enabled = false
 sync.topic.acls.enabled = false
-replication.factor = 1
-checkpoints.topic.replication.factor = 1
-heartbeats.topic.replication.factor = 1
-offset-syncs.topic.replication.factor = 1
-offset.storage.replication.factor = 1
-status.storage.replication.factor = 1
-config.storage.replication.factor = 1
-listeners = http://127.0.0.1:{free_port()}
+{ONE_REPLICA}listeners = http://127.0.0.1:{free_port()}
 mm2.state.dir = {tmp / "mm2-state"}
 mm2.configs.topic = mm2-configs.{uuid.uuid4().hex[:12]}.internal
 """

@@ -28,6 +28,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import ConfigResource
 from confluent_kafka.cimpl import NewTopic
 
+from bench.systems import ONE_REPLICA
 from mm2.records.connect_offsets import (
     ConnectOffsetKey,
     MirrorSourcePartition,
@@ -87,14 +88,7 @@ primary->backup.topics = {topic}
 backup->primary.enabled = false
 tasks.max = 2
 
-replication.factor = 1
-checkpoints.topic.replication.factor = 1
-heartbeats.topic.replication.factor = 1
-offset-syncs.topic.replication.factor = 1
-offset.storage.replication.factor = 1
-status.storage.replication.factor = 1
-config.storage.replication.factor = 1
-sync.topic.acls.enabled = false
+{ONE_REPLICA}sync.topic.acls.enabled = false
 
 # mm2 only (Apache ignores both): its REST port, and a state directory that starts empty.
 listeners = http://127.0.0.1:0
