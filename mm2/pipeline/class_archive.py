@@ -186,7 +186,6 @@ class ClassArchive:
         text = listed.read_text(encoding="utf-8", errors="replace")
         taken.write_text(text[: text.rfind("\n") + 1], encoding="utf-8")
         partial = self.directory / f"{_ARCHIVE}.{os.getpid()}"
-        began = time.monotonic()
         try:
             done = subprocess.run(
                 [
@@ -202,7 +201,6 @@ class ClassArchive:
                 capture_output=True,
                 text=True,
                 timeout=600,
-                preexec_fn=lambda: os.nice(10),
             )
             if done.returncode != 0 or not partial.exists():
                 tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
@@ -223,15 +221,11 @@ class ClassArchive:
         finally:
             for path in (taken, partial):
                 path.unlink(missing_ok=True)
-        log.info(
-            "made Spark's class-data archive in %.0f s (%s): later starts map its classes",
-            time.monotonic() - began,
-            self.archive,
-        )
 
 
 def _main(argv: list[str]) -> int:
-    """`python -m mm2.pipeline.class_archive SPEC`: the process make_later starts."""
+    """`python -m mm2.pipeline.class_archive SPEC`: the process make_later starts, at low
+    priority (the JVM it runs for the dump inherits it)."""
     spec = json.loads(argv[1])
     os.nice(10)
     try:
