@@ -25,7 +25,6 @@ mm2's own families keep their values since the process started.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
@@ -199,36 +198,17 @@ class ApacheNamesCollector(Collector):
             for flow, status in statuses
             if status.name.endswith("." + _CHECKPOINT) and status.tasks
         }
-        # a row: (connector, source, target, the tags after source and target, values, task);
-        # a partition's series are its task's, as Apache registers them per task
-        rows: Iterator[tuple[str, str, str, tuple[str, ...], Mapping[str, float], int | None]]
-        rows = itertools.chain(
-            (
-                (
-                    _SOURCE,
-                    s.source,
-                    s.target,
-                    (s.target_topic, str(s.partition)),
-                    _source_values(s),
-                    s.owner,
-                )
-                for s in self._metrics.snapshot()
-            ),
-            (
-                (
-                    _CHECKPOINT,
-                    c.source,
-                    c.target,
-                    (c.group, c.topic, str(c.partition)),
-                    _checkpoint_values(c),
-                    checkpoint_tasks.get((c.source, c.target)),
-                )
-                for c in self._metrics.checkpoint_snapshot()
-            ),
-        )
-        for plain, source, target, tags, values, task in rows:
-            if (source, target) in elsewhere:
-                continue
+
+        def add(
+            plain: str,
+            source: str,
+            target: str,
+            tags: tuple[str, ...],
+            values: Mapping[str, float],
+            task: int | None,
+        ) -> None:
+            """One partition's (or group partition's) series, under the names its flow's
+            connector chose; `tags` are those after source and target."""
             flow = f"{source}->{target}"
             if (source, target, plain) not in formats:
                 formats[source, target, plain] = self._formats(flow, plain)
@@ -240,6 +220,17 @@ class ApacheNamesCollector(Collector):
                 connector_name(flow, plain),
                 task,
             )
+
+        # a partition's series are its task's, as Apache registers them per task
+        for s in self._metrics.snapshot():
+            if (s.source, s.target) not in elsewhere:
+                where = (s.target_topic, str(s.partition))
+                add(_SOURCE, s.source, s.target, where, _source_values(s), s.owner)
+        for c in self._metrics.checkpoint_snapshot():
+            if (c.source, c.target) not in elsewhere:
+                task = checkpoint_tasks.get((c.source, c.target))
+                group = (c.group, c.topic, str(c.partition))
+                add(_CHECKPOINT, c.source, c.target, group, _checkpoint_values(c), task)
         for families in (legacy_source, legacy_checkpoint, new_source, new_checkpoint):
             yield from families.families.values()
 
