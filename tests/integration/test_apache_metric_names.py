@@ -25,7 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bench.systems import ONE_REPLICA
 from mm2.localcluster import find_java
-from tests.support.apache_mm2 import ApacheMirrorMaker, apache_jars_of, produce_numbered
+from tests.support.apache_mm2 import ApacheMirrorMaker, apache_jars, produce_numbered
 from tests.support.kafka import Cluster, commit_group, create_topic
 from tests.support.mirror import MirrorProcess, free_port
 from tests.support.waiting import eventually
@@ -119,7 +119,7 @@ def test_every_metric_apache_mm2_registers_is_served_by_mm2(
     ]
     apache_series: set[Series] = set()
     with ApacheMirrorMaker(
-        text, tmp_path / "apache", jars=apache_jars_of(APACHE_VERSION), jvm_options=jmx
+        text, tmp_path / "apache", jars=apache_jars(APACHE_VERSION), jvm_options=jmx
     ) as apache:
         apache.wait_started()
 

@@ -5,7 +5,6 @@ Its own pair of clusters, because the target is halted (mm2.localcluster's halt/
 
 from __future__ import annotations
 
-import json
 import logging
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from tests.support.mirror import (
     MirrorProcess,
     free_port,
     make_topic,
+    mm2_json,
     write_properties,
 )
 from tests.support.waiting import eventually
@@ -38,14 +38,6 @@ log = logging.getLogger(__name__)
 @pytest.fixture(scope="module")
 def clusters(cluster_pair: ClusterPair) -> LocalClusters:
     return cluster_pair("truth-source", "truth-target")
-
-
-def mm2(*args: str) -> Any:
-    done = subprocess.run(
-        [sys.executable, "-m", "mm2.cli.tools", *args], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
 
 
 def running(api: httpx.Client) -> bool:
@@ -119,12 +111,12 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
 
             # `mm2 status` shows the same rows, from the REST API and from Kafka directly.
             url = f"http://127.0.0.1:{port}"
-            by_url = mm2("status", "--url", url, "--json")["partitions"]
+            by_url = mm2_json("status", "--url", url, timeout=120)["partitions"]
             assert {(r["topic"], r["partition"]) for r in by_url} >= {
                 (r["topic"], r["partition"]) for r in rows
             }
             assert all(r["state"] in ("RUNNING", "DEGRADED") for r in by_url), by_url
-            by_file = mm2("status", str(props), "--json")["partitions"]
+            by_file = mm2_json("status", str(props), timeout=120)["partitions"]
             assert {(r["topic"], r["partition"]) for r in by_file} >= {
                 (topic, p) for p in range(4)
             }, by_file
@@ -144,7 +136,7 @@ def test_a_dead_target_paused_and_disabled_flows_are_shown_as_they_are(
             # `mm2 lag --group`: a group's commits, log size and lag on the source.
             group = f"truth-{uuid.uuid4().hex[:8]}"
             commit_group(source, group, topic)
-            rows = mm2("lag", str(props), "--group", group, "--json")
+            rows = mm2_json("lag", str(props), "--group", group, timeout=120)
             assert {r["partition"] for r in rows if r["topic"] == topic} == {0, 1, 2, 3}, rows
             assert all(
                 r["offset"] == 5 and r["log_size"] >= 5 and r["lag"] == r["log_size"] - 5

@@ -12,9 +12,6 @@ failover`) after which its consumer on the target reads every remaining record o
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +28,7 @@ from mm2.kafka.acls import AclBinding, from_kafka, to_kafka, topic_acl_filter
 from mm2.localcluster import LocalCluster, LocalClusters
 from tests.support import kafka
 from tests.support.kafka import admin_client, commit_group, count, read_topic
-from tests.support.mirror import MirrorProcess, caught_up, free_port, write_properties
+from tests.support.mirror import MirrorProcess, caught_up, free_port, mm2_json, write_properties
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -86,20 +83,8 @@ def topic_acls(admin: AdminClient) -> list[AclBinding]:
     return [from_kafka(b) for b in admin.describe_acls(topic_acl_filter()).result(timeout=30)]
 
 
-def mm2(*args: str) -> Any:
-    """An operator's command (`mm2 ...`) with --json: its answer."""
-    done = subprocess.run(
-        [sys.executable, "-m", "mm2.cli.tools", *args, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
-
-
 def status(*args: str) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = mm2("status", *args)["partitions"]
+    rows: list[dict[str, Any]] = mm2_json("status", *args)["partitions"]
     return rows
 
 
@@ -249,7 +234,7 @@ def test_a_flow_between_versions_mirrors_syncs_and_fails_over(
     # The group moves to the target: its consumer there reads every record after its commits,
     # once (the synced offsets are already exact; the plan says so and applies them again).
     commit_group(source.bootstrap_servers, group, {(topic, 0): 300, (topic, 1): 450})
-    moved = mm2(
+    moved = mm2_json(
         "failover", "--config", str(props), "--group", group, "--from", "primary", "--to", "backup"
     )
     assert all(m["exact"] and m["rereads_at_most"] == 0 for m in moved["partitions"]), moved

@@ -42,25 +42,17 @@ CONNECTOR = "MirrorSourceConnector"
 
 
 @functools.cache
-def apache_jars() -> ApacheJars:
-    """Apache MM2's classpath, resolved once per test session; a failure fails the test."""
+def apache_jars(version: str | None = None) -> ApacheJars:
+    """Apache MM2's classpath (of `version`, else the first the bench resolves), resolved once
+    per test session; a failure fails the test."""
     try:
-        return resolve_apache_mm2()
+        return resolve_apache_mm2(None if version is None else [version])
     except JarResolutionError as exc:
         pytest.fail(
-            "Apache MirrorMaker 2 is needed here and its jars could not be resolved from Maven "
-            f"Central with bench/pom.xml: {exc}",
+            f"Apache MirrorMaker 2 {version or ''} is needed here and its jars could not be "
+            f"resolved from Maven Central with bench/pom.xml: {exc}",
             pytrace=False,
         )
-
-
-@functools.cache
-def apache_jars_of(version: str) -> ApacheJars:
-    """Apache MM2 `version`'s classpath (a test that needs that release); a failure fails it."""
-    try:
-        return resolve_apache_mm2([version])
-    except JarResolutionError as exc:
-        pytest.fail(f"Apache MirrorMaker 2 {version}'s jars could not be resolved: {exc}")
 
 
 def offsets_topic(source: str) -> str:

@@ -4,6 +4,7 @@ under load, tell when the target caught up (reading records back is tests.suppor
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -287,6 +288,18 @@ def caught_up(source: LocalCluster, target: LocalCluster, topic: str) -> bool:
     """Every partition of the remote topic ends with the source partition's last record."""
     want = last_values(source.bootstrap_servers, topic)
     return bool(want) and last_values(target.bootstrap_servers, f"primary.{topic}") == want
+
+
+def mm2_json(*args: str, timeout: float = 180) -> Any:
+    """`mm2 ARGS --json` run as a subprocess, as an operator would: its answer (exit 0 asserted)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mm2.cli.tools", *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
 
 
 def free_port() -> int:
