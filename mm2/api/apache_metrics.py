@@ -16,6 +16,10 @@ the MBean's tags as labels, values as Kafka's JmxReporter quotes them. So:
   the coordinator's assignment (`kafka_connect_coordinator_assigned_{connectors,tasks}`),
   whatever the formats. Connect's status gauges share their families with mm2's own
   (mm2.api.metrics) and are written there.
+- The copy tasks' consumers' records-lag
+  (`kafka_consumer_fetch_manager_records_lag{clientid,topic,partition}`, the source topic, the
+  client.id Apache gives its source task's consumer), as of each partition's last committed
+  batch: the copy tasks run in Spark's Python workers, and only what they commit comes back.
 
 Values follow Apache's stats: `record-age-ms` and `replication-latency-ms` are the last value
 (the newest record of the last committed batch), their `-min`/`-max`/`-avg` and the checkpoint
@@ -36,6 +40,7 @@ from mm2.config.values import (
     ValueProblem,
     parse_metric_names_formats,
 )
+from mm2.copy.consumer import replication_client_id
 from mm2.errors import MM2Error
 from mm2.runtime.metrics import CheckpointSnapshot, MetricsRegistry, PartitionSnapshot
 from mm2.runtime.naming import connector_name, split_flow
@@ -153,6 +158,26 @@ def _add(
         new.add(values, [jmx_value(connector), str(task), *tags])
 
 
+def _records_lag(
+    partitions: Iterable[PartitionSnapshot], elsewhere: set[tuple[str, str]]
+) -> GaugeMetricFamily:
+    """The consumer's records-lag of each partition a copy task here has and has told."""
+    family = GaugeMetricFamily(
+        "kafka_consumer_fetch_manager_records_lag",
+        "records on the source after the copy task's consumer position, as its last fetch "
+        "answer said, at the partition's last committed batch (records-lag)",
+        labels=["clientid", "topic", "partition"],
+    )
+    for s in partitions:
+        if (s.source, s.target) in elsewhere or s.owner is None or s.fetch_lag_records is None:
+            continue
+        client = replication_client_id(f"{s.source}->{s.target}", s.owner)
+        family.add_metric(
+            [jmx_value(client), jmx_value(s.topic), str(s.partition)], s.fetch_lag_records
+        )
+    return family
+
+
 class ApacheNamesCollector(Collector):
     """Apache's metric names for what this process runs (flows run elsewhere are skipped, as
     mm2's own families skip them)."""
@@ -233,6 +258,7 @@ class ApacheNamesCollector(Collector):
                 add(_CHECKPOINT, c.source, c.target, group, _checkpoint_values(c), task)
         for families in (legacy_source, legacy_checkpoint, new_source, new_checkpoint):
             yield from families.families.values()
+        yield _records_lag(self._metrics.snapshot(), elsewhere)
 
     def _worker(self, statuses: list[tuple[str, ConnectorStatus]]) -> Iterator[Metric]:
         counts = {

@@ -8,7 +8,7 @@ from mm2.copy.spec import CopyTaskSpec
 from mm2.copy.stuck import STATS_INTERVAL_MS, FetchStates
 from mm2.kafka.failure import AuthAlarm, ClientLog
 
-__all__ = ["RESET", "source_consumer"]
+__all__ = ["RESET", "replication_client_id", "source_consumer"]
 
 # Where a partition without a position starts, by auto.offset.reset: given to the consumer
 # directly, it asks the source for no committed offsets (the copier's group never commits).
@@ -22,14 +22,27 @@ RESET = {
 }
 
 
+def replication_client_id(flow: str, task: int) -> str:
+    """The client.id of a copy task's consumer, as Apache MM2 names its source task's
+    (`source->target|MirrorSourceConnector-<task>|replication-consumer`): the same clientid on
+    the broker's side and in the consumer metrics that dashboards chart."""
+    return f"{flow}|MirrorSourceConnector-{task}|replication-consumer"
+
+
 def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm, states: FetchStates) -> Consumer:
     """A copy task's consumer on the source: assigned, never committing; its statistics tell
-    `states` each partition's fetch state (mm2.copy.stuck)."""
+    `states` each partition's fetch state (mm2.copy.stuck). A client.id the operator set comes
+    first, as Apache MM2 prefixes it."""
+    settings = spec.settings.source_consumer
+    client_id = replication_client_id(spec.flow, spec.task)
+    if settings.get("client.id"):
+        client_id = f"{settings['client.id']}|{client_id}"
     return Consumer(
         {
             "group.id": f"mm2-copier-{spec.flow}",
             "statistics.interval.ms": STATS_INTERVAL_MS,
-            **spec.settings.source_consumer,
+            **settings,
+            "client.id": client_id,
             "stats_cb": states,
             # An offset the source no longer has is judged by the copy loop (_out_of_range),
             # never reset silently: the partitions without a position get an explicit start.

@@ -70,6 +70,9 @@ class _Stats:
     # Read from Kafka by the flow's LagMonitor: (records behind, age of the oldest not copied).
     kafka_lag: tuple[int, float] | None = None
     owner: int | None = None  # the copy task that has the partition now
+    # The copy task's consumer's records-lag at its last committed batch: the source's end
+    # offset in its last fetch answer less its position (None: no batch told it yet).
+    fetch_lag: int | None = None
 
 
 @dataclass
@@ -163,6 +166,9 @@ class MetricsRegistry:
                 self._note_out_of_range(source, target, r)
                 if r.records == 0:
                     continue
+                # A batch's end offset is set only when the fetch answer showed more than it
+                # copied (mm2.copy.loop._finish); otherwise the consumer had caught up.
+                s.fetch_lag = max(0, r.source_end - r.position - 1) if r.source_end else 0
                 s.record_count += r.records
                 s.byte_count += r.bytes
                 s.skipped_count += r.skipped
@@ -382,6 +388,7 @@ class MetricsRegistry:
                         record_age_ms=s.age_last,
                         recent_replication_latency_ms=_spread(latencies, records),
                         recent_record_age_ms=_spread(ages, aged),
+                        fetch_lag_records=s.fetch_lag,
                     )
                 )
         return out

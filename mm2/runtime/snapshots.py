@@ -59,6 +59,8 @@ class PartitionSnapshot:
     record_age_ms: float = 0.0
     recent_replication_latency_ms: Spread = NO_SAMPLES
     recent_record_age_ms: Spread = NO_SAMPLES
+    # The copy task's consumer's records-lag at its last committed batch (None: not known).
+    fetch_lag_records: int | None = None
 
 
 @dataclass(frozen=True)

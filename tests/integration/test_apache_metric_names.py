@@ -10,6 +10,10 @@ lower case, every other character `_`, the MBean's other tags as labels. Then mm
 file (taking the flow over from Apache's positions) and each of those names, with the same
 label names, must be on its /metrics. Left out: the JMX reporter's `kafka-metrics-count` MBean,
 which every Kafka metrics domain has and counts the registry's metrics.
+
+The dashboards' Consumer Lag panels chart the source task's consumer's `records-lag`
+(`kafka.consumer:type=consumer-fetch-manager-metrics,client-id=...,topic=...,partition=...`):
+mm2 must serve it with the same client id, topic and partition label values.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 APACHE_VERSION = "4.3.1"  # the first release with metric.names.formats (KIP-1280)
 LISTER = Path(__file__).parents[1] / "support" / "java" / "ListMBeans.java"
 PATTERNS = ("kafka.connect.mirror:*", "kafka.connect:type=plugins,*")
+FETCH_MANAGER = "kafka.consumer:type=consumer-fetch-manager-metrics,*"
+RECORDS_LAG = "kafka_consumer_fetch_manager_records_lag"
 PARTITIONS = 2
 # The JMX reporter's own MBean in every metrics domain (how many metrics the registry holds):
 # bookkeeping, not one of MirrorMaker's metrics, and no dashboard's.
@@ -52,20 +58,48 @@ def exported(object_name: str, attribute: str) -> Series:
     return name, frozenset(label.lower() for label in tags)
 
 
-def registered(jmx_port: int) -> set[Series]:
-    """What the JVM listening on `jmx_port` registers under PATTERNS, as exported series."""
+def listed(jmx_port: int, *patterns: str) -> list[tuple[str, str]]:
+    """(object name, attribute) of every MBean attribute the JVM on `jmx_port` registers under
+    `patterns`."""
     done = subprocess.run(
-        [str(find_java().executable), str(LISTER), str(jmx_port), *PATTERNS],
+        [str(find_java().executable), str(LISTER), str(jmx_port), *patterns],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    beans = (line.split("\t", 1) for line in done.stdout.splitlines() if "\t" in line)
+    lines = (line.split("\t", 1) for line in done.stdout.splitlines() if "\t" in line)
+    return [(name, attribute) for name, attribute in lines]
+
+
+def registered(jmx_port: int) -> set[Series]:
+    """What the JVM listening on `jmx_port` registers under PATTERNS, as exported series."""
     return {
         exported(name, attribute)
-        for name, attribute in beans
+        for name, attribute in listed(jmx_port, *PATTERNS)
         if f"type={BOOKKEEPING}" not in name.split(":", 1)[1].split(",")
+    }
+
+
+def replication_lags(jmx_port: int, topic: str) -> set[tuple[str, str, str]]:
+    """(client id, topic, partition) of each records-lag the JVM registers for `topic`'s
+    partitions, as the JMX exporter's labels keep them (Kafka's quoting included)."""
+    found = set()
+    for name, attribute in listed(jmx_port, FETCH_MANAGER):
+        tags = dict(p.split("=", 1) for p in name.split(":", 1)[1].split(","))
+        if attribute == "records-lag" and tags.get("topic") == topic and "partition" in tags:
+            found.add((tags["client-id"], tags["topic"], tags["partition"]))
+    return found
+
+
+def served_lags(port: int, topic: str) -> set[tuple[str, str, str]]:
+    """(clientid, topic, partition) of the records-lag series mm2's /metrics serves now."""
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
+    return {
+        (s.labels["clientid"], s.labels["topic"], s.labels["partition"])
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == RECORDS_LAG and s.labels.get("topic") == topic
     }
 
 
@@ -118,6 +152,7 @@ def test_every_metric_apache_mm2_registers_is_served_by_mm2(
         "-Djava.rmi.server.hostname=127.0.0.1",
     ]
     apache_series: set[Series] = set()
+    apache_lags: set[tuple[str, str, str]] = set()
     with ApacheMirrorMaker(
         text, tmp_path / "apache", jars=apache_jars(APACHE_VERSION), jvm_options=jmx
     ) as apache:
@@ -125,8 +160,9 @@ def test_every_metric_apache_mm2_registers_is_served_by_mm2(
 
         def both_connectors_registered() -> bool:
             apache_series.update(registered(jmx_port))
+            apache_lags.update(replication_lags(jmx_port, topic))
             names = {name for name, _ in apache_series}
-            return all(
+            return len(apache_lags) == PARTITIONS and all(
                 any(n.startswith(prefix) for n in names)
                 for prefix in (
                     "kafka_connect_mirror_mirrorsourceconnector_",
@@ -138,7 +174,8 @@ def test_every_metric_apache_mm2_registers_is_served_by_mm2(
         eventually(
             both_connectors_registered,
             timeout=240,
-            what="Apache MM2's source and checkpoint metrics (legacy and new names)",
+            what="Apache MM2's source and checkpoint metrics (legacy and new names) and its "
+            "source task consumer's records-lag",
             interval=2.0,
             log=apache.log_tail,
         )
@@ -165,5 +202,13 @@ def test_every_metric_apache_mm2_registers_is_served_by_mm2(
             what="every series of Apache MM2's metrics on mm2's /metrics",
             interval=1.0,
             log=lambda: f"missing: {missing()}\n{mm2.log()[-3000:]}",
+        )
+        # the same consumer lag series as Apache's, label for label
+        eventually(
+            lambda: served_lags(rest_port, topic) == apache_lags,
+            timeout=120,
+            what=f"records-lag with Apache's labels {sorted(apache_lags)}",
+            interval=1.0,
+            log=lambda: f"served: {sorted(served_lags(rest_port, topic))}",
         )
         assert mm2.stop() == 0

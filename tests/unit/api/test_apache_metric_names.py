@@ -69,17 +69,22 @@ SERVED = [
     ("Assigned Tasks per Worker", "kafka_connect_coordinator_assigned_tasks", {}),
     ("ConnectFailedConnector", "kafka_connect_connector_status", {"status": "failed"}),
     ("ConnectFailedTask", "kafka_connect_worker_connector_failed_task_count", {}),
+    (
+        "Consumer Lag",
+        "kafka_consumer_fetch_manager_records_lag",
+        {"clientid": "(?!consumer-mirrormaker2-).*"},
+    ),
 ]
 # Labels the panels sum by: each series above must carry them.
 SUMMED_BY = {
     "Record Age": ("partition", "topic"),
     "Replication Latency": ("partition", "topic"),
     "Consumer Group Offset Sync Latency": ("source", "target", "topic", "partition", "group"),
+    "Consumer Lag": ("topic", "partition"),
 }
 # Panels mm2 cannot fill with true values (docs/rest-api.md#apache-names says why); the test
 # checks they stay empty rather than show a made-up figure.
 EMPTY = [
-    ("Consumer Lag", "kafka_consumer_fetch_manager_records_lag"),
     ("Incoming Bytes per Second", "kafka_consumer_incoming_byte_total"),
     ("Outgoing Bytes per Second", "kafka_producer_outgoing_byte_total"),
     ("Source Connector - Producer Available Buffer", "kafka_producer_buffer_available_bytes"),
@@ -178,6 +183,31 @@ def test_the_legacy_figures_are_the_batch_s(mirror: MirrorMaker, client: TestCli
     assert lat[2] == 250
     # the default is Apache's: legacy names only
     assert not matching(found, "kafka_connect_plugins_record_count", {})
+
+
+def test_consumer_lag_is_the_copy_task_s_last_fetch(
+    mirror: MirrorMaker, client: TestClient
+) -> None:
+    copy_some(mirror)
+    reg = mirror.metrics
+    # partition 1: its fetch answer showed the source's end at 10 after offset 4 was copied
+    behind = CopyStats("orders", 1, "primary.orders", position=4, first=4, records=1)
+    behind.source_end, behind.finished_ms = 10, int(time.time() * 1000)
+    reg.record_batch("primary", "backup", [behind])
+    found = samples(client)
+    lags = {
+        (s[1]["clientid"], s[1]["topic"], s[1]["partition"]): s[2]
+        for s in matching(found, "kafka_consumer_fetch_manager_records_lag", {})
+    }
+    client_id = '"primary->backup|MirrorSourceConnector-0|replication-consumer"'
+    # partition 0 had caught up (no end beyond what it copied); the topic is the source's
+    assert lags == {(client_id, "orders", "0"): 0.0, (client_id, "orders", "1"): 5.0}
+    # a partition no copy task has here shows no consumer lag (no consumer has it)
+    reg.set_owners("primary", "backup", {("orders", 0): 0})
+    found = samples(client)
+    assert [
+        s[1]["partition"] for s in matching(found, "kafka_consumer_fetch_manager_records_lag", {})
+    ] == ["0"]
 
 
 def failed_statuses(mirror: MirrorMaker) -> list[tuple[str, ConnectorStatus]]:
