@@ -102,14 +102,14 @@ def run_ceiling(ctx: Context) -> dict[str, Any]:
         _fill(ctx, topic, ctx.primary, "ceiling: fill source", schema_id)
         with tqdm(total=s.w1_records, desc="ceiling: plain consumer on source", unit="rec") as bar:
             read = read_topic(
-                ctx.primary, topic, s.w1_partitions, digest=False, progress=bar.update
+                ctx.source_for_mirrors, topic, s.w1_partitions, digest=False, progress=bar.update
             )
         write_s = _fill(
             ctx, topic, ctx.backup, "ceiling: plain producer to target", schema_id, warm_up=True
         )
         tqdm.write(f"ceiling: {s.tasks_max} plain copiers, source to target")
         copy_rate, copied = plain_copy_rate(
-            ctx.primary, ctx.backup, topic, copied_to, s.w1_partitions, s.tasks_max
+            ctx.source_for_mirrors, ctx.backup, topic, copied_to, s.w1_partitions, s.tasks_max
         )
     finally:
         ctx.src.delete_topics([topic])

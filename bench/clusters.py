@@ -35,8 +35,9 @@ from tqdm import tqdm
 from bench.apache import ApacheJars
 from bench.avro import Registries
 from bench.context import Context
+from bench.link import LINK_LISTENER, LinkProxy, free_port
 from bench.settings import Settings
-from mm2.localcluster import DEFAULT_JVM_OPTIONS, LocalClusters
+from mm2.localcluster import DEFAULT_JVM_OPTIONS, LocalCluster, LocalClusters
 
 __all__ = [
     "BIG_BROKER_JVM",
@@ -118,8 +119,8 @@ class ClusterPairs:
         self.close()
         folder = self.workdir / f"clusters-{tag}"
         try:
-            with self._start(folder, tag, fresh=True) as clusters:
-                ctx = self._context(clusters)
+            with self._start(folder, tag, fresh=True) as (clusters, source):
+                ctx = self._context(clusters, source)
                 try:
                     yield ctx
                 finally:
@@ -135,26 +136,57 @@ class ClusterPairs:
     def _shared_context(self) -> Context:
         if self._shared is None:
             self._shared_stack = ExitStack()
-            clusters = self._shared_stack.enter_context(
+            clusters, source = self._shared_stack.enter_context(
                 self._start(self.workdir / "clusters", "shared", fresh=False)
             )
-            self._shared = self._context(clusters)
+            self._shared = self._context(clusters, source)
             self._shared_stack.callback(self._shared.close)
         return self._shared
 
-    def _start(self, folder: Path, tag: str, *, fresh: bool) -> LocalClusters:
+    @contextlib.contextmanager
+    def _start(self, folder: Path, tag: str, *, fresh: bool) -> Iterator[tuple[LocalClusters, str]]:
+        """The pair, started, and the source's address for the mirrors: the primary's own, or
+        with --link the Toxiproxy port its LINK listener is advertised at (bench.link)."""
         which = f"a fresh pair for {tag}" if fresh else "one pair for the run"
         tqdm.write(f"starting two local Kafka clusters (primary, backup): {which}...")
         self.started.append(tag)
-        return LocalClusters(
-            ["primary", "backup"],
-            workdir=folder,
-            broker_config=BROKER_CONFIG,
-            jvm_options=broker_jvm(fresh),
-            start_timeout=300.0 if fresh else 120.0,
-        )
+        timeout = 300.0 if fresh else 120.0
+        link = self.settings.link
+        if link is None:
+            with LocalClusters(
+                ["primary", "backup"],
+                workdir=folder,
+                broker_config=BROKER_CONFIG,
+                jvm_options=broker_jvm(fresh),
+                start_timeout=timeout,
+            ) as clusters:
+                yield clusters, clusters["primary"].bootstrap_servers
+            return
+        port = free_port()
+        linked = {
+            **BROKER_CONFIG,
+            "listeners": f"PLAINTEXT://127.0.0.1:0,{LINK_LISTENER}://127.0.0.1:0,"
+            "CONTROLLER://127.0.0.1:0",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:0,{LINK_LISTENER}://127.0.0.1:{port}",
+        }
+        pair = [
+            LocalCluster(
+                name,
+                workdir=folder / name,
+                broker_config=config,
+                client_listener="PLAINTEXT",
+                jvm_options=broker_jvm(fresh),
+                start_timeout=timeout,
+            )
+            for name, config in (("primary", linked), ("backup", BROKER_CONFIG))
+        ]
+        with LocalClusters.of(pair) as clusters:
+            upstream = clusters["primary"].listeners[LINK_LISTENER]
+            with LinkProxy(link, port, upstream, folder) as proxy:
+                tqdm.write(f"the mirrors reach the source at {proxy.listen}: {link}")
+                yield clusters, proxy.listen
 
-    def _context(self, clusters: LocalClusters) -> Context:
+    def _context(self, clusters: LocalClusters, source: str) -> Context:
         return Context(
             self.settings,
             clusters["primary"].bootstrap_servers,
@@ -163,4 +195,5 @@ class ClusterPairs:
             self.run_id,
             self.apache,
             self.registries,
+            source_for_mirrors=source,
         )

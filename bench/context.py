@@ -61,10 +61,14 @@ class Context:
     run_id: str
     apache: ApacheJars | None
     registries: Registries | None = None  # with --avro
+    # Where the mirrors (and the ceiling's copiers) reach the source: `primary`, or across the
+    # link with --link (bench.link); the bench's own clients use `primary`.
+    source_for_mirrors: str = ""
     src: Admin = field(init=False)
     dst: Admin = field(init=False)
 
     def __post_init__(self) -> None:
+        self.source_for_mirrors = self.source_for_mirrors or self.primary
         self.src = Admin(self.primary)
         self.dst = Admin(self.backup)
 
@@ -95,7 +99,7 @@ class Context:
             extra = {**(extra or {}), **dict(self.settings.mm2_properties)}
         text = mirror_properties(
             system,
-            primary=self.primary,
+            primary=self.source_for_mirrors,
             backup=self.backup,
             topics=topics,
             tasks_max=self.settings.tasks_max,

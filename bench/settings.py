@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import cast
 
+from bench.link import Link, parse_link
 from bench.systems import ALL_SYSTEMS, SCHEMAS, SYSTEMS, SystemName
 
 __all__ = ["QUICK", "WORKLOADS", "Settings", "parse_args"]
@@ -44,6 +45,8 @@ class Settings:
     workdir: Path | None = None
     # keys added to this project's mm2.properties only (--mm2-property), to measure a setting
     mm2_properties: tuple[tuple[str, str], ...] = ()
+    # W6: the mirrors reach the source through Toxiproxy with this round trip and cap (bench.link)
+    link: Link | None = None
 
 
 QUICK = {
@@ -88,6 +91,13 @@ def _csv(allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
         return items
 
     return parse
+
+
+def _link(text: str) -> Link:
+    try:
+        return parse_link(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _property(text: str) -> tuple[str, str]:
@@ -135,6 +145,13 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         default=None,
         help="run everything again with the systems in the reverse order, and write the two "
         "side by side (orders.md): what the order alone moves shows as such",
+    )
+    parser.add_argument(
+        "--link",
+        type=_link,
+        metavar="RTT_MS[:MBIT]",
+        help="W6: the mirrors reach the source through Toxiproxy, which adds this round trip "
+        "and, with MBIT, caps each direction (e.g. 50, or 100:100); built with go install",
     )
     parser.add_argument(
         "--mm2-property",

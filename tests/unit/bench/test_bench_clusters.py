@@ -85,8 +85,11 @@ class _FakeClusters:
 
 
 class _FakeContext:
-    def __init__(self, settings: Any, primary: str, backup: str, *rest: Any) -> None:
+    def __init__(
+        self, settings: Any, primary: str, backup: str, *rest: Any, source_for_mirrors: str
+    ) -> None:
         self.primary = primary
+        self.source_for_mirrors = source_for_mirrors
 
     def close(self) -> None:
         _FakeClusters.events.append("close clients")
@@ -105,6 +108,7 @@ def test_one_pair_runs_at_a_time_and_fresh_pairs_are_deleted(
         assert second is first  # the shared pair is reused
     with pairs.pair("w3-mm2", fresh=True) as ctx:
         assert ctx.primary == "primary:9092"
+        assert ctx.source_for_mirrors == "primary:9092"  # no --link: the mirrors' source too
         assert (tmp_path / "clusters-w3-mm2" / "data").exists()
     assert not (tmp_path / "clusters-w3-mm2").exists()  # deleted with its partitions
     with pairs.pair("w3-apache", fresh=True):
