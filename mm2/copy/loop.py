@@ -2,8 +2,8 @@
 
 It runs inside a Spark task (mm2.copy.task) for as long as its epoch lasts. Each record goes to
 the same partition of the remote topic as soon as it arrives; a transaction ends when it is
-`transaction.boundary.interval.ms` old or the source has nothing more, with a position per partition
-it touched. The transaction and a producer's failure are the sink's (mm2.copy.transaction),
+`transaction.boundary.interval.ms` old (longer under a backlog: mm2.copy.boundary) or the source
+has nothing more, with a position per partition it touched. The transaction and a producer's failure are the sink's (mm2.copy.transaction),
 judging refused records to mm2.copy.refusals; after the commit the loop writes offset syncs.
 
 A source topic deleted and created again under the same name is a new topic whose offsets start
@@ -42,6 +42,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from mm2.copy.boundary import Boundary, behind
 from mm2.copy.consumer import RESET, source_consumer
 from mm2.copy.markers import move_past_markers
 from mm2.copy.out_of_range import where_to_resume
@@ -161,6 +162,8 @@ class CopyLoop:
         self._running = False
         self._retries = Retries(f"{spec.flow} task {spec.task}")
         self._markers_due = 0.0
+        self._boundary = Boundary(spec.settings.transaction_boundary_interval_ms)
+        self._behind = False  # the last transaction left a backlog (mm2.copy.boundary)
 
     @classmethod
     def open(cls, spec: CopyTaskSpec) -> CopyLoop:
@@ -311,9 +314,7 @@ class CopyLoop:
         txn = self._txn
         if txn is not None:
             age_ms = (now - txn.opened) * 1000
-            if age_ms >= self.spec.settings.transaction_boundary_interval_ms or (
-                not messages and age_ms >= _IDLE_COMMIT_MS
-            ):
+            if self._boundary.due(age_ms) or (not messages and age_ms >= _IDLE_COMMIT_MS):
                 self._end_transaction()
         elif not messages and now >= self._markers_due:  # idle: past markers, lag 0
             self._markers_due = now + 1.0
@@ -520,6 +521,7 @@ class CopyLoop:
         txn, self._txn = self._txn, None
         if txn is None:
             return
+        ending = time.monotonic()
         sink = self._sink
         asked = self._ask_topic_ids(txn)  # answered while the flush runs
         unwritten: KafkaException | None = None
@@ -571,6 +573,7 @@ class CopyLoop:
         self._syncs.emit(copied, wait=False)
         if len(self._left) > left:  # without a transaction: stop reading what was left
             self._assign()
+        self._boundary.ended((time.monotonic() - ending) * 1000, self._behind)
 
     def _ask_topic_ids(self, txn: _Txn) -> Callable[[], dict[str, str]] | None:
         """Ask the source for the ids of the topics the transaction copied records of, once the
@@ -678,15 +681,19 @@ class CopyLoop:
 
     def _finish(self, txn: _Txn) -> None:
         finished = int(time.time() * 1000)
+        lag = copied = 0
         for (topic, partition), pending in txn.parts.items():
             pending.stats.records = len(pending.upstream)
             pending.stats.finished_ms = finished
+            copied += pending.stats.records
             # From the consumer's last fetch answer: no request (-1001 when it has none yet).
             marks = self._consumer.get_watermark_offsets(
                 TopicPartition(topic, partition), cached=True
             )
             if marks is not None and marks[1] > pending.stats.position:
                 pending.stats.source_end, pending.stats.source_end_ms = marks[1], finished
+                lag += marks[1] - pending.stats.position - 1
+        self._behind = behind(lag, copied)
 
     def _write_positions(self, txn: _Txn) -> None:
         """One position per partition the transaction touched, with what it copied."""

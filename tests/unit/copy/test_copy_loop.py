@@ -204,6 +204,22 @@ def test_a_position_carries_the_source_end_the_consumer_last_saw() -> None:
     assert stats is not None and stats.source_end == 40 and stats.source_end_ms > 0
 
 
+def test_a_transaction_that_leaves_a_backlog_lets_the_next_one_grow_and_caught_up_not() -> None:
+    copier = _copier(transactional=True)
+    interval = copier.spec.settings.transaction_boundary_interval_ms
+    copier._consumer = cast(Any, WatermarkConsumer(0, 40))  # 27 left after offset 12
+    _copy(copier, [10, 11, 12])
+    copier._end_transaction()
+    assert copier._behind  # 27 still to read, 3 copied
+    assert copier._boundary.current_ms >= interval
+    copier._boundary.ended(ending_ms=interval, behind=copier._behind)  # a slow ending
+    assert copier._boundary.current_ms > interval
+    copier._consumer = cast(Any, WatermarkConsumer(0, 16))  # caught up after offset 15
+    _copy(copier, [13, 14, 15])
+    copier._end_transaction()
+    assert not copier._behind and copier._boundary.current_ms == interval
+
+
 def test_a_failed_record_aborts_the_positions_with_the_records() -> None:
     copier = _copier(transactional=True, skip_oversized=True)
     producer = _copy(copier, [10, 11, 12])
