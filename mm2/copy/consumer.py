@@ -27,7 +27,7 @@ def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm, states: FetchStates) -
     `states` each partition's fetch state (mm2.copy.stuck)."""
     return Consumer(
         {
-            "group.id": f"mm2-copier-{spec.flow}",
+            "group.id": f"mm2-copier-{spec.settings.flow}",
             "statistics.interval.ms": STATS_INTERVAL_MS,
             **spec.settings.source_consumer,
             "stats_cb": states,
