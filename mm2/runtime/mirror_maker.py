@@ -26,7 +26,7 @@ from mm2.runtime.connector_offsets import ConnectorOffsets
 from mm2.runtime.flow_admin import FlowAdmin
 from mm2.runtime.flow_set import FlowSet
 from mm2.runtime.herder import Plugins
-from mm2.runtime.lag import LagMonitors, LagSource
+from mm2.runtime.lag import LagSource
 from mm2.runtime.leadership import Leadership
 from mm2.runtime.liveness import Liveness
 from mm2.runtime.metrics import MetricsRegistry
@@ -82,22 +82,10 @@ class MirrorMaker:
         self.switchovers = Switchovers(self.flows.pair, LocalFlows(self.flows))
         self.leadership.attach()
 
-    # -- what the composition root and tests reach --
-    @property
-    def coordinator(self) -> Coordinator | None:
-        return self.leadership.coordinator
-
     @property
     def worker(self) -> Worker:
+        """The herders (what the composition root counts as it starts)."""
         return self._set.worker
-
-    @property
-    def monitors(self) -> LagMonitors:
-        return self._set.monitors
-
-    @property
-    def store(self) -> ChangeStore:
-        return self._set.store
 
     # -- this process, as the API shows it --
     @property
