@@ -609,13 +609,7 @@ class CopyLoop:
             if self._sink.transactional:
                 self._sink.abort()
             wait = self._retries.failed(cause)  # raises once nothing committed for too long
-            log.warning(
-                "%s: %s; copying again from the last commit in %.1f s",
-                self.spec.settings.flow,
-                cause,
-                wait,
-            )
-            time.sleep(wait)
+            self._copy_again_after(cause, wait)
             self._assign()
             return False
         changed = {
@@ -729,14 +723,18 @@ class CopyLoop:
             )
         wait = self._retries.failed(cause)  # raises once nothing was committed for too long
         if others or remaining:
-            log.warning(
-                "%s: %s; copying again from the last commit in %.1f s",
-                self.spec.settings.flow,
-                cause,
-                wait,
-            )
-            time.sleep(wait)
+            self._copy_again_after(cause, wait)
         self._assign()  # back to the committed positions
+
+    def _copy_again_after(self, cause: str, wait: float) -> None:
+        """Say why the records since the last commit are copied again, and wait `wait` s."""
+        log.warning(
+            "%s: %s; copying again from the last commit in %.1f s",
+            self.spec.settings.flow,
+            cause,
+            wait,
+        )
+        time.sleep(wait)
 
     def positions(self) -> Mapping[TP, int]:
         """The next offset to copy of each partition, as of the last commit."""
