@@ -20,7 +20,7 @@ from typing import Protocol
 
 from mm2.connect.spi import CopyTaskView
 from mm2.connectors.deal import Placed, deal, extend_deal, task_count
-from mm2.connectors.planner_parts import FlowParts, PlannerFeed
+from mm2.connectors.planner_parts import FlowParts
 from mm2.connectors.settle import Settle
 from mm2.connectors.task_specs import TaskSpecs
 from mm2.connectors.topic_schedule import step
@@ -109,10 +109,6 @@ class EpochPlanner:
     @property
     def runner(self) -> CopyRunner | None:
         return self._runner
-
-    @property
-    def feed(self) -> PlannerFeed:
-        return self._parts.feed
 
     @property
     def settled(self) -> bool:

@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import KW_ONLY, dataclass
 from typing import Protocol
 
 from mm2.connect.spi import LeaderEpoch
@@ -40,23 +41,16 @@ class SettleMetrics(Protocol):
     def transactions_ended(self, source: str, target: str, partitions: Sequence[str]) -> None: ...
 
 
+@dataclass(frozen=True)
 class Fencing:
     """How earlier copy tasks are fenced, under the leadership this planner runs in."""
 
-    def __init__(
-        self,
-        fence: Callable[[list[str], float], None],
-        *,
-        leader: Callable[[], LeaderEpoch | None] = lambda: None,
-        check_leader: Callable[[LeaderEpoch], None] = lambda _lead: None,
-        end_left_open: EndLeftOpen | None = None,
-        left_open: LeftOpenWatch | None = None,
-    ) -> None:
-        self.fence = fence
-        self.leader = leader
-        self.check_leader = check_leader
-        self.end_left_open = end_left_open
-        self.left_open = left_open
+    fence: Callable[[list[str], float], None]
+    _: KW_ONLY
+    leader: Callable[[], LeaderEpoch | None] = lambda: None
+    check_leader: Callable[[LeaderEpoch], None] = lambda _lead: None
+    end_left_open: EndLeftOpen | None = None
+    left_open: LeftOpenWatch | None = None
 
 
 class Settle:

@@ -39,7 +39,7 @@ def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm, states: FetchStates) -
         client_id = f"{settings['client.id']}|{client_id}"
     return Consumer(
         {
-            "group.id": f"mm2-copier-{spec.flow}",
+            "group.id": f"mm2-copier-{spec.settings.flow}",
             "statistics.interval.ms": STATS_INTERVAL_MS,
             **settings,
             "client.id": client_id,

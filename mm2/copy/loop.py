@@ -160,7 +160,7 @@ class CopyLoop:
         self._feed_due = 0.0
         self._txn: _Txn | None = None
         self._running = False
-        self._retries = Retries(f"{spec.flow} task {spec.task}")
+        self._retries = Retries(f"{spec.settings.flow} task {spec.task}")
         self._markers_due = 0.0
         self._boundary = Boundary(spec.settings.transaction_boundary_interval_ms)
         self._behind = False  # the last transaction left a backlog (mm2.copy.boundary)
@@ -169,7 +169,7 @@ class CopyLoop:
     def open(cls, spec: CopyTaskSpec) -> CopyLoop:
         """A copy task with real clients; its producer has fenced every earlier holder of its
         transactional id when this returns."""
-        alarm = AuthAlarm(cluster_label(spec.settings.source_consumer, spec.source))
+        alarm = AuthAlarm(cluster_label(spec.settings.source_consumer, spec.settings.source))
         schemas = SchemaGate.open(spec)
         source_admin = spec.settings.source_admin
         states = FetchStates()
@@ -242,7 +242,9 @@ class CopyLoop:
             )
         names = [f"{a.topic}-{a.partition}" for a in fresh]
         if names:
-            log.info("%s task %d: takes %s", self.spec.flow, self.spec.task, ", ".join(names))
+            log.info(
+                "%s task %d: takes %s", self.spec.settings.flow, self.spec.task, ", ".join(names)
+            )
         return names
 
     def _check_clients(self) -> None:
@@ -355,7 +357,7 @@ class CopyLoop:
         log.warning(
             "%s task %d: the source consumer stopped fetching %s; assigning again from "
             "the last commit",
-            self.spec.flow,
+            self.spec.settings.flow,
             self.spec.task,
             names,
         )
@@ -381,16 +383,16 @@ class CopyLoop:
         if not led:
             log.info(
                 "%s task %d: no leader of %s on the source yet",
-                self.spec.flow,
+                self.spec.settings.flow,
                 self.spec.task,
                 ", ".join(f"{t}-{p}" for t, p in lost),
             )
             return
         names = ", ".join(f"{t}-{p} (broker {b})" for (t, p), b in sorted(led.items()))
         raise KafkaClientError(
-            f"{self.spec.flow} task {self.spec.task}: the source consumer has known no leader "
-            f"of {names} for {STUCK_S:.0f} s although the source names one (a client that "
-            "lost a leader while the broker restarted does not recover, librdkafka issue "
+            f"{self.spec.settings.flow} task {self.spec.task}: the source consumer has known "
+            f"no leader of {names} for {STUCK_S:.0f} s although the source names one (a client "
+            "that lost a leader while the broker restarted does not recover, librdkafka issue "
             "5430); the copy task starts again with new clients",
             retriable=True,
         )
@@ -470,7 +472,7 @@ class CopyLoop:
         if err.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError._LOG_TRUNCATION):
             self._out_of_range((msg.topic() or "", msg.partition() or 0), err)
             return
-        log.debug("%s: %s: %s (librdkafka retries)", self.spec.flow, where, err)
+        log.debug("%s: %s: %s (librdkafka retries)", self.spec.settings.flow, where, err)
 
     def _out_of_range(self, tp: TP, err: KafkaError) -> None:
         """The source has no record at the offset this task reads next: go on where
@@ -481,14 +483,14 @@ class CopyLoop:
         at = pending.stats.position + 1 if pending is not None else self._next.get(tp, -1)
         if at < 0:  # no position, and auto.offset.reset names no start
             raise ConfigError(
-                f"{self.spec.flow}: {tp[0]}-{tp[1]} has no position and auto.offset.reset names "
-                "no start (earliest or latest): set one, or give the partition a position "
-                "(PATCH .../offsets)"
+                f"{self.spec.settings.flow}: {tp[0]}-{tp[1]} has no position and "
+                "auto.offset.reset names no start (earliest or latest): set one, or give the "
+                "partition a position (PATCH .../offsets)"
             )
         if self._recreated_now(tp):  # the new topic is shorter than the old one's position
             return
         low, high = self._consumer.get_watermark_offsets(TopicPartition(*tp), 10, False)
-        resume = where_to_resume(self.spec.flow, f"{tp[0]}-{tp[1]}", at, err, low, high)
+        resume = where_to_resume(self.spec.settings.flow, f"{tp[0]}-{tp[1]}", at, err, low, high)
         if resume.gone or resume.truncated:
             txn = self._txn or self._begin()
             pending = txn.parts.get(tp)
@@ -536,7 +538,9 @@ class CopyLoop:
         if remaining or failures or unwritten is not None:
             if unwritten is not None and not (remaining or failures):
                 log.warning(
-                    "%s: writing positions failed (%s); copying again", self.spec.flow, unwritten
+                    "%s: writing positions failed (%s); copying again",
+                    self.spec.settings.flow,
+                    unwritten,
                 )
             self._give_back(txn, remaining)
             return
@@ -557,7 +561,7 @@ class CopyLoop:
             left = sink.flush(60)
             if left:
                 raise KafkaClientError(
-                    f"{self.spec.flow}: {left} positions not acknowledged", retriable=True
+                    f"{self.spec.settings.flow}: {left} positions not acknowledged", retriable=True
                 )
         self._retries.succeeded()
         copied = []
@@ -608,10 +612,7 @@ class CopyLoop:
             if self._sink.transactional:
                 self._sink.abort()
             wait = self._retries.failed(cause)  # raises once nothing committed for too long
-            log.warning(
-                "%s: %s; copying again from the last commit in %.1f s", self.spec.flow, cause, wait
-            )
-            time.sleep(wait)
+            self._copy_again_after(cause, wait)
             self._assign()
             return False
         changed = {
@@ -644,7 +645,7 @@ class CopyLoop:
             try:
                 now = self._topic_ids.ask_topic_ids([tp[0]])().get(tp[0])
             except KafkaClientError as exc:
-                log.debug("%s: the id of %s not read: %s", self.spec.flow, tp[0], exc)
+                log.debug("%s: the id of %s not read: %s", self.spec.settings.flow, tp[0], exc)
                 return False
             if not now or now == dealt:
                 return False
@@ -672,7 +673,7 @@ class CopyLoop:
                 "%s task %d: source topic %s was deleted and created again (topic id %s, "
                 "copied as %s): nothing read from it since is committed; the planner copies "
                 "the new topic from its start at its next refresh",
-                self.spec.flow,
+                self.spec.settings.flow,
                 self.spec.task,
                 topic,
                 new_id,
@@ -715,7 +716,7 @@ class CopyLoop:
             try:  # leave no transaction open on the target behind the error
                 self._sink.abort()
             except KafkaClientError as exc:
-                log.info("%s: aborting before the task ends: %s", self.spec.flow, exc)
+                log.info("%s: aborting before the task ends: %s", self.spec.settings.flow, exc)
             raise fault
         skipped = oversized(self.spec, refused)
         self._skip.update(skipped)
@@ -729,11 +730,18 @@ class CopyLoop:
             )
         wait = self._retries.failed(cause)  # raises once nothing was committed for too long
         if others or remaining:
-            log.warning(
-                "%s: %s; copying again from the last commit in %.1f s", self.spec.flow, cause, wait
-            )
-            time.sleep(wait)
+            self._copy_again_after(cause, wait)
         self._assign()  # back to the committed positions
+
+    def _copy_again_after(self, cause: str, wait: float) -> None:
+        """Say why the records since the last commit are copied again, and wait `wait` s."""
+        log.warning(
+            "%s: %s; copying again from the last commit in %.1f s",
+            self.spec.settings.flow,
+            cause,
+            wait,
+        )
+        time.sleep(wait)
 
     def positions(self) -> Mapping[TP, int]:
         """The next offset to copy of each partition, as of the last commit."""

@@ -86,7 +86,9 @@ class ThreadRunner:
                 self._fail(CopyFailure.of(exc))
 
         self._threads = [
-            threading.Thread(target=run, args=(s,), name=f"copy-{s.flow}-{s.task}", daemon=True)
+            threading.Thread(
+                target=run, args=(s,), name=f"copy-{s.settings.flow}-{s.task}", daemon=True
+            )
             for s in specs
         ]
         for thread in self._threads:

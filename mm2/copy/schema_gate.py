@@ -65,8 +65,8 @@ class SchemaGate:
             return None
         if spec.offsets_consumer is None:  # never copy source IDs silently
             raise ConfigError(
-                f"{spec.flow}: schema IDs are to be rewritten but the copy task was given no "
-                "reader of the offsets topic, where the ID map is"
+                f"{spec.settings.flow}: schema IDs are to be rewritten but the copy task was given "
+                "no reader of the offsets topic, where the ID map is"
             )
         s = spec.settings
         rewriter = SchemaIdRewriter(
@@ -74,7 +74,9 @@ class SchemaGate:
             prefixed_values=s.schema_ids_values,
             strategies=(s.key_subject_name_strategy, s.value_subject_name_strategy),
         )
-        return cls(spec, SchemaIdMap(spec.offsets_topic, cluster=spec.source, rewriter=rewriter))
+        return cls(
+            spec, SchemaIdMap(spec.offsets_topic, cluster=spec.settings.source, rewriter=rewriter)
+        )
 
     def rewrite(
         self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None
@@ -94,7 +96,7 @@ class SchemaGate:
             log.info(
                 "%s: %s-%d@%d waits: %s on the target (the schema connector registers "
                 "it, then copying goes on)",
-                self.spec.flow,
+                self.spec.settings.flow,
                 tp[0],
                 tp[1],
                 offset,
@@ -116,7 +118,7 @@ class SchemaGate:
                     "%s: %s-%d@%d: %s after %d passes over the source registry: those "
                     "bytes are no schema ID, and records of %s whose %s reads as ID %d "
                     "are copied as they are",
-                    self.spec.flow,
+                    self.spec.settings.flow,
                     topic,
                     partition,
                     offset,
@@ -141,7 +143,7 @@ class SchemaGate:
                     "%s: %s-%d@%d has waited %.0f s (schema.ids.wait.ms = %d): %s; the "
                     "partition stays held until the schema connector maps it (see its status "
                     "and log); the flow's other partitions go on",
-                    self.spec.flow,
+                    self.spec.settings.flow,
                     topic,
                     partition,
                     offset,

@@ -75,18 +75,6 @@ class CopyTaskSpec:
         default batch.size, 1,000,000, when none is smaller)."""
         return min([LIBRDKAFKA_BATCH_SIZE, *self.topic_limits.values()])
 
-    @property
-    def flow(self) -> str:
-        return self.settings.flow
-
-    @property
-    def source(self) -> str:
-        return self.settings.source
-
-    @property
-    def target(self) -> str:
-        return self.settings.target
-
     def to_json(self) -> str:
         # Not dataclasses.asdict: it rebuilds dict subclasses (mm2's ClientConfig) by type.
         raw = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

@@ -64,7 +64,7 @@ def _run(
                 log.info(
                     "%s task %d (attempt %d): also takes %d partition(s) added since the "
                     "epoch began",
-                    spec.flow,
+                    spec.settings.flow,
                     spec.task,
                     attempt,
                     len(taken),
@@ -78,14 +78,14 @@ def _run(
                 log.warning(
                     "%s task %d (attempt %d): positions committed since the epoch began; "
                     "resumes from the committed positions (%s)",
-                    spec.flow,
+                    spec.settings.flow,
                     spec.task,
                     attempt,
                     ", ".join(moved),
                 )
         log.info(
             "%s task %d: copying %s (ready in %.1f s)",
-            spec.flow,
+            spec.settings.flow,
             spec.task,
             _partitions(spec),
             time.monotonic() - began,
@@ -94,13 +94,13 @@ def _run(
             announce(
                 positions.topic,
                 positions.producer_config,
-                CopyReady(spec.flow, spec.task, spec.epoch),
+                CopyReady(spec.settings.flow, spec.task, spec.epoch),
             )
         loop.run(keep_going)
     except BaseException:
         try:  # the error that ended the task is the one to report, not one from closing
             loop.close()
         except Exception as exc:  # noqa: BLE001 - logged; the task's own error follows
-            log.info("%s task %d: closing after a failure: %r", spec.flow, spec.task, exc)
+            log.info("%s task %d: closing after a failure: %r", spec.settings.flow, spec.task, exc)
         raise
     loop.close()

@@ -47,7 +47,7 @@ class TaskOffsets:
         consumer of the topic the spec names)."""
         self._spec = spec
         self._schemas = schemas
-        self._assignment_key = assignment_key(spec.flow)
+        self._assignment_key = assignment_key(spec.settings.flow)
         self._added: list[Assignment] = []
         self._resuming = True  # positions are kept until the task has resumed
         self._positions = StoredPositions()
@@ -57,7 +57,7 @@ class TaskOffsets:
         spec = self._spec
         if spec.offsets_consumer is None:
             raise ConfigError(
-                f"{spec.flow}: the copy task was given no reader of {spec.offsets_topic}"
+                f"{spec.settings.flow}: the copy task was given no reader of {spec.offsets_topic}"
             )
         admin = spec.offsets_admin or spec.offsets_consumer
         return OffsetsTopicReader(spec.offsets_consumer, admin, spec.offsets_topic, decode=decode)
@@ -85,7 +85,7 @@ class TaskOffsets:
         if not self._resuming:
             return None
         return decode_position(
-            key, value, headers, connector=self._spec.connector, cluster=self._spec.source
+            key, value, headers, connector=self._spec.connector, cluster=self._spec.settings.source
         )
 
     def catch_up_assignment(self, timeout: float = 30.0) -> list[Assignment]:
@@ -111,7 +111,8 @@ class TaskOffsets:
         partitions = list(only)
         self._keep(
             self._reader.read_to_end(
-                timeout, holding=holding(self._spec.connector, self._spec.source, partitions)
+                timeout,
+                holding=holding(self._spec.connector, self._spec.settings.source, partitions),
             )
         )
         self._resuming = False

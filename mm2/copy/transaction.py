@@ -51,7 +51,7 @@ def producer_settings(spec: CopyTaskSpec) -> dict[str, Setting]:
         "allow.auto.create.topics": False,
         **spec.settings.target_producer,
         **PARTITIONER,
-        "logger": ClientLog(cluster_label(spec.settings.target_producer, spec.target)),
+        "logger": ClientLog(cluster_label(spec.settings.target_producer, spec.settings.target)),
     }
     # librdkafka fills a batch up to batch.size and, unlike Java's producer, never splits one the
     # broker refuses: a batch must never be larger than the smallest remote topic accepts.
@@ -87,7 +87,7 @@ class TransactionSink:
 
     @classmethod
     def open(cls, spec: CopyTaskSpec) -> TransactionSink:
-        alarm = AuthAlarm(cluster_label(spec.settings.target_producer, spec.target))
+        alarm = AuthAlarm(cluster_label(spec.settings.target_producer, spec.settings.target))
         return cls(spec, Producer({**producer_settings(spec), "error_cb": alarm}), alarm)
 
     def _call(self, action: Callable[[], object], what: str) -> None:
@@ -125,7 +125,7 @@ class TransactionSink:
         err = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
         if not isinstance(err, KafkaError):
             return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
-        where = f"{self.spec.flow} task {self.spec.task}"
+        where = f"{self.spec.settings.flow} task {self.spec.task}"
         outcome = transaction_outcome(err)
         if outcome == "fenced":
             return ProducerFencedError(
@@ -160,7 +160,7 @@ class TransactionSink:
         the source topic's id and the leader epoch of that record where known."""
         key, value, headers = position_record(
             self.spec.connector,
-            self.spec.source,
+            self.spec.settings.source,
             stats.topic,
             stats.partition,
             stats.position,
@@ -184,7 +184,7 @@ class TransactionSink:
         except (KafkaException, SystemError) as exc:
             log.info(
                 "%s task %d: closing the producer: %s",
-                self.spec.flow,
+                self.spec.settings.flow,
                 self.spec.task,
                 self.failure(exc, "flushing"),
             )

@@ -52,13 +52,13 @@ def _run_tasks(specs: list[str], positions: TaskPositions | None) -> object:
             log.info(
                 "%s task %d: fenced by a newer holder of %s (a restart or a new copy "
                 "epoch): it ends",
-                spec.flow,
+                spec.settings.flow,
                 spec.task,
                 spec.transactional_id,
             )
             time.sleep(_KILL_WAIT_S)
             raise
-        yield f"{spec.flow} task {spec.task} ended"
+        yield f"{spec.settings.flow} task {spec.task} ended"
 
     return run
 

@@ -26,7 +26,7 @@ from mm2.runtime.connector_offsets import ConnectorOffsets
 from mm2.runtime.flow_admin import FlowAdmin
 from mm2.runtime.flow_set import FlowSet
 from mm2.runtime.herder import Plugins
-from mm2.runtime.lag import LagMonitors, LagSource
+from mm2.runtime.lag import LagSource
 from mm2.runtime.leadership import Leadership
 from mm2.runtime.liveness import Liveness
 from mm2.runtime.metrics import MetricsRegistry
@@ -34,7 +34,6 @@ from mm2.runtime.offsets import OffsetStore
 from mm2.runtime.standby import Coordinator
 from mm2.runtime.switchovers import LocalFlows, Switchovers
 from mm2.runtime.task_runner import Backoff
-from mm2.runtime.worker import Worker
 
 __all__ = ["ConnectorInfo", "MirrorMaker"]
 
@@ -75,6 +74,12 @@ class MirrorMaker:
             liveness=liveness or Liveness(),
             leader_epoch=lambda flow: self.leadership.epoch(flow),
         )
+        # The worker (its herders), and what the API shows of this process: fixed once built.
+        self.worker = self._set.worker
+        self.worker_id = self.worker.worker_id
+        self.plugins = self._set.plugins
+        self.metrics = self._set.metrics
+        self.liveness = self.worker.liveness
         self.leadership = Leadership(coordinator, self._set)
         self.connectors = ConnectorAdmin(self._set)
         self.offsets = ConnectorOffsets(self._set, offsets or {})
@@ -82,44 +87,11 @@ class MirrorMaker:
         self.switchovers = Switchovers(self.flows.pair, LocalFlows(self.flows))
         self.leadership.attach()
 
-    # -- what the composition root and tests reach --
-    @property
-    def coordinator(self) -> Coordinator | None:
-        return self.leadership.coordinator
-
-    @property
-    def worker(self) -> Worker:
-        return self._set.worker
-
-    @property
-    def monitors(self) -> LagMonitors:
-        return self._set.monitors
-
-    @property
-    def store(self) -> ChangeStore:
-        return self._set.store
-
     # -- this process, as the API shows it --
-    @property
-    def metrics(self) -> MetricsRegistry:
-        return self._set.metrics
-
-    @property
-    def liveness(self) -> Liveness:
-        return self._set.worker.liveness
-
-    @property
-    def worker_id(self) -> str:
-        return self._set.worker.worker_id
-
     @property
     def url(self) -> str | None:
         coordinator = self.leadership.coordinator
         return None if coordinator is None else coordinator.url
-
-    @property
-    def plugins(self) -> Plugins:
-        return self._set.plugins
 
     @property
     def healthy(self) -> bool:

@@ -73,8 +73,9 @@ def test_rest_values_are_stored_and_shown_unresolved_but_resolved_to_run(
     declared: tuple[MirrorMaker, TestClient],
     secret_file: tuple[Path, dict[str, str]],
     caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
 ) -> None:
-    mirror, client = declared
+    _, client = declared
     path, values = secret_file
     sep, bs = f"${{file:{path}:sep}}", f"${{file:{path}:bs}}"
     body = {
@@ -106,14 +107,14 @@ def test_rest_values_are_stored_and_shown_unresolved_but_resolved_to_run(
         assert answer.status_code == 200
         assert values["sep"] not in answer.text and values["bs"] not in answer.text
     assert values["sep"] not in caplog.text and values["bs"] not in caplog.text
-    stored = json.loads(mirror.store.path.read_text(encoding="utf-8"))
+    stored = json.loads((tmp_path / "state" / "rest-changes.json").read_text(encoding="utf-8"))
     assert sep in json.dumps(stored) and values["sep"] not in json.dumps(stored)
 
 
 def test_a_path_outside_allowed_paths_is_refused_and_nothing_stored(
     declared: tuple[MirrorMaker, TestClient], tmp_path: Path
 ) -> None:
-    mirror, client = declared
+    _, client = declared
     body = {
         "source": "primary",
         "target": "dr",
@@ -123,7 +124,7 @@ def test_a_path_outside_allowed_paths_is_refused_and_nothing_stored(
     refused = client.post("/flows", json=body)
     assert refused.status_code == 400
     assert "outside the provider's allowed.paths" in refused.json()["message"]
-    assert not mirror.store.path.exists()
+    assert not (tmp_path / "state" / "rest-changes.json").exists()
     config = client.get(f"/connectors/{SOURCE}/config").json()
     put = client.put(
         f"/connectors/{SOURCE}/config",

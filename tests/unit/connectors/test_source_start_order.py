@@ -333,7 +333,7 @@ def test_a_topic_re_created_since_its_positions_were_stored_is_copied_from_its_s
     schedule = planner._parts.schedule
     assert isinstance(schedule, FakeSchedule)
     schedule.routes = {"orders": Route("orders", "primary.orders", 2, topic_id="new")}
-    planner.feed.stored.topic_ids.update({("orders", 0): "old", ("orders", 1): "new"})
+    planner._parts.feed.stored.topic_ids.update({("orders", 0): "old", ("orders", 1): "new"})
     with caplog.at_level(logging.WARNING):
         planner.run_epochs()
     runner = planner.runner
@@ -365,7 +365,7 @@ def test_copy_tasks_show_as_copying_only_once_they_said_so_in_the_running_epoch(
     views = planner.copy_tasks()
     assert [(v.id, v.partitions) for v in views] == [(0, ("orders-0",)), (1, ("orders-1",))]
     assert all(v.waiting is not None and v.waiting.startswith("starting") for v in views), views
-    runner, feed = planner.runner, planner.feed
+    runner, feed = planner.runner, planner._parts.feed
     assert isinstance(runner, FakeRunner) and isinstance(feed, FakeFeed)
     epoch = runner.started[0][0].epoch
     feed.ready = {0: epoch, 1: "an earlier epoch"}
@@ -438,7 +438,7 @@ def test_a_deposed_leaders_planner_fences_nothing_and_its_copy_tasks_carry_the_e
 def test_copy_task_ids_of_a_run_with_a_larger_tasks_max_are_fenced_before_anything_starts() -> None:
     calls: list[str] = []
     planner, _ = _planner(calls)
-    feed: Any = planner.feed
+    feed: Any = planner._parts.feed
     read = feed.read_to_end
 
     def read_notices(routes: object, timeout: float) -> None:
