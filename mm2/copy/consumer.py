@@ -34,7 +34,7 @@ def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm, states: FetchStates) -
     `states` each partition's fetch state (mm2.copy.stuck). A client.id the operator set comes
     first, as Apache MM2 prefixes it."""
     settings = spec.settings.source_consumer
-    client_id = replication_client_id(spec.flow, spec.task)
+    client_id = replication_client_id(spec.settings.flow, spec.task)
     if settings.get("client.id"):
         client_id = f"{settings['client.id']}|{client_id}"
     return Consumer(

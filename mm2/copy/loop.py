@@ -3,8 +3,9 @@
 It runs inside a Spark task (mm2.copy.task) for as long as its epoch lasts. Each record goes to
 the same partition of the remote topic as soon as it arrives; a transaction ends when it is
 `transaction.boundary.interval.ms` old (longer under a backlog: mm2.copy.boundary) or the source
-has nothing more, with a position per partition it touched. The transaction and a producer's failure are the sink's (mm2.copy.transaction),
-judging refused records to mm2.copy.refusals; after the commit the loop writes offset syncs.
+has nothing more, with a position per partition it touched. The transaction and a producer's
+failure are the sink's (mm2.copy.transaction), judging refused records to mm2.copy.refusals;
+after the commit the loop writes offset syncs.
 
 A source topic deleted and created again under the same name is a new topic whose offsets start
 at 0 again. librdkafka takes the new topic's id from its next metadata and goes on fetching at
