@@ -1,4 +1,5 @@
-"""JVM child processes that never outlive us: own process group, parent-death signal, atexit."""
+"""JVM child processes that never outlive us (own process group, parent-death signal, atexit),
+and the directory a local service runs in."""
 
 from __future__ import annotations
 
