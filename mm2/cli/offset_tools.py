@@ -16,7 +16,6 @@ from mm2.client.failover import (
     DEFAULT_TIMEOUT,
     Applied,
     apply_failover,
-    plan_failback,
     plan_failover,
     target_group_admin,
     translate_all_groups,
@@ -168,22 +167,14 @@ def _move(args: argparse.Namespace, kind: str) -> int:
     config = load(args.config)
     flow = _flow(config, args.source, args.target)
     other = _optional_flow(config, args.target, args.source)
-    if kind == "failover":
-        plan = plan_failover(
-            flow,
-            args.group,
-            reverse_flow=other,
-            from_checkpoints=args.from_checkpoints,
-            timeout=args.timeout,
-        )
-    else:
-        plan = plan_failback(
-            flow,
-            args.group,
-            forward_flow=other,
-            from_checkpoints=args.from_checkpoints,
-            timeout=args.timeout,
-        )
+    plan = plan_failover(
+        flow,
+        args.group,
+        reverse_flow=other,
+        failback=kind == "failback",
+        from_checkpoints=args.from_checkpoints,
+        timeout=args.timeout,
+    )
     applied = None
     if not args.dry_run:
         applied = apply_failover(plan, target_group_admin(flow, args.timeout), force=args.force)

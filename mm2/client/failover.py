@@ -4,9 +4,9 @@
 the offset syncs of A->B (exact where the syncs prove it); if A does not answer it falls back to
 the latest checkpoints on B and says so. `apply_failover` commits the plan to the group on B,
 refusing while the group has members there and never moving a commit backwards unless forced.
-`plan_failback(flow B->A, group, forward_flow=A->B)` is the return trip: commits on remote
-topics (`primary.orders`) go home through the A->B syncs read in reverse, commits on B's own
-topics go forward through the B->A syncs.
+`plan_failover(flow B->A, group, reverse_flow=A->B, failback=True)` is the return trip: commits
+on remote topics (`primary.orders`) go home through the A->B syncs read in reverse, commits on
+B's own topics go forward through the B->A syncs.
 """
 
 from __future__ import annotations
@@ -34,16 +34,16 @@ from mm2.config import Flow
 from mm2.errors import KafkaClientError
 from mm2.kafka.first_record import FirstRecordProbe
 from mm2.kafka.groups import GroupAdmin
+from mm2.offset_syncs.exact_index import PrevSync
 from mm2.offset_syncs.reverse import ReverseTranslator
 from mm2.offset_syncs.translator import FirstRecord, OffsetTranslator
 from mm2.policies.filter import mirrors_group
-from mm2.records import OffsetAndMetadata, TopicPartition
+from mm2.records import OffsetAndMetadata, OffsetSync, TopicPartition
 
 __all__ = [
     "Applied",
     "apply_failover",
     "mirrored_groups",
-    "plan_failback",
     "plan_failover",
     "target_group_admin",
     "translate_all_groups",
@@ -77,25 +77,16 @@ def plan_failover(
     group: str,
     *,
     reverse_flow: Flow | None = None,
+    failback: bool = False,
     from_checkpoints: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> FailoverPlan:
     """Plan moving `group` from flow.source to flow.target. `reverse_flow` (target->source) is
-    used for topics that came from the target (active/active)."""
-    return _plan("failover", flow, group, reverse_flow, from_checkpoints, timeout)
-
-
-def plan_failback(
-    flow_back: Flow,
-    group: str,
-    *,
-    forward_flow: Flow | None = None,
-    from_checkpoints: bool = False,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> FailoverPlan:
-    """Plan returning `group` from flow_back.source (B) to flow_back.target (A); `forward_flow`
-    (A->B) translates the remote topics it consumed on B back to A's originals."""
-    return _plan("failback", flow_back, group, forward_flow, from_checkpoints, timeout)
+    used for topics that came from the target (active/active). With `failback` the plan returns
+    the group home: flow is B->A, the group keeps its name, and `reverse_flow` (A->B) translates
+    the remote topics it consumed on B back to A's originals."""
+    kind = "failback" if failback else "failover"
+    return _plan(kind, flow, group, reverse_flow, from_checkpoints, timeout)
 
 
 def translate_all_groups(
@@ -285,29 +276,24 @@ def _translators(
 ) -> tuple[OffsetTranslator | None, ReverseTranslator | None]:
     """The flow's offset syncs, and the reverse flow's (`other`) where one of `topics` came
     from the target (active/active); a missing syncs topic is said in `notes`."""
-    forward = _forward(flow, notes, timeout)
+    syncs = _flow_syncs(flow, notes, timeout)
+    forward = None if syncs is None else translator(syncs)
     policy = flow.replication_policy()
     if other is None or not any(policy.topic_source(t) == flow.target for t in topics):
         return forward, None
-    return forward, _backward(other, notes, timeout)
+    back = _flow_syncs(other, notes, timeout)
+    return forward, None if back is None else reverse_translator(back)
 
 
-def _forward(flow: Flow, notes: list[str], timeout: float) -> OffsetTranslator | None:
+def _flow_syncs(
+    flow: Flow, notes: list[str], timeout: float
+) -> list[tuple[OffsetSync, PrevSync | None]] | None:
+    """Every offset sync of the flow; None, said in `notes`, when it has no syncs topic."""
     location = syncs_location(flow, label="failover")
     syncs = read_syncs(location, timeout=timeout)
     if syncs is None:
         notes.append(f"no {location.topic} on {location.alias!r}: {flow.name} has mirrored nothing")
-        return None
-    return translator(syncs)
-
-
-def _backward(flow: Flow, notes: list[str], timeout: float) -> ReverseTranslator | None:
-    location = syncs_location(flow, label="failover")
-    syncs = read_syncs(location, timeout=timeout)
-    if syncs is None:
-        notes.append(f"no {location.topic} on {location.alias!r}: {flow.name} has mirrored nothing")
-        return None
-    return reverse_translator(syncs)
+    return syncs
 
 
 def _servers(config: dict[str, str]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar, cast
 
@@ -132,17 +132,25 @@ class TopicAdmin:
         # A margin over the request timeout, so librdkafka reports its own timeout first.
         return future.result(timeout=self._timeout + 5)
 
+    def _answers(
+        self, futures: Mapping[_K, concurrent.futures.Future[_T]]
+    ) -> Iterator[tuple[_K, _T | KafkaException | concurrent.futures.TimeoutError]]:
+        """Each request's key with its result, or with the exception it failed with."""
+        for key, future in futures.items():
+            try:
+                yield key, self._wait(future)
+            except (KafkaException, concurrent.futures.TimeoutError) as exc:
+                yield key, exc
+
     def _failures(
         self, futures: Mapping[_K, concurrent.futures.Future[_T]], what: Callable[[_K], str]
     ) -> dict[_K, KafkaClientError]:
         """The requests of one call that failed, each as the error of `what(key)`."""
-        failures: dict[_K, KafkaClientError] = {}
-        for key, future in futures.items():
-            try:
-                self._wait(future)
-            except (KafkaException, concurrent.futures.TimeoutError) as exc:
-                failures[key] = self._error(what(key), exc)
-        return failures
+        return {
+            key: self._error(what(key), answer)
+            for key, answer in self._answers(futures)
+            if isinstance(answer, (KafkaException, concurrent.futures.TimeoutError))
+        }
 
     # -- topics and partitions --
     def list_topics(self, *, include_internal: bool = False) -> dict[str, int]:
@@ -186,12 +194,11 @@ class TopicAdmin:
     ) -> dict[_K, _T]:
         """Each future's result; a topic that does not exist (any more) is left out."""
         found: dict[_K, _T] = {}
-        for key, future in futures.items():
-            try:
-                found[key] = self._wait(future)
-            except (KafkaException, concurrent.futures.TimeoutError) as exc:
-                if _code(exc) != KafkaError.UNKNOWN_TOPIC_OR_PART:
-                    raise self._error(what(key), exc) from exc
+        for key, answer in self._answers(futures):
+            if not isinstance(answer, (KafkaException, concurrent.futures.TimeoutError)):
+                found[key] = answer
+            elif _code(answer) != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise self._error(what(key), answer) from answer
         return found
 
     def create_topics(

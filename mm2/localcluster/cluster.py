@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Self
@@ -71,8 +69,7 @@ class LocalCluster(process.Service):
         self.name = name
         self.kafka_version = kafka_version
         self.cluster_id = new_cluster_id()
-        self._own_workdir = workdir is None
-        self._workdir = None if workdir is None else Path(workdir).resolve()
+        self._workdir = process.WorkDir(workdir, prefix=f"mm2-{name}-")
         self._broker_config = dict(broker_config or {})
         self._format_arguments: tuple[str, ...] = ()
         extra_jvm: tuple[str, ...] = ()
@@ -98,9 +95,7 @@ class LocalCluster(process.Service):
 
     @property
     def workdir(self) -> Path:
-        if self._workdir is None:
-            raise BrokerStartError(f"cluster {self.name!r} has not been started")
-        return self._workdir
+        return self._workdir.path(BrokerStartError(f"cluster {self.name!r} has not been started"))
 
     @property
     def log_path(self) -> Path:
@@ -185,8 +180,7 @@ class LocalCluster(process.Service):
         return self._layout
 
     def _prepare(self, java: Path, classpath: str) -> None:
-        if self._workdir is None:
-            self._workdir = Path(tempfile.mkdtemp(prefix=f"mm2-{self.name}-"))
+        self._workdir.make()
         (self.workdir / "data").mkdir(parents=True, exist_ok=True)
         (self.workdir / "log4j2.properties").write_text(LOG4J2, encoding="utf-8")
         self._layout_ports()
@@ -308,8 +302,7 @@ class LocalCluster(process.Service):
 
     def _reap(self) -> None:
         self._process = None
-        if self._own_workdir and self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
+        self._workdir.remove()
 
 
 def start_all(clusters: Sequence[LocalCluster]) -> None:

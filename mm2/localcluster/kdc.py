@@ -16,7 +16,6 @@ import re
 import secrets
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Self
@@ -61,8 +60,7 @@ class LocalKdc(process.Service):
         if not _REALM.match(realm):
             raise ClusterError(f"realm {realm!r} must be upper-case letters, digits, '.', '-'")
         self.realm = realm
-        self._own_workdir = workdir is None
-        self._workdir = None if workdir is None else Path(workdir).resolve()
+        self._workdir = process.WorkDir(workdir, prefix="mm2-kdc-")
         self._start_timeout = start_timeout
         self._port = 0
         self._process: subprocess.Popen[bytes] | None = None
@@ -72,9 +70,7 @@ class LocalKdc(process.Service):
 
     @property
     def workdir(self) -> Path:
-        if self._workdir is None:
-            raise ClusterError("the KDC has not been started")
-        return self._workdir
+        return self._workdir.path(ClusterError("the KDC has not been started"))
 
     @property
     def port(self) -> int:
@@ -107,8 +103,7 @@ class LocalKdc(process.Service):
     def start(self) -> Self:
         """Create the realm's database and start the KDC; returns once it accepts TCP."""
         self._tools = find_kerberos_tools()
-        if self._workdir is None:
-            self._workdir = Path(tempfile.mkdtemp(prefix="mm2-kdc-"))
+        self._workdir.make()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._port = free_port()
         self._write_configs()
@@ -133,8 +128,7 @@ class LocalKdc(process.Service):
         if self._process is not None:
             process.terminate([self._process], grace=5)
             self._process = None
-        if self._own_workdir and self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
+        self._workdir.remove()
 
     # -- principals --------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""JVM child processes that never outlive us: own process group, parent-death signal, atexit."""
+"""JVM child processes that never outlive us (own process group, parent-death signal, atexit),
+and the directory a local service runs in."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import contextlib
 import ctypes
 import ctypes.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -18,7 +21,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-__all__ = ["Service", "read_from", "read_tail", "spawn", "terminate"]
+from mm2.errors import ClusterError
+
+__all__ = ["Service", "WorkDir", "read_from", "read_tail", "spawn", "terminate"]
 
 _PR_SET_PDEATHSIG = 1
 _live: set[subprocess.Popen[bytes]] = set()
@@ -42,6 +47,33 @@ class Service(abc.ABC):
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+class WorkDir:
+    """A service's directory: the one given, or a temporary one that `make` creates and
+    `remove` deletes (a given directory is kept)."""
+
+    def __init__(self, given: Path | str | None, prefix: str) -> None:
+        self._own = given is None
+        self._prefix = prefix
+        self._path = None if given is None else Path(given).resolve()
+
+    def path(self, not_started: ClusterError) -> Path:
+        """The directory; raises `not_started` before `make` when none was given."""
+        if self._path is None:
+            raise not_started
+        return self._path
+
+    def make(self) -> Path:
+        """The directory, a new temporary one the first time when none was given."""
+        if self._path is None:
+            self._path = Path(tempfile.mkdtemp(prefix=self._prefix))
+        return self._path
+
+    def remove(self) -> None:
+        """Delete the directory if it is a temporary one made here."""
+        if self._own and self._path is not None:
+            shutil.rmtree(self._path, ignore_errors=True)
 
 
 def _pdeathsig_hook() -> Callable[[], None] | None:

@@ -25,7 +25,6 @@ from confluent_kafka.cimpl import NewTopic
 from mm2.client import MirrorClient
 from mm2.client.failover import (
     apply_failover,
-    plan_failback,
     plan_failover,
     target_group_admin,
     translate_all_groups,
@@ -350,7 +349,7 @@ def test_failback_returns_the_group_to_primary_without_skipping(world: World) ->
     )
 
     back = world.config.flow("backup", "primary")
-    plan = plan_failback(back, group, forward_flow=there)
+    plan = plan_failover(back, group, reverse_flow=there, failback=True)
     assert plan.kind == "failback" and plan.target == "primary"
     assert {m.target for m in plan.moves} == {
         TopicPartition(world.orders, 0),

@@ -59,7 +59,6 @@ def failover(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
         (PartitionMove(tp, 10, remote, 10, exact=True),),
     )
     monkeypatch.setattr(offset_tools, "plan_failover", lambda *a, **k: plan)
-    monkeypatch.setattr(offset_tools, "plan_failback", lambda *a, **k: plan)
     monkeypatch.setattr(offset_tools, "target_group_admin", lambda *a, **k: None)
     applied = Applied({remote: OffsetAndMetadata(10)}, {})
     monkeypatch.setattr(offset_tools, "apply_failover", lambda *a, **k: applied)

@@ -59,3 +59,14 @@ def test_an_answer_that_does_not_come_raises_with_the_answer() -> None:
     answer = admin.ask_topic_ids(["orders"])
     with pytest.raises(KafkaClientError, match="describing topic orders"):
         answer()
+
+
+def test_the_requests_that_failed_are_each_their_error_and_the_others_left_out() -> None:
+    admin, _ = _admin({})
+    done: concurrent.futures.Future[None] = concurrent.futures.Future()
+    done.set_result(None)
+    refused: concurrent.futures.Future[None] = concurrent.futures.Future()
+    refused.set_exception(KafkaException(KafkaError(KafkaError.POLICY_VIOLATION, "too many")))
+    failures = admin._failures({"a": done, "b": refused}, lambda t: f"adding partitions to {t}")
+    assert list(failures) == ["b"]
+    assert "adding partitions to b" in str(failures["b"])

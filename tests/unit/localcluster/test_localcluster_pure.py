@@ -19,6 +19,7 @@ from mm2.localcluster.jars import (
     scala_version,
 )
 from mm2.localcluster.java import parse_java_major
+from mm2.localcluster.process import WorkDir
 from mm2.localcluster.properties import (
     BrokerLayout,
     layout_broker,
@@ -187,3 +188,18 @@ def test_a_zookeeper_brokers_settings_drop_the_kraft_ones_and_its_controller_lis
     assert settings["zookeeper.connect"] == "127.0.0.1:2181" and settings["broker.id"] == "1"
     assert not {"process.roles", "node.id", "controller.quorum.voters"} & settings.keys()
     assert settings["log.dirs"] == str(tmp_path)
+
+
+def test_a_workdir_made_here_is_removed_and_a_given_one_kept(tmp_path: Path) -> None:
+    made = WorkDir(None, prefix="mm2-test-")
+    with pytest.raises(BrokerStartError, match="not started"):
+        made.path(BrokerStartError("not started"))
+    path = made.make()
+    assert path.is_dir() and made.make() == path == made.path(BrokerStartError("unused"))
+    made.remove()
+    assert not path.exists()
+    given = WorkDir(tmp_path / "kept", prefix="mm2-test-")
+    assert given.path(BrokerStartError("unused")) == tmp_path / "kept"
+    given.make().mkdir()
+    given.remove()
+    assert (tmp_path / "kept").is_dir()
