@@ -142,7 +142,8 @@ _FLOW = _keys(
         ),
         "transaction.boundary": "Connect's choice of when a source task commits",
         "transaction.boundary.interval.ms": (
-            "a copy task commits its records and positions at least this often"
+            "a copy task commits its records and positions at least this often (under a "
+            "backlog up to ten times less often)"
         ),
         "offsets.storage.topic": _UNUSED,
         # every MirrorMaker connector
