@@ -200,10 +200,11 @@ def count(bootstrap: str, topic: str) -> int:
         consumer.close()
 
 
-def last_values(bootstrap: str, topic: str) -> dict[int, bytes | None]:
-    """The value of the last committed record of each partition (order is kept, so a mirror
-    whose every partition ends with the source's last record has caught up). The log may end
-    in transaction markers, so the last records are read, not the last offset."""
+def last_values(bootstrap: str, topic: str, *, keys: bool = False) -> dict[int, bytes | None]:
+    """The value (or with `keys` the key) of the last committed record of each partition (order
+    is kept, so a mirror whose every partition ends with the source's last record has caught
+    up). The log may end in transaction markers, so the last records are read, not the last
+    offset."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -227,7 +228,7 @@ def last_values(bootstrap: str, topic: str) -> dict[int, bytes | None]:
                 msgs = consumer.consume(1000, 1)
                 for m in msgs:
                     if m.error() is None:
-                        out[p] = m.value()
+                        out[p] = m.key() if keys else m.value()
                 if any(
                     (e := m.error()) is not None and e.code() == KafkaError._PARTITION_EOF
                     for m in msgs
