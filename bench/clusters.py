@@ -35,8 +35,9 @@ from tqdm import tqdm
 from bench.apache import ApacheJars
 from bench.avro import Registries
 from bench.context import Context
-from bench.link import LINK_LISTENER, LinkProxy, free_port
+from bench.link import LINK_LISTENER, LinkProxy
 from bench.settings import Settings
+from bench.systems import free_port
 from mm2.localcluster import DEFAULT_JVM_OPTIONS, LocalCluster, LocalClusters
 
 __all__ = [

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Mapping
@@ -25,6 +24,8 @@ from pathlib import Path
 from types import TracebackType
 
 import httpx
+
+from bench.systems import free_port
 
 __all__ = ["LINK_LISTENER", "Link", "LinkProxy", "parse_link", "toxiproxy_server"]
 
@@ -79,12 +80,6 @@ def toxiproxy_server() -> Path:
     if done.returncode != 0 or not binary.exists():
         raise RuntimeError(f"go install {TOXIPROXY_MODULE} failed:\n{done.stderr[-2000:]}")
     return binary
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class LinkProxy:

@@ -33,6 +33,7 @@ __all__ = [
     "SYSTEMS",
     "MirrorProcess",
     "SystemName",
+    "free_port",
     "is_ours",
     "mirror_properties",
     "start_mirror",
@@ -124,7 +125,8 @@ primary.consumer.isolation.level = read_committed
 """
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -148,7 +150,7 @@ def mirror_properties(
     if system == AT_LEAST_ONCE:
         text += _AT_LEAST_ONCE_ONLY
     if system == APACHE_EXACTLY_ONCE:
-        text += _APACHE_EXACTLY_ONCE_ONLY.format(port=_free_port())
+        text += _APACHE_EXACTLY_ONCE_ONLY.format(port=free_port())
     for key, value in (extra or {}).items():
         text += f"{key} = {value}\n"
     return text

@@ -247,7 +247,8 @@ class ApacheNamesCollector(Collector):
             )
 
         # a partition's series are its task's, as Apache registers them per task
-        for s in self._metrics.snapshot():
+        partitions = self._metrics.snapshot()
+        for s in partitions:
             if (s.source, s.target) not in elsewhere:
                 where = (s.target_topic, str(s.partition))
                 add(_SOURCE, s.source, s.target, where, _source_values(s), s.owner)
@@ -258,7 +259,7 @@ class ApacheNamesCollector(Collector):
                 add(_CHECKPOINT, c.source, c.target, group, _checkpoint_values(c), task)
         for families in (legacy_source, legacy_checkpoint, new_source, new_checkpoint):
             yield from families.families.values()
-        yield _records_lag(self._metrics.snapshot(), elsewhere)
+        yield _records_lag(partitions, elsewhere)
 
     def _worker(self, statuses: list[tuple[str, ConnectorStatus]]) -> Iterator[Metric]:
         counts = {
