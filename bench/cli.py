@@ -11,6 +11,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from bench.clusters import (
 )
 from bench.context import Context
 from bench.groups import run_groups
+from bench.mesh import run_mesh
 from bench.orders import orders_markdown, reversed_run
 from bench.report import markdown, write_results
 from bench.settings import Settings, parse_args
@@ -72,11 +74,11 @@ def machine() -> dict[str, Any]:
     }
 
 
-def _attempt(runner: Runner, ctx: Context, system: SystemName) -> dict[str, Any]:
+def _attempt(run: Callable[[], dict[str, Any]], system: SystemName) -> dict[str, Any]:
     """One system's run of a workload; an exception (a fill that timed out, a broker that went
     away) is that system's failed result, so the other systems still run and are reported."""
     try:
-        return runner(ctx, system)
+        return run()
     except Exception as exc:  # noqa: BLE001 - any failure of one system's run is reported
         tqdm.write(f"{LABELS[system]} failed: {exc!r}")
         return {"error": repr(exc), "verify": {"ok": False, "problems": []}}
@@ -114,6 +116,14 @@ def _run(settings: Settings, workdir: Path, command: str) -> dict[str, Any]:
             fresh = wants_fresh_pairs(settings, workload)
             block: dict[str, Any] = {}
             results[workload] = block
+            if workload == "w7":  # four clusters of its own per system, one set at a time
+                pairs.close()
+                for system in settings.systems:
+                    tqdm.write(f"W7: {LABELS[system]}")
+                    block[system] = _attempt(
+                        partial(run_mesh, settings, workdir, apache, system), system
+                    )
+                continue
             if workload == "w1":
                 with pairs.pair("w1-ceiling", fresh) as ctx:
                     tqdm.write("measuring the ceiling: plain consumer and plain producer")
@@ -121,7 +131,8 @@ def _run(settings: Settings, workdir: Path, command: str) -> dict[str, Any]:
             for system in settings.systems:
                 with pairs.pair(f"{workload}-{system}", fresh) as ctx:
                     tqdm.write(f"{workload.upper()}: {LABELS[system]}")
-                    block[system] = _attempt(RUNNERS[workload], ctx, system)
+                    run = partial(RUNNERS[workload], ctx, system)
+                    block[system] = _attempt(run, system)
                     block[system]["fresh_clusters"] = fresh
     finally:
         pairs.close()
@@ -152,7 +163,7 @@ def _one_run(settings: Settings, command: str) -> dict[str, Any]:
 def _failed(results: Mapping[str, Any], label: str) -> list[str]:
     return [
         f"{label}: {w} {s}"
-        for w in ("w1", "w2", "w3", "w5")
+        for w in ("w1", "w2", "w3", "w5", "w7")
         for s, r in (results.get(w) or {}).items()
         if not r.get("verify", {}).get("ok")
     ]

@@ -203,6 +203,45 @@ def rows() -> list[Row]:
             "KiB",
         ),
         Row("W4", "CPU during W3", _get("cpu_s"), "CPU s"),
+        *_mesh_rows(),
+    ]
+
+
+def _lower(o: float | None, a: float | None, _r: Mapping[str, Any]) -> bool | None:
+    return None if o is None or a is None else o < a
+
+
+def _mesh_rows() -> list[Row]:
+    """W7: twelve flows over four clusters, idle and at a rate per flow (bench.mesh)."""
+    return [
+        Row(
+            "W7",
+            "start to every flow copying",
+            _get("start_s"),
+            "s",
+            target="<= Apache",
+            check=lambda o, a, _r: None if o is None or a is None else o <= a,
+        ),
+        Row(
+            "W7",
+            "idle CPU",
+            _get("idle", "cpu_core_pct"),
+            "% of a core",
+            target="< Apache",
+            check=_lower,
+        ),
+        Row(
+            "W7", "idle RSS", _mb(_get("idle", "rss_bytes")), "MiB", target="< Apache", check=_lower
+        ),
+        Row(
+            "W7",
+            "CPU under load",
+            _get("load", "cpu_s_per_m"),
+            "CPU s / M records",
+            target="< Apache",
+            check=_lower,
+        ),
+        Row("W7", "peak RSS", _mb(_get("peak_rss_bytes")), "MiB", target="< Apache", check=_lower),
     ]
 
 
@@ -339,7 +378,7 @@ def markdown(results: Mapping[str, Any]) -> str:
         lines.append("")
     lines.append("Correctness (per-partition counts and digests, source vs target):")
     lines.append("")
-    for workload in ("w1", "w2", "w3"):
+    for workload in ("w1", "w2", "w3", "w7"):
         block = results.get(workload)
         if not isinstance(block, Mapping):
             continue

@@ -24,6 +24,7 @@ class ResourceUse:
     # CPU seconds by thread name, digits replaced by N ("rdk:brokerN", "python", ...): which
     # threads of the tree spend it (librdkafka's I/O threads, the Python loops, JVM threads).
     cpu_by_thread: Mapping[str, float] = field(default_factory=dict)
+    rss_bytes: int = 0  # summed over the tree at the last sample
 
     def threads_since(self, earlier: ResourceUse) -> dict[str, float]:
         """CPU seconds by thread name between `earlier` and this use, the largest first."""
@@ -50,6 +51,7 @@ class ResourceSampler:
         self._cpu: dict[int, float] = {}
         self._threads: dict[tuple[int, int], tuple[str, float]] = {}  # (pid, tid) -> name, cpu
         self._peak = 0
+        self._last = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="resource-sampler", daemon=True)
 
@@ -69,7 +71,9 @@ class ResourceSampler:
         by_thread: dict[str, float] = {}
         for name, cpu in self._threads.values():
             by_thread[name] = by_thread.get(name, 0.0) + cpu
-        return ResourceUse(self._peak, sum(self._cpu.values()), len(self._cpu), by_thread)
+        return ResourceUse(
+            self._peak, sum(self._cpu.values()), len(self._cpu), by_thread, self._last
+        )
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -93,6 +97,7 @@ class ResourceSampler:
             self._cpu[proc.pid] = times.user + times.system
             self._threads.update(_named(proc.pid, threads))
         self._peak = max(self._peak, rss)
+        self._last = rss
 
 
 def _named(pid: int, threads: list[Any]) -> dict[tuple[int, int], tuple[str, float]]:

@@ -11,9 +11,11 @@ from typing import cast
 from bench.link import Link, parse_link
 from bench.systems import ALL_SYSTEMS, SCHEMAS, SYSTEMS, SystemName
 
-__all__ = ["QUICK", "WORKLOADS", "Settings", "parse_args"]
+__all__ = ["ALL_WORKLOADS", "QUICK", "WORKLOADS", "Settings", "parse_args"]
 
 WORKLOADS = ("w1", "w2", "w3", "w5")
+# Run only when named (--workloads w7): four clusters per system (bench.mesh).
+ALL_WORKLOADS = (*WORKLOADS, "w7")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,11 @@ class Settings:
     w5_rate: int = 1_000
     w5_seconds: float = 60.0
     w5_partitions: int = 4
+    w7_rate: int = 1_000  # per flow: into each of the four source topics
+    w7_seconds: float = 60.0
+    w7_idle_seconds: float = 60.0
+    w7_record_bytes: int = 1024
+    w7_partitions: int = 4
     avro: bool = False  # W1 and W2 values as Avro records, two registries (bench.avro)
     fresh_clusters: bool = False  # a cluster pair per system and workload (W1, W3 at scale: always)
     both_orders: bool = False  # the run again with the systems reversed (bench.orders)
@@ -59,6 +66,8 @@ QUICK = {
     "w3_wait_s": 30.0,
     "w3_timeout_s": 180.0,
     "w5_seconds": 20.0,
+    "w7_seconds": 20.0,
+    "w7_idle_seconds": 20.0,
 }
 
 _FLAGS = {
@@ -79,6 +88,11 @@ _FLAGS = {
     "w5_rate": "W5: records per second produced while the source group commits",
     "w5_seconds": "W5: seconds of producing",
     "w5_partitions": "W5: partitions",
+    "w7_rate": "W7: records per second into each source topic (each flow copies this rate)",
+    "w7_seconds": "W7: seconds of producing",
+    "w7_idle_seconds": "W7: seconds of the idle window after start-up",
+    "w7_record_bytes": "W7: value size in bytes",
+    "w7_partitions": "W7: partitions of each source topic",
 }
 
 
@@ -111,7 +125,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
     parser = argparse.ArgumentParser(
         prog="python -m bench",
         description="This mirror and Apache Kafka's MirrorMaker 2 side by side on two local "
-        "clusters: W1 backlog, W2 steady latency, W3 breadth, W4 resources, W5 group offsets.",
+        "clusters: W1 backlog, W2 steady latency, W3 breadth, W4 resources, W5 group offsets, "
+        "W6 across a link (--link), W7 twelve flows over four clusters.",
     )
     parser.add_argument("--quick", action="store_true", help="small sizes: a few minutes")
     parser.add_argument(
@@ -121,7 +136,11 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         "with exactly.once.source.support = disabled, for the cost of exactly-once; "
         "apache-exactly-once is Apache MM2 with exactly-once enabled as its docs say",
     )
-    parser.add_argument("--workloads", type=_csv(WORKLOADS), help="comma list: w1,w2,w3,w5")
+    parser.add_argument(
+        "--workloads",
+        type=_csv(ALL_WORKLOADS),
+        help="comma list: w1,w2,w3,w5 by default; w7 (twelve flows over four clusters) when named",
+    )
     parser.add_argument("--out", type=Path, help="results folder (default bench/results)")
     parser.add_argument("--label", help="sub-folder of --out (default quick or full)")
     parser.add_argument("--workdir", type=Path, help="clusters and mirror logs (default: temp)")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench.apache import POM, candidate_versions
+from bench.mesh import CLUSTERS, flows, mesh_properties
 from bench.settings import QUICK, Settings, parse_args
 from bench.systems import SystemName, is_ours, mirror_properties
 from mm2.localcluster import KAFKA_VERSION
@@ -134,3 +135,21 @@ def test_a_property_for_ours_is_parsed_and_a_malformed_one_refused() -> None:
     assert parse_args([]).mm2_properties == ()
     with pytest.raises(SystemExit):
         parse_args(["--mm2-property", "no-equals-sign"])
+
+
+def test_the_twelve_flow_file_is_the_same_for_both_systems_but_our_state() -> None:
+    clusters = {name: f"{name}:9092" for name in CLUSTERS}
+    ours = _props(mesh_properties("mm2", clusters, Path("/tmp/s"), {"k": "v"}))
+    theirs = _props(mesh_properties("apache", clusters, Path("/tmp/s")))
+    assert len(flows()) == 12 and len(set(flows())) == 12
+    assert all(ours[f"{a}->{b}.enabled"] == "true" for a, b in flows())
+    assert {k: v for k, v in ours.items() if k not in ("mm2.state.dir", "k")} == theirs
+    assert ours["mm2.state.dir"] == "/tmp/s" and ours["k"] == "v"
+    assert (theirs["topics"], theirs["tasks.max"]) == ("w7-.*", "1")
+    assert theirs["clusters"] == "dc1, dc2, dc3, dc4"
+
+
+def test_w7_runs_only_when_named() -> None:
+    assert "w7" not in parse_args([]).workloads
+    s = parse_args(["--quick", "--workloads", "w7", "--w7-rate", "50"])
+    assert s.workloads == ("w7",) and s.w7_rate == 50 and s.w7_seconds == QUICK["w7_seconds"]

@@ -254,3 +254,23 @@ def test_the_ceiling_is_the_plain_copiers_rate_when_they_were_measured() -> None
     assert "mm2 reached 60% of the copiers' rate" in table
     # 2x Apache, but 60% of the fair ceiling: the throughput target is missed
     assert _row(table, "throughput (records/s)")[-1] == "**no**"
+
+
+def test_twelve_flows_are_held_against_apache_and_their_verify_is_named() -> None:
+    def w7(idle_pct: float, rss_mib: int, ok: bool) -> dict[str, Any]:
+        verify = _ok() if ok else {**_ok(), "ok": False, "problems": ["dc1->dc2-0: lost 3 of 9"]}
+        return {
+            "start_s": 20.0,
+            "idle": {"cpu_core_pct": idle_pct, "rss_bytes": rss_mib * 2**20},
+            "load": {"cpu_s_per_m": 50.0},
+            "peak_rss_bytes": 2 * rss_mib * 2**20,
+            "verify": verify,
+        }
+
+    table = markdown({"w7": {"mm2": w7(4.0, 700, ok=False), "apache": w7(9.0, 600, ok=True)}})
+    assert _row(table, "idle CPU (% of a core)")[2:] == ["4.00", "9.00", "0.44", "< Apache", "yes"]
+    assert _row(table, "idle RSS (MiB)")[-3:] == ["1.17", "< Apache", "**no**"]
+    assert _row(table, "CPU under load")[-1] == "**no**"  # equal is not below
+    assert _row(table, "start to every flow copying")[-1] == "yes"
+    assert "W7 mm2: **FAILED**" in table and "dc1->dc2-0: lost 3 of 9" in table
+    assert "W7 apache: passed" in table
