@@ -129,10 +129,10 @@ def test_one_pair_runs_at_a_time_and_fresh_pairs_are_deleted(
 
 
 def test_a_system_that_fails_is_reported_and_the_others_still_run() -> None:
-    def broken(_ctx: Any, _system: Any) -> dict[str, Any]:
+    def broken() -> dict[str, Any]:
         raise RuntimeError("producing to w3-apache-0000...: 1170 unsent")
 
-    result = _attempt(broken, None, "apache")  # type: ignore[arg-type]
+    result = _attempt(broken, "apache")
     assert result["verify"]["ok"] is False
     assert "1170 unsent" in result["error"]
     table = markdown({"w3": {"apache": result}})
