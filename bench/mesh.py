@@ -22,6 +22,7 @@ Phases, on one clock from the mirror's start:
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -111,11 +112,16 @@ def mesh_properties(
 
 @contextmanager
 def _clusters(workdir: Path) -> Iterator[dict[str, str]]:
+    """Four empty clusters (a --workdir may hold an earlier run's), deleted after the run."""
     tqdm.write(f"W7: starting four local Kafka clusters ({', '.join(CLUSTERS)})...")
-    with LocalClusters(
-        list(CLUSTERS), workdir=workdir, broker_config=BROKER_CONFIG, start_timeout=300.0
-    ) as clusters:
-        yield {name: clusters[name].bootstrap_servers for name in CLUSTERS}
+    shutil.rmtree(workdir, ignore_errors=True)
+    try:
+        with LocalClusters(
+            list(CLUSTERS), workdir=workdir, broker_config=BROKER_CONFIG, start_timeout=300.0
+        ) as clusters:
+            yield {name: clusters[name].bootstrap_servers for name in CLUSTERS}
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _remote_ends(admins: Mapping[str, Admin], partitions: int) -> dict[Flow, int]:
@@ -230,6 +236,7 @@ def run_mesh(
     folder = workdir / f"w7-{system}"
     partitions = settings.w7_partitions
     waiting = _WAITING_PER_PARTITION * partitions
+    shutil.rmtree(folder / "state", ignore_errors=True)
     with _clusters(folder / "clusters") as bootstrap:
         admins = {name: Admin(address) for name, address in bootstrap.items()}
         try:
