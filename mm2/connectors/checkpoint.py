@@ -29,7 +29,7 @@ from mm2.kafka.log_reader import LogReader
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
-from mm2.offset_syncs import checkpoints_for_group, rename_topic_partition
+from mm2.offset_syncs.checkpoint_rules import checkpoints_for_group, rename_topic_partition
 from mm2.offset_syncs.translator import OffsetTranslator
 from mm2.policies.filter import mirrors_group
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
