@@ -68,10 +68,10 @@ def render_report(report: SwitchoverReport) -> str:
     rows = [
         [
             f"{p.topic}-{p.partition}",
-            str(p.source_end),
-            "-" if p.copied_to is None else str(p.copied_to),
-            str(p.not_copied),
-            f"{p.not_copied_seconds:.1f}",
+            str(p.log_end),
+            "-" if p.position is None else str(p.position),
+            str(p.records),
+            f"{p.seconds:.1f}",
         ]
         for p in report.partitions
     ]
