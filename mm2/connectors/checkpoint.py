@@ -300,13 +300,7 @@ class MirrorCheckpointTask(Task):
                 topic_filter=self._topic_filter.should_replicate_topic,
             )
             for cp in checkpoints:
-                self._producer.send(
-                    self._checkpoints_topic,
-                    cp.to_key_bytes(),
-                    cp.to_value_bytes(),
-                    partition=0,
-                    timestamp=stamp,
-                )
+                self._producer.send_record(self._checkpoints_topic, cp, timestamp=stamp)
             if checkpoints:
                 written[group] = checkpoints
         if not written:
