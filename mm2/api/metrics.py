@@ -21,10 +21,10 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from mm2.api.apache_metrics import ApacheNamesCollector, jmx_value
-from mm2.api.liveness_metrics import LivenessCollector
+from mm2.api.liveness_metrics import Figure, LivenessCollector, flow_families
 from mm2.api.process_metrics import ProcessTreeCollector
 from mm2.runtime.flows import FlowView
-from mm2.runtime.metrics import MetricsRegistry
+from mm2.runtime.metrics import MetricsRegistry, SchemaSyncSnapshot
 from mm2.runtime.naming import split_flow
 from mm2.runtime.status import State
 from mm2.runtime.view import RuntimeView
@@ -42,6 +42,29 @@ _STATES: tuple[State, ...] = (
     "STOPPED",
     "FAILED",
     "RESTARTING",
+)
+
+# The flows' schema syncs (MirrorSchemaConnector): IDs kept or translated in flight.
+_SCHEMAS: tuple[Figure[SchemaSyncSnapshot], ...] = (
+    (
+        GaugeMetricFamily,
+        "mm2_schema_ids_translated",
+        "1 when the flow rewrites schema IDs in flight (the target registry numbers schemas "
+        "its own way), 0 when the target keeps the source's IDs (IMPORT mode)",
+        lambda s: s.id_mode == "translated",
+    ),
+    (
+        CounterMetricFamily,
+        "mm2_schema_versions_registered",
+        "schema versions registered on the target registry",
+        lambda s: s.versions_registered,
+    ),
+    (
+        CounterMetricFamily,
+        "mm2_schema_id_mappings",
+        "source -> target schema ID mappings written to Kafka",
+        lambda s: s.mappings_written,
+    ),
 )
 
 
@@ -182,30 +205,8 @@ class MirrorCollector(Collector):
 
     def _schemas(self, elsewhere: set[tuple[str, str]]) -> Iterator[Metric]:
         """The flows' schema syncs (MirrorSchemaConnector): IDs kept or translated in flight."""
-        labels = ["source", "target"]
-        translated = GaugeMetricFamily(
-            "mm2_schema_ids_translated",
-            "1 when the flow rewrites schema IDs in flight (the target registry numbers schemas "
-            "its own way), 0 when the target keeps the source's IDs (IMPORT mode)",
-            labels=labels,
-        )
-        registered = CounterMetricFamily(
-            "mm2_schema_versions_registered",
-            "schema versions registered on the target registry",
-            labels=labels,
-        )
-        mappings = CounterMetricFamily(
-            "mm2_schema_id_mappings",
-            "source -> target schema ID mappings written to Kafka",
-            labels=labels,
-        )
-        for s in self._metrics.schema_snapshot():
-            if (s.source, s.target) in elsewhere:
-                continue
-            translated.add_metric([s.source, s.target], s.id_mode == "translated")
-            registered.add_metric([s.source, s.target], s.versions_registered)
-            mappings.add_metric([s.source, s.target], s.mappings_written)
-        yield from (translated, registered, mappings)
+        syncs = self._metrics.schema_snapshot()
+        return flow_families(_SCHEMAS, [s for s in syncs if (s.source, s.target) not in elsewhere])
 
     def _states(self, elsewhere: set[tuple[str, str]]) -> Iterator[Metric]:
         connector = GaugeMetricFamily(

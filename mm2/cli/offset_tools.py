@@ -31,6 +31,8 @@ __all__ = [
     "Failback",
     "Failover",
     "TranslateOffsets",
+    "add_switches",
+    "add_timeout",
     "render_plan",
     "render_recovery_point",
 ]
@@ -61,6 +63,11 @@ def _common(
         target, required=True, dest="target", metavar="ALIAS", help="the cluster it moves to"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_timeout(parser)
+
+
+def add_timeout(parser: argparse.ArgumentParser) -> None:
+    """`--timeout SECONDS`: how long each Kafka request may take (these commands and switchover)."""
     parser.add_argument(
         "--timeout",
         type=float,
@@ -68,6 +75,12 @@ def _common(
         metavar="SECONDS",
         help=f"per Kafka request (default {DEFAULT_TIMEOUT:.0f})",
     )
+
+
+def add_switches(parser: argparse.ArgumentParser, *switches: tuple[str, str]) -> None:
+    """On/off options, each a (flag, help) pair: present means True."""
+    for flag, text in switches:
+        parser.add_argument(flag, action="store_true", help=text)
 
 
 def _flow(config: MirrorMakerConfig, source: str, target: str) -> Flow:
@@ -316,22 +329,16 @@ class _MoveCommand:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _common(parser, self.source_flag, self.target_flag)
-        parser.add_argument("--dry-run", action="store_true", help="show the plan, commit nothing")
-        parser.add_argument(
-            "--force",
-            action="store_true",
-            help="also move target commits that are ahead of the plan back",
-        )
-        parser.add_argument(
-            "--from-checkpoints",
-            action="store_true",
-            help="use the target's checkpoints even if the source answers",
-        )
-        parser.add_argument(
-            "--schema-registry",
-            action="store_true",
-            help="also put the target's Schema Registry in READWRITE for the producers that "
-            "move there (with --dry-run: say what would change)",
+        add_switches(
+            parser,
+            ("--dry-run", "show the plan, commit nothing"),
+            ("--force", "also move target commits that are ahead of the plan back"),
+            ("--from-checkpoints", "use the target's checkpoints even if the source answers"),
+            (
+                "--schema-registry",
+                "also put the target's Schema Registry in READWRITE for the producers that "
+                "move there (with --dry-run: say what would change)",
+            ),
         )
 
     def run(self, args: argparse.Namespace) -> int:

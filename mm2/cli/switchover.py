@@ -17,8 +17,7 @@ from typing import Any
 import httpx
 
 from mm2.api.client_headers import CHANGE_HEADERS
-from mm2.cli.offset_tools import table
-from mm2.client.failover import DEFAULT_TIMEOUT
+from mm2.cli.offset_tools import add_switches, add_timeout, table
 from mm2.client.switchover import switchover
 from mm2.client.switchover_report import SwitchoverError, SwitchoverReport
 from mm2.config import load
@@ -69,10 +68,10 @@ def render_report(report: SwitchoverReport) -> str:
     rows = [
         [
             f"{p.topic}-{p.partition}",
-            str(p.source_end),
-            "-" if p.copied_to is None else str(p.copied_to),
-            str(p.not_copied),
-            f"{p.not_copied_seconds:.1f}",
+            str(p.log_end),
+            "-" if p.position is None else str(p.position),
+            str(p.records),
+            f"{p.seconds:.1f}",
         ]
         for p in report.partitions
     ]
@@ -128,15 +127,10 @@ class Switchover:
             "--url", required=True, help="the running mirror's REST URL (http://host:8083)"
         )
         parser.add_argument("--user", metavar="USER:PASSWORD", help="REST Basic credentials")
-        parser.add_argument(
-            "--dry-run",
-            action="store_true",
-            help="check and show lag and group plans; change nothing",
-        )
-        parser.add_argument(
-            "--start-reverse",
-            action="store_true",
-            help="resume the flow TO->FROM once this one is paused",
+        add_switches(
+            parser,
+            ("--dry-run", "check and show lag and group plans; change nothing"),
+            ("--start-reverse", "resume the flow TO->FROM once this one is paused"),
         )
         parser.add_argument(
             "--drain-timeout",
@@ -145,13 +139,7 @@ class Switchover:
             metavar="SECONDS",
             help="how long to wait for lag 0 (default 300)",
         )
-        parser.add_argument(
-            "--timeout",
-            type=float,
-            default=DEFAULT_TIMEOUT,
-            metavar="SECONDS",
-            help=f"per Kafka request (default {DEFAULT_TIMEOUT:.0f})",
-        )
+        add_timeout(parser)
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
     def run(self, args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from mm2.config import Flow
 from mm2.config.model import SOURCE, syncs_schemas
 from mm2.errors import MM2Error
-from mm2.schemas import RegistryClient
+from mm2.schemas.client import RegistryClient
 from mm2.schemas.modes import ids_back, make_writable
 
 __all__ = ["RegistryStep", "make_target_writable", "mirrors_schemas"]

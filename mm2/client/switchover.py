@@ -38,13 +38,12 @@ from mm2.client.failover import (
     target_group_admin,
     translate_all_groups,
 )
-from mm2.client.lag import LagReader, LagReport, PartitionLag
+from mm2.client.lag import LagReader, LagReport
 from mm2.client.plan import FailoverError, FailoverPlan
 from mm2.client.registries import make_target_writable, mirrors_schemas
 from mm2.client.switchover_report import (
     FlowControl,
     GroupMove,
-    PartitionAtSwitch,
     Step,
     SwitchoverError,
     SwitchoverReport,
@@ -55,20 +54,12 @@ from mm2.kafka.groups import GroupAdmin
 __all__ = ["switchover"]
 
 
-def _partitions(lag: LagReport) -> list[PartitionAtSwitch]:
-    return [_at_switch(p) for p in lag.partitions]
-
-
 def _data_only(flow: Flow, lag: LagReport) -> LagReport:
     """The lag without the heartbeats topics: the other flow's heartbeat connector writes
     there every second, which is no producer of the operator's and nothing to wait for."""
     policy = flow.replication_policy()
     kept = tuple(p for p in lag.partitions if not policy.is_heartbeats_topic(p.topic))
     return replace(lag, partitions=kept)
-
-
-def _at_switch(p: PartitionLag) -> PartitionAtSwitch:
-    return PartitionAtSwitch(p.topic, p.partition, p.log_end, p.position, p.records, p.seconds)
 
 
 class _Run:
@@ -140,7 +131,7 @@ def switchover(
         if dry_run:
             with run.step("lag now (dry run: no wait)"):
                 lag = _data_only(flow, reader.read())
-                run.report.partitions = _partitions(lag)
+                run.report.lag = lag
                 _say_lag(run, lag, None)
                 run.say(
                     f"dry run: nothing changed; {a}->{b} would be drained, {len(plans)} "
@@ -151,7 +142,7 @@ def switchover(
             _registries(run, flow, reverse_flow, dry_run=True)
             return run.report
         with run.step("drain"):
-            run.report.partitions = _drain(
+            run.report.lag = _drain(
                 run, lambda: _data_only(flow, reader.read()), drain_timeout, poll_seconds
             )
     finally:
@@ -260,7 +251,7 @@ def _say_lag(run: _Run, lag: LagReport, moved: dict[tuple[str, int], int] | None
 
 def _drain(
     run: _Run, read: Callable[[], LagReport], drain_timeout: float, poll_seconds: float
-) -> list[PartitionAtSwitch]:
+) -> LagReport:
     """Until two reads in a row show every partition copied and the same source ends."""
     deadline = time.monotonic() + drain_timeout
     last: dict[tuple[str, int], int] | None = None
@@ -280,13 +271,13 @@ def _drain(
                 f"drained: {len(lag.partitions)} partition(s), every record copied, the "
                 f"source's ends unchanged for {poll_seconds:g} s"
             )
-            return _partitions(lag)
+            return lag
         now = time.monotonic()
         if now - said_at >= 5 * poll_seconds or last is None:
             _say_lag(run, lag, moved)
             said_at = now
         if now > deadline:
-            run.report.partitions = _partitions(lag)
+            run.report.lag = lag
             raise run.fail(
                 f"not drained within {drain_timeout:.0f} s ({lag.records} record(s) "
                 "not copied): nothing was changed"

@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
+from mm2.client.lag import LagReport, PartitionLag
 from mm2.errors import ConflictError
 
 __all__ = [
     "FlowControl",
     "GroupMove",
-    "PartitionAtSwitch",
     "Step",
     "SwitchoverError",
     "SwitchoverReport",
@@ -60,22 +60,6 @@ class Step:
 
 
 @dataclass(frozen=True)
-class PartitionAtSwitch:
-    """One source partition at the switch: its end, the next offset the mirror would copy, and
-    what it had not copied (records, and the age in seconds of the oldest of them)."""
-
-    topic: str
-    partition: int
-    source_end: int
-    copied_to: int | None
-    not_copied: int
-    not_copied_seconds: float
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
 class GroupMove:
     """A group's move: partitions committed on B, kept (B was ahead), and why it was skipped."""
 
@@ -96,7 +80,8 @@ class SwitchoverReport:
     flow: str
     dry_run: bool
     steps: list[Step] = field(default_factory=list)
-    partitions: list[PartitionAtSwitch] = field(default_factory=list)
+    # The flow's lag at the switch (its heartbeats topics left out): when drained, or last read.
+    lag: LagReport | None = None
     groups: list[GroupMove] = field(default_factory=list)
     done: bool = False
 
@@ -105,12 +90,16 @@ class SwitchoverReport:
         return [s.name for s in self.steps if s.failed]
 
     @property
+    def partitions(self) -> tuple[PartitionLag, ...]:
+        return self.lag.partitions if self.lag else ()
+
+    @property
     def not_copied(self) -> int:
-        return sum(p.not_copied for p in self.partitions)
+        return self.lag.records if self.lag else 0
 
     @property
     def not_copied_seconds(self) -> float:
-        return max((p.not_copied_seconds for p in self.partitions), default=0.0)
+        return self.lag.seconds if self.lag else 0.0
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -120,6 +109,19 @@ class SwitchoverReport:
             "failed_steps": self.failed_steps,
             "recovery_point": {"records": self.not_copied, "seconds": self.not_copied_seconds},
             "steps": [s.to_json() for s in self.steps],
-            "partitions": [p.to_json() for p in self.partitions],
+            "partitions": [_partition_json(p) for p in self.partitions],
             "groups": [g.to_json() for g in self.groups],
         }
+
+
+def _partition_json(p: PartitionLag) -> dict[str, object]:
+    """One source partition at the switch: its end, the next offset the mirror would copy, and
+    what it had not copied (records, and the age in seconds of the oldest of them)."""
+    return {
+        "topic": p.topic,
+        "partition": p.partition,
+        "source_end": p.log_end,
+        "copied_to": p.position,
+        "not_copied": p.records,
+        "not_copied_seconds": p.seconds,
+    }

@@ -29,7 +29,7 @@ from mm2.kafka.log_reader import LogReader
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
-from mm2.offset_syncs import checkpoints_for_group, rename_topic_partition
+from mm2.offset_syncs.checkpoint_rules import checkpoints_for_group, rename_topic_partition
 from mm2.offset_syncs.translator import OffsetTranslator
 from mm2.policies.filter import mirrors_group
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
@@ -300,13 +300,7 @@ class MirrorCheckpointTask(Task):
                 topic_filter=self._topic_filter.should_replicate_topic,
             )
             for cp in checkpoints:
-                self._producer.send(
-                    self._checkpoints_topic,
-                    cp.to_key_bytes(),
-                    cp.to_value_bytes(),
-                    partition=0,
-                    timestamp=stamp,
-                )
+                self._producer.send_record(self._checkpoints_topic, cp, timestamp=stamp)
             if checkpoints:
                 written[group] = checkpoints
         if not written:

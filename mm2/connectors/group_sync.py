@@ -16,7 +16,7 @@ from typing import Protocol
 
 from mm2.connectors.progress_group import GroupOffsets
 from mm2.kafka.groups import GroupState
-from mm2.offset_syncs import group_offsets_to_sync, sync_group_offsets
+from mm2.offset_syncs.checkpoint_rules import group_offsets_to_sync, sync_group_offsets
 from mm2.records import Checkpoint, TopicPartition
 
 __all__ = ["GroupSync", "TargetGroups"]

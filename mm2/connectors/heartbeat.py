@@ -38,11 +38,9 @@ class MirrorHeartbeatTask(Task):
         self._producer.raise_failure()
         now = int(time.time() * 1000)
         beat = Heartbeat(self._source, self._target, now)
-        self._producer.send(
+        self._producer.send_record(
             self._topic,
-            beat.to_key_bytes(),
-            beat.to_value_bytes(),
-            partition=0,
+            beat,
             timestamp=now,
             on_ack=lambda: self._liveness.heartbeat(self._source, self._target, now / 1000),
         )

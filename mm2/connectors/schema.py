@@ -1,7 +1,7 @@
 """MirrorSchemaConnector: a flow's Schema Registry copied to its target's.
 
 On for a flow whose two clusters both name a registry (`<alias>.schema.registry.url`). Its one
-task runs a pass of mm2.schemas.SchemaSync every `sync.schemas.interval.seconds` and writes
+task runs a pass of mm2.schemas.sync.SchemaSync every `sync.schemas.interval.seconds` and writes
 each source schema ID's target ID, each subject's source IDs, and after each finished pass the
 number of passes, to the flow's offsets topic on the target (mm2.records.schema_ids), placed by
 key as Connect places its offsets, where the copy tasks read them. At its start it reads back
@@ -28,7 +28,9 @@ from mm2.kafka.producer import RecordProducer
 from mm2.kafka.topics import TopicAdmin
 from mm2.policies.replication import PolicyConfigError
 from mm2.records.schema_ids import SchemaIdMapping, SchemaPasses, SchemaRecord
-from mm2.schemas import RegistryClient, SchemaSync, SubjectFilter, SubjectNaming
+from mm2.schemas.client import RegistryClient
+from mm2.schemas.subjects import SubjectFilter, SubjectNaming
+from mm2.schemas.sync import SchemaSync
 
 __all__ = ["MirrorSchemaConnector", "MirrorSchemaTask"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from confluent_kafka import KafkaError, Message, Producer
 
@@ -12,12 +13,20 @@ from mm2.kafka.failure import ClientWatch
 
 log = logging.getLogger(__name__)
 
-__all__ = ["STALLED_S", "RecordProducer"]
+__all__ = ["STALLED_S", "RecordProducer", "WireRecord"]
 
 # A producer that has had records waiting this long without one acknowledgement is given up:
 # a client told "no leader" while a broker stopped can keep the partition so for good
 # (librdkafka issue 5430), and only a new client sends again.
 STALLED_S = 60.0
+
+
+class WireRecord(Protocol):
+    """A record in Apache MM2's wire format (mm2.records: Heartbeat, Checkpoint, OffsetSync)."""
+
+    def to_key_bytes(self) -> bytes: ...
+
+    def to_value_bytes(self) -> bytes: ...
 
 
 class RecordProducer:
@@ -75,6 +84,19 @@ class RecordProducer:
             raise self._watch.error(f"sending to {topic}", exc) from exc
         self._waiting += 1
         self._producer.poll(0)
+
+    def send_record(
+        self,
+        topic: str,
+        record: WireRecord,
+        *,
+        timestamp: int | None = None,
+        headers: Mapping[str, bytes] | None = None,
+        on_ack: Callable[[], None] | None = None,
+    ) -> None:
+        """Send an MM2 record, encoded as Apache MM2 does, to the topic's one partition (0)."""
+        key, value = record.to_key_bytes(), record.to_value_bytes()
+        self.send(topic, key, value, timestamp=timestamp, headers=headers, on_ack=on_ack)
 
     def flush(self, timeout: float = 30.0) -> None:
         """Wait for every send; raise an error (retriable for an outage) if any failed or did

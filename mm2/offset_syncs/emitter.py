@@ -66,9 +66,7 @@ class OffsetSyncEmitter:
         syncs = self.syncs(results)
         for sync, prev in syncs:
             headers = {} if prev is None else {PREV_SYNC_HEADER: encode_prev_sync(prev)}
-            self._producer.send(
-                self.topic, sync.to_key_bytes(), sync.to_value_bytes(), headers=headers
-            )
+            self._producer.send_record(self.topic, sync, headers=headers)
         if syncs and wait:
             self._producer.flush()
 

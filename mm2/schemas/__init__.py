@@ -8,32 +8,3 @@ over Confluent's REST API (httpx, its only HTTP client): `client` speaks the API
 filters them; `sync` runs a pass and reports each source ID's target ID to a sink. It imports
 no Kafka client: the schema connector (mm2.connectors.schema) writes the mappings to Kafka.
 """
-
-from mm2.schemas.client import (
-    Registered,
-    RegistryClient,
-    Schema,
-    SchemaReference,
-    SchemaRegistryError,
-    SchemaVersion,
-)
-from mm2.schemas.settings import RegistrySettings
-from mm2.schemas.subjects import SubjectFilter, SubjectNaming
-from mm2.schemas.sync import IdMode, MappingSink, PassReport, SchemaSync, SchemaSyncError
-
-__all__ = [
-    "IdMode",
-    "MappingSink",
-    "PassReport",
-    "Registered",
-    "RegistryClient",
-    "RegistrySettings",
-    "Schema",
-    "SchemaReference",
-    "SchemaRegistryError",
-    "SchemaSync",
-    "SchemaSyncError",
-    "SchemaVersion",
-    "SubjectFilter",
-    "SubjectNaming",
-]

@@ -18,15 +18,10 @@ import pytest
 
 from mm2.policies.replication import DefaultReplicationPolicy
 from mm2.records.schema_ids import SchemaIdMapping
-from mm2.schemas import (
-    RegistryClient,
-    RegistrySettings,
-    Schema,
-    SchemaReference,
-    SchemaSync,
-    SubjectFilter,
-    SubjectNaming,
-)
+from mm2.schemas.client import RegistryClient, Schema, SchemaReference
+from mm2.schemas.settings import RegistrySettings
+from mm2.schemas.subjects import SubjectFilter, SubjectNaming
+from mm2.schemas.sync import SchemaSync
 from tests.support.registry import ApicurioRegistry
 
 pytestmark = [pytest.mark.integration]

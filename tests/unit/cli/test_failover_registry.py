@@ -19,7 +19,8 @@ from mm2.client.plan import FailoverPlan, PartitionMove
 from mm2.client.recovery import RecoveryPoint
 from mm2.client.registries import make_target_writable
 from mm2.records import OffsetAndMetadata, TopicPartition
-from mm2.schemas import RegistryClient, RegistrySettings
+from mm2.schemas.client import RegistryClient
+from mm2.schemas.settings import RegistrySettings
 
 PROPERTIES = """clusters = primary, backup
 primary.bootstrap.servers = primary:9092

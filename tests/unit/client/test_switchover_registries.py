@@ -21,7 +21,8 @@ from mm2.client.registries import make_target_writable
 from mm2.client.switchover import switchover
 from mm2.client.switchover_report import SwitchoverReport
 from mm2.config import Flow, load_properties, parse_properties
-from mm2.schemas import RegistryClient, RegistrySettings
+from mm2.schemas.client import RegistryClient
+from mm2.schemas.settings import RegistrySettings
 
 BASE = """clusters = primary, backup
 primary.bootstrap.servers = primary:9092

@@ -24,7 +24,8 @@ from mm2.records.schema_ids import (
 )
 from mm2.runtime.liveness import Liveness
 from mm2.runtime.metrics import MetricsRegistry
-from mm2.schemas import RegistryClient, RegistrySettings
+from mm2.schemas.client import RegistryClient
+from mm2.schemas.settings import RegistrySettings
 from tests.unit.schemas.fake_registry import FakeRegistry
 
 PROPERTIES = """clusters = a, b

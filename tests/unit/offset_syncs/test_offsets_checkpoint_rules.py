@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mm2.offset_syncs import (
-    OffsetSyncStore,
+from mm2.offset_syncs.checkpoint_rules import (
     checkpoint_for,
     checkpoint_is_more_recent,
     checkpoints_for_group,
@@ -13,6 +12,7 @@ from mm2.offset_syncs import (
     rename_topic_partition,
     sync_group_offsets,
 )
+from mm2.offset_syncs.sync_store import OffsetSyncStore
 from mm2.records import Checkpoint, OffsetAndMetadata, OffsetSync, TopicPartition
 
 

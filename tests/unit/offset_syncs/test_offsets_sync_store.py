@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from mm2.offset_syncs import SYNCS_PER_PARTITION, OffsetSyncStore
+from mm2.offset_syncs.sync_store import SYNCS_PER_PARTITION, OffsetSyncStore
 from mm2.records import OffsetSync, TopicPartition
 
 TP = TopicPartition("topic1", 2)

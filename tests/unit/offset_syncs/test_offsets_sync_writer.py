@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mm2.offset_syncs import PartitionState
+from mm2.offset_syncs.sync_writer import PartitionState
 from mm2.records import TopicPartition
 
 TP = TopicPartition("topic", 0)

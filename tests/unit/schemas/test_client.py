@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from mm2.errors import ConfigError
-from mm2.schemas import RegistryClient, RegistrySettings, Schema, SchemaRegistryError
+from mm2.schemas.client import RegistryClient, Schema, SchemaRegistryError
+from mm2.schemas.settings import RegistrySettings
 
 URL = "http://registry.example:8081"
 

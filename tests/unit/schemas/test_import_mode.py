@@ -10,14 +10,10 @@ import pytest
 
 from mm2.policies.replication import DefaultReplicationPolicy
 from mm2.records.schema_ids import SchemaIdMapping, SchemaSubject
-from mm2.schemas import (
-    MappingSink,
-    RegistryClient,
-    RegistrySettings,
-    SchemaSync,
-    SubjectFilter,
-    SubjectNaming,
-)
+from mm2.schemas.client import RegistryClient
+from mm2.schemas.settings import RegistrySettings
+from mm2.schemas.subjects import SubjectFilter, SubjectNaming
+from mm2.schemas.sync import MappingSink, SchemaSync
 from tests.unit.schemas.fake_registry import FakeRegistry
 
 COMMON = '{"type":"record","name":"Money","fields":[{"name":"cents","type":"long"}]}'

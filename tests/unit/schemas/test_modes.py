@@ -10,8 +10,9 @@ import json
 import httpx
 import pytest
 
-from mm2.schemas import RegistryClient, RegistrySettings
+from mm2.schemas.client import RegistryClient
 from mm2.schemas.modes import ids_back, make_writable
+from mm2.schemas.settings import RegistrySettings
 
 URL = "http://registry-backup:8081"
 

@@ -9,7 +9,7 @@ from mm2.policies.replication import (
     IdentityReplicationPolicy,
     PolicyConfigError,
 )
-from mm2.schemas import SubjectFilter, SubjectNaming
+from mm2.schemas.subjects import SubjectFilter, SubjectNaming
 
 TOPICS = {"orders", "order-events", "payments", "backup.orders"}
 
