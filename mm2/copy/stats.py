@@ -28,7 +28,8 @@ _HEADER_FIELDS = (
     "age_max_ms",
     "age_sum_ms",
     "finished_ms",
-    # Appended later: a header without them (an older mm2's) reads them as 0.
+    # Appended later: a header without them (an older mm2's) reads them as 0; a reader ignores
+    # integers past the last field it knows (a newer mm2's).
     "gone",
     "truncated",
     "source_end",
@@ -86,9 +87,11 @@ class CopyStats:
             values = [int(v) for v in json.loads(data)]
         except (ValueError, TypeError):
             return None
-        if not _FIRST_FIELDS <= len(values) <= len(_HEADER_FIELDS):
+        if len(values) < _FIRST_FIELDS:
             return None
         stats = cls(topic, partition, target_topic, position=position)
+        # A newer mm2's fields past the last one known here are left out, not the whole header:
+        # a field added later then blinds no reader that is already out there.
         for name, value in zip(_HEADER_FIELDS, values, strict=False):
             setattr(stats, name, value)
         return stats

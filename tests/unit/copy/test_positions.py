@@ -91,10 +91,11 @@ def test_records_gone_or_truncated_travel_in_two_more_integers_only_when_there_a
         b"[3,30,0,1,3,6,5,9,21,100]", topic="orders", partition=2, target_topic="", position=41
     )
     assert old is not None and (old.gone, old.truncated) == (0, 0)
-    too_long = b"[3,30,0,1,3,6,5,9,21,100,1,2,3,4,5]"
-    assert (
-        CopyStats.from_header(too_long, topic="t", partition=0, target_topic="", position=1) is None
-    )
+    # a newer mm2's header, with fields this version does not know, reads as far as it knows
+    newer = b"[3,30,0,1,3,6,5,9,21,100,500,7,90,1700000000123,42,43]"
+    read = CopyStats.from_header(newer, topic="orders", partition=2, target_topic="", position=41)
+    assert read is not None and (read.gone, read.truncated, read.source_end) == (500, 7, 90)
+    assert read.source_end_ms == 1_700_000_000_123 and read.header() == newer[:-7] + b"]"
 
 
 def test_the_source_end_seen_travels_after_the_counts_and_outlives_a_rewritten_position() -> None:
