@@ -10,6 +10,12 @@ Fixtures: `primary`, `backup`, `cluster_pair`, `new_topic`, `new_group`
 from __future__ import annotations
 
 import pytest
+from hypothesis import settings
+
+# Property tests assert no duration: hypothesis's per-example deadline (200 ms) failed examples
+# on a loaded 2-core machine that were right, only slow.
+settings.register_profile("mm2", deadline=None)
+settings.load_profile("mm2")
 
 pytest_plugins = [
     "tests.support.clusters",
