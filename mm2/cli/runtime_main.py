@@ -27,6 +27,7 @@ from mm2.connectors.schema import MirrorSchemaConnector
 from mm2.connectors.source import MirrorSourceConnector, spark_conf
 from mm2.copy.positions import PositionsTopic
 from mm2.errors import ConfigError
+from mm2.log.wire import demote_spark_records
 from mm2.pipeline.session import spark_context, stop_spark
 from mm2.runtime.changes import ChangeStore
 from mm2.runtime.liveness import Liveness
@@ -179,6 +180,7 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace, guard: StopGuard | 
     try:
         stopping.wait()
     finally:
+        demote_spark_records()  # Spark's cancelled tasks are no news while the mirror stops
         server.stop()
         mirror.stop()
         stop_spark()

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import sys
+import threading
 from collections.abc import Iterable
 from typing import IO, Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "WIRE_ENV",
     "WireFormatter",
     "configure_child",
+    "demote_spark_records",
     "parse",
     "pump",
     "relog",
@@ -100,16 +102,31 @@ def parse(line: str) -> dict[str, Any] | None:
     return fields
 
 
+# Set once the process stops: Spark's records are then logged at DEBUG at most.
+_STOPPING = threading.Event()
+
+
+def demote_spark_records() -> None:
+    """From now on (the mirror is stopping) log Spark's own records at DEBUG at most. Its tasks
+    are cancelled under it, and it reports that as errors with a stack trace (a broadcast block
+    already removed, an interrupted read) that say nothing an operator can act on. The
+    mirror's records, the copy tasks' included, keep their levels."""
+    _STOPPING.set()
+
+
 def relog(line: str) -> None:
     """Log one line of a child's output in this process."""
     fields = parse(line)
     if fields is None:
         text = line.rstrip("\r\n")
         if text.strip():
-            logging.getLogger(RAW_LOGGER).warning("%s", text)
+            level = logging.DEBUG if _STOPPING.is_set() else logging.WARNING
+            logging.getLogger(RAW_LOGGER).log(level, "%s", text)
         return
     name = str(fields.get("name") or RAW_LOGGER)
     level = _LEVELS.get(str(fields.get("level", "INFO")).upper(), logging.INFO)
+    if _STOPPING.is_set() and name.startswith("spark."):
+        level = min(level, logging.DEBUG)
     logger = logging.getLogger(name)
     if not logger.isEnabledFor(level):
         return

@@ -342,3 +342,31 @@ def test_warnings_and_uncaught_thread_exceptions_are_log_records(
     assert " WARNING py.warnings: " in text and "an old setting" in text
     assert " ERROR mm2: uncaught exception in copy-epoch-7\nTraceback" in text
     assert "RuntimeError: worker broke" in text
+
+
+def test_a_stopping_mirror_logs_sparks_records_at_debug_but_its_own_as_they_are(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import mm2.log.wire as wire
+
+    monkeypatch.setattr(wire, "_STOPPING", threading.Event())
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="spark")
+
+    def line(name: str) -> str:
+        return json.dumps({"mm2log": 1, "ms": 0, "level": "ERROR", "name": name, "msg": "x"})
+
+    relog(line("spark.TaskContextImpl"))
+    wire.demote_spark_records()
+    relog(line("spark.TaskContextImpl"))
+    relog(line("mm2.copy.loop"))
+    relog("Exception in thread main\n")
+    got = [(r.name, r.levelno) for r in caplog.records]
+    assert got == [
+        ("spark.TaskContextImpl", logging.ERROR),
+        ("spark.TaskContextImpl", logging.DEBUG),
+        ("mm2.copy.loop", logging.ERROR),
+        (RAW_LOGGER, logging.DEBUG),
+    ]
