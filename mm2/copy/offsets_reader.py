@@ -40,6 +40,7 @@ class ReaderConsumer(Protocol):
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any: ...
     def incremental_assign(self, partitions: list[TopicPartition]) -> None: ...
     def consume(self, num_messages: int = 1, timeout: float = -1) -> Any: ...
+    def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]: ...
     def close(self) -> None: ...
 
 
@@ -71,16 +72,13 @@ class OffsetsTopicReader(Generic[R]):
                 "enable.partition.eof": True,
                 "isolation.level": "read_committed",
                 "auto.offset.reset": "earliest",
-                # The end of a partition is known from a fetch's answer: at the broker's default
-                # 500 ms wait, reading to the end before each copy epoch took 0.7 s.
-                "fetch.wait.max.ms": 50,
                 "logger": ClientLog(cluster_label(consumer_config)),
             }
         )
         self._assigned: set[int] = set()
-        # How far each partition has been read: past the last record, or to where the
-        # consumer said end-of-partition (a partition of only markers or aborted records
-        # returns no record, and the consumer's position stays unset).
+        # How far each partition has been read: past the last record, to the consumer's
+        # position (past markers and aborted records, which return no record), or to where
+        # the consumer said end-of-partition.
         self._read_up_to: dict[int, int] = {}
         self._backlog: list[R] = []
 
@@ -157,6 +155,18 @@ class OffsetsTopicReader(Generic[R]):
                     retriable=True,
                 )
             out.extend(self._consume(0.2))
+            self._note_positions(behind)
+
+    def _note_positions(self, partitions: list[int]) -> None:
+        """How far the consumer has handed out each partition: its position moves past commit
+        markers and aborted records, which no record shows, as soon as a fetch answer holding
+        them is served. So a read to the end need not wait for the end-of-partition event,
+        which comes only with an empty fetch answer, after the broker's `fetch.wait.max.ms`
+        (500 ms): the reader fetches at the broker's pace, not twenty times a second."""
+        asked = [TopicPartition(self.topic, p) for p in partitions]
+        for tp in self._consumer.position(asked):
+            if tp.offset > self._read_up_to.get(tp.partition, 0):
+                self._read_up_to[tp.partition] = tp.offset
 
     def poll(self, timeout: float = 0.0) -> list[R]:
         """The records that have arrived (waiting up to `timeout` for the first)."""

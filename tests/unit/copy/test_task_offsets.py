@@ -91,6 +91,8 @@ class FakeConsumer:
     assigned: list[TopicPartition] = field(default_factory=list)
     timeouts: list[float] = field(default_factory=list)
     closed: bool = False
+    # what position() answers per partition (unset: librdkafka's -1001)
+    positions: dict[int, int] = field(default_factory=dict)
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> Metadata:
         return Metadata({TOPIC: Topic(dict.fromkeys(range(self.partitions)))})
@@ -101,6 +103,12 @@ class FakeConsumer:
     def consume(self, num_messages: int = 1, timeout: float = -1) -> Sequence[Record]:
         self.timeouts.append(timeout)
         return self.batches.pop(0) if self.batches else []
+
+    def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        return [
+            TopicPartition(tp.topic, tp.partition, self.positions.get(tp.partition, -1001))
+            for tp in partitions
+        ]
 
     def close(self) -> None:
         self.closed = True
@@ -205,6 +213,29 @@ def test_positions_are_read_from_the_partitions_that_hold_the_tasks_keys_then_dr
     assert ends.asked == [(sorted(held), False)]
     assert offsets.poll() == []  # positions are the task's own from now on: not kept
     assert offsets.positions([("orders", 0)], 0.1).offsets == {}
+
+
+def test_a_read_ends_where_the_consumers_position_passed_markers_without_waiting_for_eof() -> None:
+    # partition 0: two records, then a commit marker (end 3); partition 1: only an aborted
+    # transaction and its marker (end 2), which no record shows. No end-of-partition event
+    # comes (the broker holds an empty fetch for fetch.wait.max.ms): the positions say it.
+    key = assignment_key("primary->backup")
+    mine = [Assignment("new", 0, "primary.new", -1)]
+    consumer = FakeConsumer(
+        [[Record(0, 0, key, encode_additions("e1", {1: mine})), Record(0, 1, b"other", b"")]],
+        positions={0: 3, 1: 2},
+    )
+    offsets = task_offsets(consumer, Ends({0: 3, 1: 2}))
+    assert offsets.catch_up_assignment(5) == mine
+    assert len(consumer.timeouts) == 1  # one consume call, then the positions were enough
+
+
+def test_a_position_never_moves_a_partition_back_nor_counts_when_unset() -> None:
+    consumer = FakeConsumer([[Record(0, 4, b"k", b"")]], positions={0: 2})  # an older answer
+    schemas = SchemaIdMap(TOPIC, cluster="primary")
+    offsets = task_offsets(consumer, Ends({0: 5, 1: 1}), schemas=schemas)
+    with pytest.raises(KafkaClientError, match=r"\(at 1 at 0 of 1\)"):
+        offsets.catch_up_schema_ids(0.05)  # partition 1: position unset, so still at 0
 
 
 def test_a_read_that_cannot_reach_the_end_names_the_topic_and_partitions() -> None:
