@@ -20,6 +20,7 @@ __all__ = [
     "Admin",
     "RecordShape",
     "fill",
+    "produce",
     "producer_config",
     "record",
 ]
@@ -64,15 +65,16 @@ def record(i: int, pool: list[bytes], schema_id: int | None = None) -> tuple[byt
     return b"k%d" % i, i.to_bytes(8, "big") + pool[i % _POOL]
 
 
-def _produce(
+def produce(
     producer: Producer,
     topic: str,
     key: bytes,
     value: bytes,
     partition: int,
-    headers: list[tuple[str, str | bytes | None]] | None,
-    on_delivery: Callable[[KafkaError | None, Message], None],
+    headers: list[tuple[str, str | bytes | None]] | None = None,
+    on_delivery: Callable[[KafkaError | None, Message], None] | None = None,
 ) -> None:
+    """One record, waiting for room when the producer's local queue is full."""
     while True:
         try:
             producer.produce(topic, value, key, partition, on_delivery=on_delivery, headers=headers)
@@ -115,7 +117,7 @@ def fill(
     for topic in names:
         for i in range(count):
             key, value = record(i, pool, shape.schema_id)
-            _produce(producer, topic, key, value, i % partitions, headers, delivered)
+            produce(producer, topic, key, value, i % partitions, headers, delivered)
             n += 1
             if n % 10_000 == 0:
                 producer.poll(0)

@@ -36,7 +36,7 @@ from tqdm import tqdm
 from bench.apache import ApacheJars
 from bench.clusters import BROKER_CONFIG
 from bench.context import RunningMirror, finish
-from bench.data import Admin, RecordShape, fill, producer_config, record
+from bench.data import Admin, RecordShape, fill, produce, producer_config, record
 from bench.resources import ResourceSampler, ResourceUse
 from bench.settings import Settings
 from bench.systems import (
@@ -172,7 +172,7 @@ def _paced(bootstrap: Mapping[str, str], settings: Settings, first: int) -> tupl
                 key, value = record(first + sent, pool)
                 partition = (first + sent) % settings.w7_partitions
                 for name, producer in producers.items():
-                    _produce(producer, local_topic(name), key, value, partition)
+                    produce(producer, local_topic(name), key, value, partition)
                 sent += 1
             for producer in producers.values():
                 producer.poll(0)
@@ -182,15 +182,6 @@ def _paced(bootstrap: Mapping[str, str], settings: Settings, first: int) -> tupl
         if left := producer.flush(60):
             raise RuntimeError(f"W7: {left} records to {name} unsent")
     return sent, time.monotonic() - started
-
-
-def _produce(producer: Producer, topic: str, key: bytes, value: bytes, partition: int) -> None:
-    while True:
-        try:
-            producer.produce(topic, value, key, partition)
-            return
-        except BufferError:
-            producer.poll(0.01)
 
 
 def _verify(bootstrap: Mapping[str, str], partitions: int, deadline: float) -> dict[str, Any]:
