@@ -24,41 +24,25 @@ __all__ = ["RuntimeView"]
 
 
 class RuntimeView(Protocol):
-    """This process, the figures behind /metrics, and the parts the routers call."""
+    """This process, the figures behind /metrics, and the parts the routers call (attributes of
+    MirrorMaker, the routers only read them)."""
+
+    worker_id: str
+    plugins: Plugins
+    # The figures the tasks and lag monitors record (/metrics, /flows/.../partitions).
+    metrics: MetricsRegistry
+    # Heartbeats and checkpoint passes the tasks record (/metrics).
+    liveness: Liveness
+    connectors: ConnectorAdmin
+    offsets: ConnectorOffsets
+    flows: FlowAdmin
+    leadership: Leadership
+    switchovers: Switchovers
 
     @property
     def healthy(self) -> bool:
         """True once the worker has started (GET /health)."""
 
     @property
-    def worker_id(self) -> str: ...
-
-    @property
     def url(self) -> str | None:
         """This process's REST URL as its leader records say it (None: no coordinator)."""
-
-    @property
-    def plugins(self) -> Plugins: ...
-
-    @property
-    def metrics(self) -> MetricsRegistry:
-        """The figures the tasks and lag monitors record (/metrics, /flows/.../partitions)."""
-
-    @property
-    def liveness(self) -> Liveness:
-        """Heartbeats and checkpoint passes the tasks record (/metrics)."""
-
-    @property
-    def connectors(self) -> ConnectorAdmin: ...
-
-    @property
-    def offsets(self) -> ConnectorOffsets: ...
-
-    @property
-    def flows(self) -> FlowAdmin: ...
-
-    @property
-    def leadership(self) -> Leadership: ...
-
-    @property
-    def switchovers(self) -> Switchovers: ...
