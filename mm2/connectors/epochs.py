@@ -27,7 +27,6 @@ from mm2.connectors.topic_schedule import step
 from mm2.copy.runner import CopyRunner
 from mm2.copy.spec import LIBRDKAFKA_BATCH_SIZE, Assignment
 from mm2.errors import KafkaClientError, ProducerFencedError
-from mm2.records import TP
 
 __all__ = ["EpochPlanner", "Publisher"]
 
@@ -40,10 +39,6 @@ class Publisher(Protocol):
     def publish(self, epoch: str, additions: Mapping[int, Sequence[Assignment]]) -> int: ...
 
     def close(self) -> None: ...
-
-
-class OwnerMetrics(Protocol):
-    def set_owners(self, source: str, target: str, owners: Mapping[TP, int]) -> None: ...
 
 
 class LazyPublisher:
@@ -94,7 +89,6 @@ class EpochPlanner:
         specs: TaskSpecs,
         make_runner: Callable[[], CopyRunner],
         publisher: Publisher,
-        metrics: OwnerMetrics,
     ) -> None:
         self.settings = parts.settings
         self._parts = parts
@@ -102,7 +96,6 @@ class EpochPlanner:
         self._specs = specs
         self._make_runner = make_runner
         self._publisher = publisher
-        self._metrics = metrics
         self._runner: CopyRunner | None = None
         self._epoch = Epoch()
 
@@ -248,7 +241,7 @@ class EpochPlanner:
 
     def _publish_owners(self) -> None:
         owners = {(t, p): n for n, part in enumerate(self._epoch.dealt) for t, p, _ in part}
-        self._metrics.set_owners(self.settings.source, self.settings.target, owners)
+        self._parts.metrics.set_owners(self.settings.source, self.settings.target, owners)
 
     def _extend(self, added: dict[int, list[Placed]]) -> None:
         """Give the running copy tasks the partitions that appeared, without a new epoch."""

@@ -1,12 +1,13 @@
 """What the epoch planner (mm2.connectors.epochs) needs of its collaborators, as protocols: the
 flow's offsets topic (mm2.copy.positions.PositionsTopic), the committed positions and ready
 notices read from it (mm2.connectors.positions_feed.PositionsFeed), and the routes of the topics
-ready on the target (mm2.connectors.topic_schedule.TopicSchedule). `build_parts` in
+ready on the target (mm2.connectors.topic_schedule.TopicSchedule), and the figures they record
+(mm2.runtime.metrics.MetricsRegistry). `build_parts` in
 mm2.connectors.source hands in the real ones; the planner's unit tests hand in small fakes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,7 +17,7 @@ from mm2.copy.routes import Route
 from mm2.copy.settings import CopySettings
 from mm2.records import TP
 
-__all__ = ["FlowParts", "PlannerFeed", "PlannerPositions", "PlannerSchedule"]
+__all__ = ["FlowParts", "PlannerFeed", "PlannerMetrics", "PlannerPositions", "PlannerSchedule"]
 
 
 class PlannerPositions(TaskPositions, Protocol):
@@ -75,13 +76,25 @@ class PlannerSchedule(Protocol):
     def max_message_bytes(self, remotes: Iterable[str]) -> dict[str, int]: ...
 
 
+class PlannerMetrics(Protocol):
+    """What the planner (owners), its settle (transactions ended) and its task specs (topics
+    deleted and created again) record."""
+
+    def set_owners(self, source: str, target: str, owners: Mapping[TP, int]) -> None: ...
+
+    def transactions_ended(self, source: str, target: str, partitions: Sequence[str]) -> None: ...
+
+    def topic_recreated(self, source: str, target: str, topic: str) -> None: ...
+
+
 @dataclass(frozen=True)
 class FlowParts:
     """What the planner, its settle and its task specs share: the flow's copy settings (one
-    value, handed to every copy task as it is), its offsets topic, the positions read from it
-    and the routes of its topics."""
+    value, handed to every copy task as it is), its offsets topic, the positions read from it,
+    the routes of its topics and the metrics they record."""
 
     settings: CopySettings
     positions: PlannerPositions
     feed: PlannerFeed
     schedule: PlannerSchedule
+    metrics: PlannerMetrics

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import KW_ONLY, dataclass
-from typing import Protocol
 
 from mm2.connect.spi import LeaderEpoch
 from mm2.connectors.left_open import LeftOpenWatch
@@ -24,7 +23,7 @@ from mm2.copy.routes import Route
 from mm2.errors import ConfigError
 from mm2.records import TP
 
-__all__ = ["EndLeftOpen", "Fencing", "Prove", "Settle", "SettleMetrics"]
+__all__ = ["EndLeftOpen", "Fencing", "Prove", "Settle"]
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +34,6 @@ EndLeftOpen = Callable[[list[str], list[str], float], Mapping[TP, int]]
 # (the routes) -> (each synced partition's latest sync's upstream offset: copied, with all
 # before it; positions proven from the syncs and the remote topics), mm2.copy.rebuild
 Prove = Callable[[Mapping[str, Route]], tuple[dict[TP, int], dict[TP, int]]]
-
-
-class SettleMetrics(Protocol):
-    def transactions_ended(self, source: str, target: str, partitions: Sequence[str]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -62,13 +57,11 @@ class Settle:
         parts: FlowParts,
         *,
         fencing: Fencing,
-        metrics: SettleMetrics,
         prove: Prove | None = None,
     ) -> None:
         self.settings = parts.settings
         self._parts = parts
         self._fencing = fencing
-        self._metrics = metrics
         self._prove = prove
         # Ids to fence before the first epoch: as many as either mirror may have run; then
         # as many as the running epoch has copy tasks.
@@ -181,7 +174,7 @@ class Settle:
         if ended:
             s = self.settings
             names = [f"{t}-{p}" for t, p in sorted(ended)]
-            self._metrics.transactions_ended(s.source, s.target, names)
+            self._parts.metrics.transactions_ended(s.source, s.target, names)
         return bool(ended)
 
     def _catch_up_committed(self, offsets: dict[TP, int]) -> None:

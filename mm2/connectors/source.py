@@ -99,7 +99,7 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         configs = (flow.target_producer_config(), positions.consumer_config, positions.admin_config)
         return end_left_open(configs, ids, topics, flow=flow.name, timeout=timeout)
 
-    parts = FlowParts(settings, positions, feed, schedule)
+    parts = FlowParts(settings, positions, feed, schedule, metrics)
     fencing = Fencing(
         fence,
         leader=lambda: context.leader_epoch,
@@ -120,14 +120,12 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
     settle = Settle(
         parts,
         fencing=fencing,
-        metrics=metrics,
         prove=lambda routes: positions_from_syncs(
             flow, routes, settings.source_consumer, schema_ids=settings.schema_ids
         ),
     )
     specs = TaskSpecs(
         parts,
-        metrics=metrics,
         syncs_target=lambda: offset_syncs_target(flow),
         start_offsets=progress,
         is_heartbeats=flow.replication_policy().is_heartbeats_topic,
@@ -141,7 +139,6 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         publisher=LazyPublisher(
             lambda: AssignmentPublisher(positions.producer_config, positions.topic, flow.name)
         ),
-        metrics=metrics,
     )
     return SourceParts(planner, schedule, feed, progress)
 

@@ -29,10 +29,6 @@ class StartOffsets(Protocol):
     def start_offsets(self) -> dict[TP, int]: ...
 
 
-class RecreatedMetrics(Protocol):
-    def topic_recreated(self, source: str, target: str, topic: str) -> None: ...
-
-
 class TaskSpecs:
     """Builds an epoch's copy task specs and the assignments of partitions added to it."""
 
@@ -40,7 +36,6 @@ class TaskSpecs:
         self,
         parts: FlowParts,
         *,
-        metrics: RecreatedMetrics,
         syncs_target: Callable[[], tuple[str, dict[str, str] | None]],
         start_offsets: StartOffsets | None = None,
         is_heartbeats: Callable[[str], bool] = lambda _topic: False,
@@ -48,7 +43,6 @@ class TaskSpecs:
     ) -> None:
         self.settings = parts.settings
         self._parts = parts
-        self._metrics = metrics
         self._syncs_target = syncs_target
         self._start_offsets = start_offsets
         self._is_heartbeats = is_heartbeats
@@ -123,5 +117,5 @@ class TaskSpecs:
                 topic_id,
                 was,
             )
-            self._metrics.topic_recreated(self.settings.source, self.settings.target, topic)
+            self._parts.metrics.topic_recreated(self.settings.source, self.settings.target, topic)
         return start

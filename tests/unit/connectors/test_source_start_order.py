@@ -182,7 +182,7 @@ def _planner(
     fields.update(settings)
     copy = copy_settings(**fields)
     feed, schedule, metrics = FakeFeed(calls, stored or {}), FakeSchedule(routes), NoMetrics()
-    parts = FlowParts(copy, positions, feed, schedule)
+    parts = FlowParts(copy, positions, feed, schedule, metrics)
     fenced_by = Fencing(
         fence_ids,
         leader=lambda: leader,
@@ -195,19 +195,16 @@ def _planner(
         settle=Settle(
             parts,
             fencing=fenced_by,
-            metrics=metrics,
             prove=prove,
         ),
         specs=TaskSpecs(
             parts,
-            metrics=metrics,
             syncs_target=lambda: ("", None),
             is_heartbeats=lambda topic: topic == "beats",
             leader=lambda: leader,
         ),
         make_runner=runner or make_runner,
         publisher=LazyPublisher(FakePublisher),
-        metrics=metrics,
     )
     return planner, positions
 
@@ -348,7 +345,7 @@ def test_a_topic_re_created_since_its_positions_were_stored_is_copied_from_its_s
         (1, 11, "new"),
     ]
     assert "orders was deleted and created again" in caplog.text
-    metrics = planner._metrics
+    metrics = planner._parts.metrics
     assert isinstance(metrics, NoMetrics) and metrics.recreated == ["orders"]
     assert positions.written_ids == {("orders", 0): "old", ("orders", 1): "new"}  # kept
     # The running epoch learns of a re-creation between two refreshes: a new epoch.
