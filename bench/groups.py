@@ -31,7 +31,6 @@ APACHE_1S = {
     "sync.group.offsets.interval.seconds": "1",
 }
 _PAD = b"." * 100
-_SETTLE_S = 30.0  # after the producer stops: the last commits get their chance to arrive
 
 
 def _variants(system: SystemName) -> dict[str, dict[str, str]]:
@@ -71,7 +70,7 @@ def _one(ctx: Context, system: SystemName, extra: dict[str, str], suffix: str) -
                 timeout_s=mirror.elapsed() + 120,
                 desc=f"{label} drained",
             )
-            time.sleep(_SETTLE_S)
+            time.sleep(s.w5_settle_s)
         finally:
             source.stop()
             poller.stop()

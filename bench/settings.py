@@ -40,6 +40,7 @@ class Settings:
     w5_rate: int = 1_000
     w5_seconds: float = 60.0
     w5_partitions: int = 4
+    w5_settle_s: float = 30.0  # after the producer stops: the last commits get their chance
     w7_rate: int = 1_000  # per flow: into each of the four source topics
     w7_seconds: float = 60.0
     w7_idle_seconds: float = 60.0
@@ -88,6 +89,7 @@ _FLAGS = {
     "w5_rate": "W5: records per second produced while the source group commits",
     "w5_seconds": "W5: seconds of producing",
     "w5_partitions": "W5: partitions",
+    "w5_settle_s": "W5: seconds left for the last commits to arrive after the producer stops",
     "w7_rate": "W7: records per second into each source topic (each flow copies this rate)",
     "w7_seconds": "W7: seconds of producing",
     "w7_idle_seconds": "W7: seconds of the idle window after start-up",

@@ -48,6 +48,7 @@ TINY = Settings(
     w5_rate=200,
     w5_seconds=3.0,
     w5_partitions=2,
+    w5_settle_s=5.0,
 )
 
 

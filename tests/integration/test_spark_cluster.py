@@ -333,7 +333,7 @@ spark.driver.bindAddress = 127.0.0.1
     writer = ContinuousProducer(
         source,
         topic,
-        rate=200,
+        rate=400,
         limit=1_000_000,
         seconds=3600,
         partitions=PARTITIONS,
