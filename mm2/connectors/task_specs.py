@@ -96,9 +96,15 @@ class TaskSpecs:
     def assignment(self, topic: str, partition: int, target: str) -> Assignment:
         route = self._parts.schedule.routes.get(topic)
         topic_id = route.topic_id if route is not None else ""
-        as_is = self.settings.schema_ids and self._is_heartbeats(topic)
+        heartbeats = self._is_heartbeats(topic)
         return Assignment(
-            topic, partition, target, self._next_offset(topic, partition, topic_id), topic_id, as_is
+            topic,
+            partition,
+            target,
+            self._next_offset(topic, partition, topic_id),
+            topic_id,
+            as_is=self.settings.schema_ids and heartbeats,
+            heartbeats=heartbeats,
         )
 
     def _next_offset(self, topic: str, partition: int, topic_id: str) -> int:

@@ -58,7 +58,9 @@ def encode_additions(epoch: str, additions: Mapping[int, Sequence[Assignment]]) 
 
 def _row(a: Assignment) -> list[str | int | bool]:
     row: list[str | int | bool] = [a.topic, a.partition, a.target_topic, a.next_offset, a.topic_id]
-    return [*row, True] if a.as_is else row  # five fields, as before, unless it is set
+    if a.heartbeats:  # five fields, as before, for every other partition
+        return [*row, a.as_is, True]
+    return [*row, True] if a.as_is else row
 
 
 def decode_additions(value: bytes | None, epoch: str, task: int) -> list[Assignment]:
@@ -70,8 +72,8 @@ def decode_additions(value: bytes | None, epoch: str, task: int) -> list[Assignm
         if not isinstance(loaded, dict) or loaded.get("epoch") != epoch:
             return []
         rows = loaded.get("tasks", {}).get(str(task), [])
-        # Four fields before topic ids were written, five before `as_is`: a record of an
-        # older mm2 still decodes.
+        # Four fields before topic ids were written, five before `as_is`, six before
+        # `heartbeats`: a record of an older mm2 still decodes.
         return [
             Assignment(
                 str(row[0]),
@@ -80,6 +82,7 @@ def decode_additions(value: bytes | None, epoch: str, task: int) -> list[Assignm
                 int(row[3]),
                 str(row[4]) if len(row) > 4 else "",
                 row[5] is True if len(row) > 5 else False,
+                row[6] is True if len(row) > 6 else False,
             )
             for row in rows
         ]

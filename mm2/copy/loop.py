@@ -74,6 +74,12 @@ log = logging.getLogger(__name__)
 
 _CONSUME_BATCH = 10_000
 _IDLE_COMMIT_MS = 10  # a transaction with nothing more to read now commits once this old
+# A transaction of heartbeats alone waits this long for more records (at least the boundary):
+# each cluster upstream adds a few heartbeats a second, each at its own moment, and every
+# transaction costs a commit on the target and a topic-ids request to the source. Committed
+# one by one they were most of an idle mirror's CPU (the bench's W7); a second is the default
+# emit.heartbeats.interval.seconds. A record of any other topic ends the wait.
+_HEARTBEATS_COMMIT_MS = 1_000
 
 
 class _Pending:
@@ -248,6 +254,12 @@ class CopyLoop:
             )
         return names
 
+    def _heartbeats_only(self, txn: _Txn) -> bool:
+        assigned = self._assigned
+        return bool(txn.parts) and all(
+            tp in assigned and assigned[tp].heartbeats for tp in txn.parts
+        )
+
     def _check_clients(self) -> None:
         self._alarm.check()
         self._sink.check()
@@ -289,7 +301,7 @@ class CopyLoop:
 
     def _round(self) -> None:
         txn = self._txn
-        wait = 0.1 if txn is None else 0.005
+        wait = 0.1 if txn is None or self._heartbeats_only(txn) else 0.005
         messages = self._consumer.consume(_CONSUME_BATCH, 0) or self._consumer.consume(1, wait)
         if messages:
             try:
@@ -317,7 +329,10 @@ class CopyLoop:
         txn = self._txn
         if txn is not None:
             age_ms = (now - txn.opened) * 1000
-            if self._boundary.due(age_ms) or (not messages and age_ms >= _IDLE_COMMIT_MS):
+            if self._heartbeats_only(txn):
+                if age_ms >= max(_HEARTBEATS_COMMIT_MS, self._boundary.current_ms):
+                    self._end_transaction()
+            elif self._boundary.due(age_ms) or (not messages and age_ms >= _IDLE_COMMIT_MS):
                 self._end_transaction()
         elif not messages and now >= self._markers_due:  # idle: past markers, lag 0
             self._markers_due = now + 1.0

@@ -26,9 +26,10 @@ BEGINNING = -2
 class Assignment:
     """A source partition, its remote topic, the next offset to copy (-1: none stored, the
     consumer's auto.offset.reset decides; BEGINNING: the log's start), the source topic's id
-    ("" when unknown), written with each position, and whether its records are copied as they
-    are in a flow that rewrites schema IDs (the heartbeats topics, as the flow's replication
-    policy names them: mm2's own records, never Confluent's wire format)."""
+    ("" when unknown), written with each position, whether it is a partition of a heartbeats
+    topic (as the flow's replication policy names them), and whether its records are copied as
+    they are in a flow that rewrites schema IDs (the heartbeats topics: mm2's own records, never
+    Confluent's wire format)."""
 
     topic: str
     partition: int
@@ -36,6 +37,7 @@ class Assignment:
     next_offset: int = -1
     topic_id: str = ""
     as_is: bool = False
+    heartbeats: bool = False
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,9 @@ def test_additions_round_trip_for_their_task_and_epoch_only() -> None:
 
 def test_a_partition_copied_as_it_is_says_so_and_older_records_decode() -> None:
     beats = Assignment("heartbeats", 0, "primary.heartbeats", 3, "id-1", as_is=True)
-    rows = {0: [beats, Assignment("b", 1, "p.b", -1, "id-2")]}
+    plain_beats = Assignment("heartbeats", 1, "primary.heartbeats", 3, "id-1", heartbeats=True)
+    both = Assignment("heartbeats", 2, "primary.heartbeats", 3, "id-1", True, True)
+    rows = {0: [beats, plain_beats, both, Assignment("b", 1, "p.b", -1, "id-2")]}
     value = encode_additions("e1", rows)
     assert decode_additions(value, "e1", 0) == rows[0]
     assert b'"id-2"]' in value  # five fields when it is not set, as an older mm2 wrote them

@@ -297,7 +297,9 @@ def test_with_schema_ids_the_policys_heartbeats_topics_are_copied_as_they_are() 
     assert planner._specs.assignment("beats", 0, "primary.beats").as_is
     assert not planner._specs.assignment("orders", 0, "primary.orders").as_is
     planner, _ = _planner([], schema_ids=False)
-    assert not planner._specs.assignment("beats", 0, "primary.beats").as_is  # nothing rewritten
+    beats = planner._specs.assignment("beats", 0, "primary.beats")
+    assert not beats.as_is and beats.heartbeats  # nothing rewritten; still heartbeats
+    assert not planner._specs.assignment("orders", 0, "primary.orders").heartbeats
     spec = copy_spec(settings=planner.settings, partitions=[Assignment("b", 0, "p.b", 1, "", True)])
     assert CopyTaskSpec.from_json(spec.to_json()) == spec
 

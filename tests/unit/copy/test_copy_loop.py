@@ -411,6 +411,51 @@ def test_an_idle_partition_moves_past_transaction_markers_in_a_transaction_of_po
     assert len(producer.calls) == calls
 
 
+def _beats_and_orders() -> tuple[CopyLoop, FakeProducer]:
+    spec = copy_spec(
+        partitions=[
+            Assignment("heartbeats", 0, "primary.heartbeats", 5, heartbeats=True),
+            Assignment("orders", 0, "primary.orders", 10),
+        ],
+        offsets_topic=OFFSETS,
+    )
+    producer = FakeProducer(producer_settings(spec))
+    copier = CopyLoop(
+        spec,
+        consumer=cast(Any, IdleConsumer({})),
+        alarm=AuthAlarm("primary"),
+        sink=TransactionSink(spec, cast(Any, producer), AuthAlarm("backup")),
+        syncs=OffsetSyncEmitter("", None, 100),
+        offsets=None,
+    )
+    return copier, producer
+
+
+def _older(copier: CopyLoop, seconds: float) -> None:
+    assert copier._txn is not None
+    copier._txn.opened -= seconds
+
+
+def test_heartbeats_alone_wait_a_second_for_company_and_any_other_record_ends_the_wait() -> None:
+    copier, producer = _beats_and_orders()
+    copier._copy([cast(Any, FakeMessage("heartbeats", 0, 5, b"5"))])
+    _older(copier, 0.5)  # nothing more to read, well past the 10 ms a record of data waits
+    copier._round()
+    assert "commit" not in producer.calls
+    copier._copy([cast(Any, FakeMessage("heartbeats", 0, 6, b"6"))])  # one transaction
+    _older(copier, 0.6)
+    copier._round()
+    assert producer.calls.count("commit") == 1
+    assert copier.positions()[("heartbeats", 0)] == 7
+
+    copier._copy([cast(Any, FakeMessage("heartbeats", 0, 7, b"7"))])
+    copier._copy([cast(Any, FakeMessage("orders", 0, 10, b"10"))])
+    _older(copier, 0.02)
+    copier._round()  # a record of data: committed once nothing more is to read
+    assert producer.calls.count("commit") == 2
+    assert copier.positions() == {("heartbeats", 0): 8, ("orders", 0): 11}
+
+
 def test_a_partition_not_read_yet_has_no_position_to_move_to() -> None:
     copier = _copier(transactional=True)
     copier._consumer = cast(Any, IdleConsumer({}))
