@@ -212,11 +212,13 @@ class MirrorCheckpointTask(Task):
         if not self._ready:
             self._setup()
         now = time.monotonic()
-        fresh = self._read_syncs()
+        # Up to the end before checkpoints are written; in between, what has arrived.
+        emit = self._emit.due(now)
+        fresh = self._read_syncs(to_end=emit)
         if self._refresh.due(now):
             self._refresh_groups()
         wrote = False
-        if self._emit.due(now):
+        if emit:
             stamp = int(time.time() * 1000)  # Apache: the clock before the offsets are listed
             listed = self._source_groups.committed_offsets(self._groups) if self._groups else {}
             self._committed = (stamp, listed)
@@ -242,10 +244,12 @@ class MirrorCheckpointTask(Task):
         due = [t.next for t in timers if t.seconds is not None]
         return min(0.2, max(0.02, min(due, default=now + 0.2) - now))
 
-    def _read_syncs(self) -> int:
-        """Feed the new offset syncs to the translator; how many there were."""
+    def _read_syncs(self, *, to_end: bool = True) -> int:
+        """Feed the new offset syncs to the translator (up to the end the broker reports, or
+        what the consumer has fetched); how many there were."""
         read = 0
-        for sync, prev in decode_syncs(self._syncs.read_to_end()):
+        records = self._syncs.read_to_end() if to_end else self._syncs.read_new()
+        for sync, prev in decode_syncs(records):
             self._translator.handle(sync, prev)
             read += 1
         return read

@@ -6,7 +6,14 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    TopicPartition,
+)
 
 from mm2.kafka.failure import ClientWatch
 
@@ -92,22 +99,32 @@ class LogReader:
                     TimeoutError(),
                 )
             messages = self._consumer.consume(10_000, 0.2)
-            for msg in messages:
-                err = msg.error()
-                if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
-                        continue
-                    raise self._watch.error(f"reading {self.topic}-{self.partition}", err)
-                offset = msg.offset() or 0
-                _, ts = msg.timestamp()
-                headers = _headers(msg.headers())
-                out.append(LogRecord(offset, msg.key(), msg.value(), headers, ts))
-                self.position = offset + 1
+            out.extend(self._take(messages))
             if not messages:
                 # Compacted-away offsets and transaction markers: the position moves past them.
                 (tp,) = self._consumer.position([TopicPartition(self.topic, self.partition)])
                 if tp.offset > self.position:
                     self.position = tp.offset
+        return out
+
+    def read_new(self) -> list[LogRecord]:
+        """The records the consumer fetched since the last read, without asking the broker
+        for the end (no round trip: the consumer keeps fetching in the background, and a
+        fetch waiting at the end returns as soon as a record arrives)."""
+        return self._take(self._consumer.consume(10_000, 0))
+
+    def _take(self, messages: list[Message]) -> list[LogRecord]:
+        out = []
+        for msg in messages:
+            err = msg.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:
+                    continue
+                raise self._watch.error(f"reading {self.topic}-{self.partition}", err)
+            offset = msg.offset() or 0
+            _, ts = msg.timestamp()
+            out.append(LogRecord(offset, msg.key(), msg.value(), _headers(msg.headers()), ts))
+            self.position = offset + 1
         return out
 
     def close(self) -> None:
