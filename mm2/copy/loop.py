@@ -74,6 +74,7 @@ log = logging.getLogger(__name__)
 
 _CONSUME_BATCH = 10_000
 _IDLE_COMMIT_MS = 10  # a transaction with nothing more to read now commits once this old
+_IDLE_WAIT_S = 0.5  # with no transaction open, a round waits this long for a record
 # A transaction of heartbeats alone waits this long for more records (at least the boundary):
 # each cluster upstream adds a few heartbeats a second, each at its own moment, and every
 # transaction costs a commit on the target and a topic-ids request to the source. Committed
@@ -254,6 +255,20 @@ class CopyLoop:
             )
         return names
 
+    def _record_wait(self, txn: _Txn | None) -> float:
+        """How long a round waits for a record when there is none to take at once. The wait
+        ends as soon as one arrives: idle, its length only sets how often the loop looks at
+        the rest (the feed, stuck partitions, markers, cancellation)."""
+        if txn is None:
+            return _IDLE_WAIT_S
+        if self._heartbeats_only(txn):  # until the heartbeats' transaction is due
+            due = txn.opened + self._heartbeats_wait_ms() / 1000
+            return min(_IDLE_WAIT_S, max(0.005, due - time.monotonic()))
+        return 0.005
+
+    def _heartbeats_wait_ms(self) -> float:
+        return max(_HEARTBEATS_COMMIT_MS, self._boundary.current_ms)
+
     def _heartbeats_only(self, txn: _Txn) -> bool:
         assigned = self._assigned
         return bool(txn.parts) and all(
@@ -300,8 +315,7 @@ class CopyLoop:
         return TopicPartition(topic, partition, start)
 
     def _round(self) -> None:
-        txn = self._txn
-        wait = 0.1 if txn is None or self._heartbeats_only(txn) else 0.005
+        wait = self._record_wait(self._txn)
         messages = self._consumer.consume(_CONSUME_BATCH, 0) or self._consumer.consume(1, wait)
         if messages:
             try:
@@ -330,7 +344,7 @@ class CopyLoop:
         if txn is not None:
             age_ms = (now - txn.opened) * 1000
             if self._heartbeats_only(txn):
-                if age_ms >= max(_HEARTBEATS_COMMIT_MS, self._boundary.current_ms):
+                if age_ms >= self._heartbeats_wait_ms():
                     self._end_transaction()
             elif self._boundary.due(age_ms) or (not messages and age_ms >= _IDLE_COMMIT_MS):
                 self._end_transaction()
@@ -358,7 +372,7 @@ class CopyLoop:
         lost = states.leaderless()
         if lost:
             self._check_leaders(lost)
-        if not found:  # the common case, every 0.1 s: nothing more to look at
+        if not found:  # the common case, every round: nothing more to look at
             return
         self._end_transaction()  # may leave partitions of a re-created topic: not assigned again
         held = self._schemas.held if self._schemas is not None else {}

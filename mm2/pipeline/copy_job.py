@@ -12,6 +12,7 @@ import itertools
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 
 from py4j.protocol import Py4JError
@@ -137,18 +138,35 @@ class CopyJob:
             _jobs.discard(self)
 
 
+# Every flow's planner asks for the free slots at each poll (five times a second): four calls
+# into the JVM each time, most of twelve idle flows' planner CPU. The answer is kept this long.
+_SLOTS_KEPT_S = 1.0
+_slots_seen: weakref.WeakKeyDictionary[SparkContext, tuple[float, int]] = (
+    weakref.WeakKeyDictionary()
+)  # (when asked, slots)
+_slots_lock = threading.Lock()
+
+
 def task_slots(context: SparkContext) -> int:
     """How many tasks Spark can run at once now: the cores of the executors alive at this moment
-    (in local mode, its threads). defaultParallelism is no guide on a cluster: it never falls
-    below 2, so a flow with two copy tasks on two one-core workers would never learn that one
-    worker is gone, and the copy task Spark runs again would wait for a core forever."""
-    try:
-        scheduler = context._jsc.sc()
-        profile = scheduler.resourceProfileManager().defaultResourceProfile()
-        return int(scheduler.maxNumConcurrentTasks(profile))
-    except Py4JError as exc:  # a Spark without this (internal) call: the coarse figure
-        log.debug("task slots from defaultParallelism: %s", exc)
-        return int(context.defaultParallelism)
+    (in local mode, its threads), as Spark said at most _SLOTS_KEPT_S ago. defaultParallelism
+    is no guide on a cluster: it never falls below 2, so a flow with two copy tasks on two
+    one-core workers would never learn that one worker is gone, and the copy task Spark runs
+    again would wait for a core forever."""
+    now = time.monotonic()
+    with _slots_lock:
+        asked, slots = _slots_seen.get(context, (float("-inf"), 0))
+        if now - asked < _SLOTS_KEPT_S:
+            return slots
+        try:
+            scheduler = context._jsc.sc()
+            profile = scheduler.resourceProfileManager().defaultResourceProfile()
+            slots = int(scheduler.maxNumConcurrentTasks(profile))
+        except Py4JError as exc:  # a Spark without this (internal) call: the coarse figure
+            log.debug("task slots from defaultParallelism: %s", exc)
+            slots = int(context.defaultParallelism)
+        _slots_seen[context] = (now, slots)
+        return slots
 
 
 def free_slots(context: SparkContext, asking: CopyJob) -> int:

@@ -456,6 +456,18 @@ def test_heartbeats_alone_wait_a_second_for_company_and_any_other_record_ends_th
     assert copier.positions() == {("heartbeats", 0): 8, ("orders", 0): 11}
 
 
+def test_a_round_waits_for_records_as_long_as_nothing_is_due() -> None:
+    copier, _ = _beats_and_orders()
+    assert copier._record_wait(None) == 0.5  # idle: a record ends the wait anyway
+    copier._copy([cast(Any, FakeMessage("heartbeats", 0, 5, b"5"))])
+    _older(copier, 0.8)
+    assert 0.005 <= copier._record_wait(copier._txn) <= 0.2  # until the heartbeats are due
+    _older(copier, 5.0)
+    assert copier._record_wait(copier._txn) == 0.005
+    copier._copy([cast(Any, FakeMessage("orders", 0, 10, b"10"))])
+    assert copier._record_wait(copier._txn) == 0.005  # data: look again at once
+
+
 def test_a_partition_not_read_yet_has_no_position_to_move_to() -> None:
     copier = _copier(transactional=True)
     copier._consumer = cast(Any, IdleConsumer({}))

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any, cast
 
 import pytest
 
 from mm2.copy.loop import CopyLoop
 from mm2.copy.position_record import PositionRecord, StoredPositions
 from mm2.copy.spec import Assignment
+from mm2.pipeline import copy_job
 from mm2.pipeline.session import _python_environment
 from tests.support.specs import copy_spec
 
@@ -78,3 +80,46 @@ def test_a_copy_task_starts_after_what_was_committed() -> None:
         ("events", 0): 3,
     }
     assert moved == ["orders-0@500", "orders-1@42"]
+
+
+class _Scheduler:
+    """The JVM side task_slots asks: counts the asks."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self.cores = 2
+
+    def sc(self) -> _Scheduler:
+        return self
+
+    def resourceProfileManager(self) -> _Scheduler:
+        return self
+
+    def defaultResourceProfile(self) -> str:
+        return "default"
+
+    def maxNumConcurrentTasks(self, profile: str) -> int:
+        self.asked += 1
+        return self.cores
+
+
+class _Context:
+    def __init__(self) -> None:
+        self._jsc = _Scheduler()
+
+
+def test_task_slots_asks_the_jvm_at_most_once_a_second_per_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr("mm2.pipeline.copy_job.time.monotonic", lambda: now[0])
+    context, other = _Context(), _Context()
+    slots = cast(Any, context)
+    assert [copy_job.task_slots(slots) for _ in range(5)] == [2] * 5
+    assert context._jsc.asked == 1
+    assert copy_job.task_slots(cast(Any, other)) == 2 and other._jsc.asked == 1
+    context._jsc.cores = 1  # a worker lost
+    now[0] += 0.5
+    assert copy_job.task_slots(slots) == 2  # as Spark said half a second ago
+    now[0] += 0.6
+    assert copy_job.task_slots(slots) == 1 and context._jsc.asked == 2
