@@ -411,24 +411,31 @@ def test_an_idle_partition_moves_past_transaction_markers_in_a_transaction_of_po
     assert len(producer.calls) == calls
 
 
-def _beats_and_orders() -> tuple[CopyLoop, FakeProducer]:
-    spec = copy_spec(
-        partitions=[
-            Assignment("heartbeats", 0, "primary.heartbeats", 5, heartbeats=True),
-            Assignment("orders", 0, "primary.orders", 10),
-        ],
-        offsets_topic=OFFSETS,
-    )
+def _loop_over(
+    partitions: list[Assignment],
+    consumer: FakeConsumer,
+    *,
+    transactional: bool = True,
+    topic_ids: SourceIds | None = None,
+) -> tuple[CopyLoop, FakeProducer]:
+    """A copy loop dealt `partitions`, on fake clients; its producer."""
+    spec = copy_spec(transactional=transactional, partitions=partitions, offsets_topic=OFFSETS)
     producer = FakeProducer(producer_settings(spec))
     copier = CopyLoop(
         spec,
-        consumer=cast(Any, IdleConsumer({})),
+        consumer=cast(Any, consumer),
         alarm=AuthAlarm("primary"),
         sink=TransactionSink(spec, cast(Any, producer), AuthAlarm("backup")),
         syncs=OffsetSyncEmitter("", None, 100),
         offsets=None,
+        topic_ids=topic_ids,
     )
     return copier, producer
+
+
+def _beats_and_orders() -> tuple[CopyLoop, FakeProducer]:
+    beats = Assignment("heartbeats", 0, "primary.heartbeats", 5, heartbeats=True)
+    return _loop_over([beats, Assignment("orders", 0, "primary.orders", 10)], IdleConsumer({}))
 
 
 def _older(copier: CopyLoop, seconds: float) -> None:
@@ -643,26 +650,18 @@ class AssignedConsumer(WatermarkConsumer):
 def _dealt(transactional: bool, ids: dict[str, str]) -> tuple[CopyLoop, FakeProducer, SourceIds]:
     """A copy task dealt orders-0, orders-1 (topic id "A") and payments-0 (topic id "P"); the
     source answers `ids`."""
-    spec = copy_spec(
-        transactional=transactional,
-        partitions=[
+    source = SourceIds([], ids)
+    copier, producer = _loop_over(
+        [
             Assignment("orders", 0, "primary.orders", 10, "A"),
             Assignment("orders", 1, "primary.orders", 20, "A"),
             Assignment("payments", 0, "primary.payments", 5, "P"),
         ],
-        offsets_topic=OFFSETS,
-    )
-    producer = FakeProducer(producer_settings(spec))
-    source = SourceIds(producer.calls, ids)
-    copier = CopyLoop(
-        spec,
-        consumer=cast(Any, FakeConsumer({})),
-        alarm=AuthAlarm("primary"),
-        sink=TransactionSink(spec, cast(Any, producer), AuthAlarm("backup")),
-        syncs=OffsetSyncEmitter("", None, 100),
-        offsets=None,
+        FakeConsumer({}),
+        transactional=transactional,
         topic_ids=source,
     )
+    source.calls = producer.calls  # the source's answers beside the flush and the commit
     return copier, producer, source
 
 
