@@ -42,8 +42,9 @@ from mm2.config.values import (
 )
 from mm2.copy.consumer import replication_client_id
 from mm2.errors import MM2Error
-from mm2.runtime.metrics import CheckpointSnapshot, MetricsRegistry, PartitionSnapshot
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.naming import connector_name, split_flow
+from mm2.runtime.snapshots import CheckpointSnapshot, PartitionSnapshot
 from mm2.runtime.status import ConnectorStatus
 from mm2.runtime.view import RuntimeView
 

@@ -24,8 +24,9 @@ from mm2.api.apache_metrics import ApacheNamesCollector, jmx_value
 from mm2.api.liveness_metrics import Figure, LivenessCollector, flow_families
 from mm2.api.process_metrics import ProcessTreeCollector
 from mm2.runtime.flows import FlowView
-from mm2.runtime.metrics import MetricsRegistry, SchemaSyncSnapshot
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.naming import split_flow
+from mm2.runtime.snapshots import SchemaSyncSnapshot
 from mm2.runtime.status import State
 from mm2.runtime.view import RuntimeView
 

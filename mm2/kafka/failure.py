@@ -46,6 +46,7 @@ __all__ = [
     "client_error",
     "cluster_label",
     "ends_a_consumer",
+    "error_code",
     "transaction_outcome",
 ]
 
@@ -161,6 +162,12 @@ def _kafka_error(exc: BaseException | KafkaError) -> KafkaError | None:
     if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], KafkaError):
         return exc.args[0]
     return None
+
+
+def error_code(exc: BaseException | KafkaError) -> int | None:
+    """Kafka's error code that an exception carries (None when it carries none)."""
+    error = _kafka_error(exc)
+    return None if error is None else int(error.code())
 
 
 def classify(exc: BaseException | KafkaError) -> Failure:

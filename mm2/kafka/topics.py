@@ -20,7 +20,7 @@ from confluent_kafka.cimpl import NewPartitions, NewTopic
 
 from mm2.errors import KafkaClientError
 from mm2.kafka.acls import AclBinding, from_kafka, to_kafka, topic_acl_filter
-from mm2.kafka.failure import ClientWatch
+from mm2.kafka.failure import ClientWatch, error_code
 
 __all__ = [
     "BROKER_INTERNAL_TOPICS",
@@ -90,16 +90,6 @@ class ConfigOp:
     name: str
     op: ConfigOpType
     value: str | None = None
-
-
-def _kafka_error(exc: BaseException) -> KafkaError | None:
-    error = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
-    return error if isinstance(error, KafkaError) else None
-
-
-def _code(exc: BaseException) -> int | None:
-    error = _kafka_error(exc)
-    return None if error is None else int(error.code())
 
 
 def _source_name(value: object) -> ConfigSourceName:
@@ -197,7 +187,7 @@ class TopicAdmin:
         for key, answer in self._answers(futures):
             if not isinstance(answer, (KafkaException, concurrent.futures.TimeoutError)):
                 found[key] = answer
-            elif _code(answer) != KafkaError.UNKNOWN_TOPIC_OR_PART:
+            elif error_code(answer) != KafkaError.UNKNOWN_TOPIC_OR_PART:
                 raise self._error(what(key), answer) from answer
         return found
 
@@ -232,7 +222,7 @@ class TopicAdmin:
                 self._wait(future)
                 results[name] = "created"
             except (KafkaException, concurrent.futures.TimeoutError) as exc:
-                if _code(exc) == KafkaError.TOPIC_ALREADY_EXISTS:
+                if error_code(exc) == KafkaError.TOPIC_ALREADY_EXISTS:
                     results[name] = "exists"
                 else:
                     results[name] = self._error(f"creating topic {name}", exc)
@@ -253,7 +243,7 @@ class TopicAdmin:
             futures = self._admin.create_topics([topic], request_timeout=self._timeout)
             self._wait(futures[name])
         except (KafkaException, concurrent.futures.TimeoutError) as exc:
-            if _code(exc) in _COMPACTED_TOLERATED:
+            if error_code(exc) in _COMPACTED_TOLERATED:
                 return False
             raise self._error(
                 f"creating internal topic {name} (replication factor {replication_factor}; on a "
@@ -330,7 +320,7 @@ class TopicAdmin:
                 self._admin.describe_acls(topic_acl_filter(), request_timeout=self._timeout)
             )
         except (KafkaException, concurrent.futures.TimeoutError) as exc:
-            if _code(exc) == KafkaError.SECURITY_DISABLED:
+            if error_code(exc) == KafkaError.SECURITY_DISABLED:
                 return None
             raise self._error("describing topic ACLs", exc) from exc
         if not bindings and not self.has_authorizer():

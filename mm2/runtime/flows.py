@@ -12,8 +12,9 @@ from mm2.config.names import CLIENT_CONFIG_NAMES, CONNECTOR_CONFIG_NAMES
 from mm2.errors import BadRequestError, ConflictError
 from mm2.runtime.changes import Changes
 from mm2.runtime.herder import Herder
-from mm2.runtime.metrics import FlowEvent, MetricsRegistry
+from mm2.runtime.metrics import MetricsRegistry
 from mm2.runtime.naming import connector_name, flow_name
+from mm2.runtime.snapshots import FlowEvent
 
 __all__ = [
     "FlowLag",

@@ -19,14 +19,7 @@ from mm2.runtime.snapshots import (
     Spread,
 )
 
-__all__ = [
-    "CheckpointSnapshot",
-    "FlowEvent",
-    "MetricsRegistry",
-    "PartitionSnapshot",
-    "SchemaSyncSnapshot",
-    "Spread",
-]
+__all__ = ["MetricsRegistry"]
 
 EVENTS_KEPT = 20  # per flow, the newest
 

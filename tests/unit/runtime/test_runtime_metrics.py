@@ -6,7 +6,8 @@ import time
 
 from mm2.copy.routes import Route
 from mm2.copy.stats import CopyStats
-from mm2.runtime.metrics import MetricsRegistry, PartitionSnapshot
+from mm2.runtime.metrics import MetricsRegistry
+from mm2.runtime.snapshots import PartitionSnapshot
 
 
 def now_ms() -> int:
