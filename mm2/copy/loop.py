@@ -45,7 +45,7 @@ from confluent_kafka import (
 
 from mm2.copy.boundary import Boundary, behind
 from mm2.copy.consumer import RESET, source_consumer
-from mm2.copy.markers import move_past_markers
+from mm2.copy.markers import move_past_markers, past_markers
 from mm2.copy.out_of_range import where_to_resume
 from mm2.copy.position_record import StoredPositions
 from mm2.copy.refusals import Retries, operators_fault, oversized
@@ -348,18 +348,31 @@ class CopyLoop:
                     self._end_transaction()
             elif self._boundary.due(age_ms) or (not messages and age_ms >= _IDLE_COMMIT_MS):
                 self._end_transaction()
-        elif not messages and now >= self._markers_due:  # idle: past markers, lag 0
+        txn = self._txn
+        idle = txn is None or self._heartbeats_only(txn)
+        if idle and not messages and now >= self._markers_due:  # past markers, lag 0
             self._markers_due = now + 1.0
-            # A partition held at a record whose schema is not mirrored yet is unassigned, and
-            # its consumer position may be past that record: it must not move there.
-            held = self._schemas.held if self._schemas is not None else {}
-            idle = {
-                tp: n for tp, n in self._next.items() if tp not in held and tp not in self._left
-            }
-            moved = move_past_markers(self._consumer, self._sink, idle, self._assigned)
-            self._next.update(moved)
-            for tp in moved:  # the position follows a marker now, of no known epoch
-                self._epochs.pop(tp, None)
+            self._move_past_markers(txn)
+
+    def _move_past_markers(self, heartbeats: _Txn | None) -> None:
+        """Positions past transaction markers and aborted records, for every partition but
+        those of the open transaction of heartbeats, if any: it ends first when another
+        partition is to move (heartbeats flow in all the time, so it is seldom closed)."""
+        if heartbeats is not None:
+            others = {tp: n for tp, n in self._idle_next().items() if tp not in heartbeats.parts}
+            if not past_markers(self._consumer, others):
+                return
+            self._end_transaction()
+        moved = move_past_markers(self._consumer, self._sink, self._idle_next(), self._assigned)
+        self._next.update(moved)
+        for tp in moved:  # the position follows a marker now, of no known epoch
+            self._epochs.pop(tp, None)
+
+    def _idle_next(self) -> dict[TP, int]:
+        # A partition held at a record whose schema is not mirrored yet is unassigned, and its
+        # consumer position may be past that record: it must not move there.
+        held = self._schemas.held if self._schemas is not None else {}
+        return {tp: n for tp, n in self._next.items() if tp not in held and tp not in self._left}
 
     def _assign_stuck(self) -> None:
         """Partitions the consumer waits on without fetching (mm2.copy.stuck): the open

@@ -463,6 +463,19 @@ def test_heartbeats_alone_wait_a_second_for_company_and_any_other_record_ends_th
     assert copier.positions() == {("heartbeats", 0): 8, ("orders", 0): 11}
 
 
+def test_an_idle_partition_moves_past_markers_while_heartbeats_wait() -> None:
+    copier, producer = _beats_and_orders()  # orders-0: next offset 10
+    copier._consumer = cast(Any, IdleConsumer({("heartbeats", 0): 6}))
+    copier._copy([cast(Any, FakeMessage("heartbeats", 0, 5, b"5"))])
+    copier._round()  # nothing past orders-0's next offset: the heartbeats wait on
+    assert "commit" not in producer.calls
+    copier._consumer = cast(Any, IdleConsumer({("heartbeats", 0): 6, ("orders", 0): 13}))
+    copier._markers_due = 0.0
+    copier._round()  # orders-0's 10-12 are markers: the heartbeats end first, then it moves
+    assert producer.calls.count("commit") == 2
+    assert copier.positions() == {("heartbeats", 0): 6, ("orders", 0): 13}
+
+
 def test_a_round_waits_for_records_as_long_as_nothing_is_due() -> None:
     copier, _ = _beats_and_orders()
     assert copier._record_wait(None) == 0.5  # idle: a record ends the wait anyway
