@@ -138,7 +138,7 @@ class CopyJob:
             _jobs.discard(self)
 
 
-# Every flow's planner asks for the free slots at each poll (five times a second): four calls
+# Every flow's planner asks for the free slots at each poll (twice a second): four calls
 # into the JVM each time, most of twelve idle flows' planner CPU. The answer is kept this long.
 _SLOTS_KEPT_S = 1.0
 _slots_seen: weakref.WeakKeyDictionary[SparkContext, tuple[float, int]] = (

@@ -12,10 +12,11 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from mm2.copy.failure import CopyTaskFailed
-from mm2.copy.loop import CopyLoop
+from mm2.copy.loop import CopyLoop, TopicIds
 from mm2.copy.position_record import STATS_HEADER
 from mm2.copy.refusals import Retries
-from mm2.copy.spec import Assignment
+from mm2.copy.schema_gate import SchemaGate
+from mm2.copy.spec import Assignment, CopyTaskSpec
 from mm2.copy.stats import CopyStats
 from mm2.copy.task import run_copy_task
 from mm2.copy.transaction import TransactionSink, producer_settings
@@ -147,6 +148,29 @@ class FakeDelivered:
         return (1, 1_700_000_000_000 + max(self.upstream, 0))
 
 
+def loop_on_fakes(
+    spec: CopyTaskSpec,
+    consumer: FakeConsumer,
+    *,
+    topic_ids: TopicIds | None = None,
+    schemas: SchemaGate | None = None,
+) -> tuple[CopyLoop, FakeProducer]:
+    """A copy loop of `spec` on fake clients (the producer stands in for confluent-kafka's);
+    its producer."""
+    producer = FakeProducer(producer_settings(spec))
+    copier = CopyLoop(
+        spec,
+        consumer=cast(Any, consumer),
+        alarm=AuthAlarm("primary"),
+        sink=TransactionSink(spec, cast(Any, producer), AuthAlarm("backup")),
+        syncs=OffsetSyncEmitter("", None, 100),
+        offsets=None,
+        schemas=schemas,
+        topic_ids=topic_ids,
+    )
+    return copier, producer
+
+
 def _copier(
     transactional: bool, skip_oversized: bool = False, limits: dict[str, int] | None = None
 ) -> CopyLoop:
@@ -157,16 +181,7 @@ def _copier(
         settings=copy_settings(skip_oversized_records=skip_oversized),
         topic_limits=limits or {},
     )
-    producer: Any = FakeProducer(producer_settings(spec))  # stands in for confluent-kafka's
-    sink = TransactionSink(spec, producer, AuthAlarm("backup"))
-    return CopyLoop(
-        spec,
-        consumer=cast(Any, FakeConsumer({})),
-        alarm=AuthAlarm("primary"),
-        sink=sink,
-        syncs=OffsetSyncEmitter("", None, 100),
-        offsets=None,
-    )
+    return loop_on_fakes(spec, FakeConsumer({}))[0]
 
 
 def _copy(copier: CopyLoop, offsets: list[int]) -> FakeProducer:
@@ -411,31 +426,11 @@ def test_an_idle_partition_moves_past_transaction_markers_in_a_transaction_of_po
     assert len(producer.calls) == calls
 
 
-def _loop_over(
-    partitions: list[Assignment],
-    consumer: FakeConsumer,
-    *,
-    transactional: bool = True,
-    topic_ids: SourceIds | None = None,
-) -> tuple[CopyLoop, FakeProducer]:
-    """A copy loop dealt `partitions`, on fake clients; its producer."""
-    spec = copy_spec(transactional=transactional, partitions=partitions, offsets_topic=OFFSETS)
-    producer = FakeProducer(producer_settings(spec))
-    copier = CopyLoop(
-        spec,
-        consumer=cast(Any, consumer),
-        alarm=AuthAlarm("primary"),
-        sink=TransactionSink(spec, cast(Any, producer), AuthAlarm("backup")),
-        syncs=OffsetSyncEmitter("", None, 100),
-        offsets=None,
-        topic_ids=topic_ids,
-    )
-    return copier, producer
-
-
 def _beats_and_orders() -> tuple[CopyLoop, FakeProducer]:
     beats = Assignment("heartbeats", 0, "primary.heartbeats", 5, heartbeats=True)
-    return _loop_over([beats, Assignment("orders", 0, "primary.orders", 10)], IdleConsumer({}))
+    partitions = [beats, Assignment("orders", 0, "primary.orders", 10)]
+    spec = copy_spec(partitions=partitions, offsets_topic=OFFSETS)
+    return loop_on_fakes(spec, IdleConsumer({}))
 
 
 def _older(copier: CopyLoop, seconds: float) -> None:
@@ -663,17 +658,17 @@ class AssignedConsumer(WatermarkConsumer):
 def _dealt(transactional: bool, ids: dict[str, str]) -> tuple[CopyLoop, FakeProducer, SourceIds]:
     """A copy task dealt orders-0, orders-1 (topic id "A") and payments-0 (topic id "P"); the
     source answers `ids`."""
-    source = SourceIds([], ids)
-    copier, producer = _loop_over(
-        [
+    spec = copy_spec(
+        transactional=transactional,
+        partitions=[
             Assignment("orders", 0, "primary.orders", 10, "A"),
             Assignment("orders", 1, "primary.orders", 20, "A"),
             Assignment("payments", 0, "primary.payments", 5, "P"),
         ],
-        FakeConsumer({}),
-        transactional=transactional,
-        topic_ids=source,
+        offsets_topic=OFFSETS,
     )
+    source = SourceIds([], ids)
+    copier, producer = loop_on_fakes(spec, FakeConsumer({}), topic_ids=source)
     source.calls = producer.calls  # the source's answers beside the flush and the commit
     return copier, producer, source
 

@@ -16,12 +16,14 @@ from mm2.copy.schema_gate import SchemaGate
 from mm2.copy.schema_ids import SchemaIdRewriter
 from mm2.copy.schema_map import SchemaIdMap
 from mm2.copy.spec import Assignment
-from mm2.copy.transaction import TransactionSink, producer_settings
-from mm2.kafka.failure import AuthAlarm
-from mm2.offset_syncs.emitter import OffsetSyncEmitter
 from mm2.records.schema_ids import SchemaIdMapping, SchemaSubject
 from tests.support.specs import copy_settings, copy_spec
-from tests.unit.copy.test_copy_loop import FakeMessage, FakeProducer, WatermarkConsumer
+from tests.unit.copy.test_copy_loop import (
+    FakeMessage,
+    FakeProducer,
+    WatermarkConsumer,
+    loop_on_fakes,
+)
 
 
 def framed(schema_id: int, body: bytes = b"avro") -> bytes:
@@ -50,22 +52,13 @@ def _copier(
         ],
         settings=copy_settings(schema_ids=True, schema_ids_wait_ms=wait_ms),
     )
-    producer = FakeProducer(producer_settings(spec))
     feed = SchemaIdMap(
         "mm2-offsets.primary.internal",
         cluster="primary",
         rewriter=rewriter or SchemaIdRewriter({7: 1042}),
     )
     consumer = WatermarkConsumer(0, 100)
-    copier = CopyLoop(
-        spec,
-        consumer=cast(Any, consumer),
-        alarm=AuthAlarm("primary"),
-        sink=TransactionSink(spec, cast(Any, producer), AuthAlarm("backup")),
-        syncs=OffsetSyncEmitter("", None, 100),
-        offsets=None,
-        schemas=SchemaGate(spec, feed),
-    )
+    copier, producer = loop_on_fakes(spec, consumer, schemas=SchemaGate(spec, feed))
     return copier, producer, feed, consumer
 
 
