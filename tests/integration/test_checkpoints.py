@@ -134,6 +134,37 @@ def values_from(bootstrap: str, topic: str, group: str, expect: int) -> dict[int
         consumer.close()
 
 
+def copies_on_target(bootstrap: str, topic: str, values: set[str]) -> dict[tuple[int, str], int]:
+    """The target offset of each record in `values`, per partition: (partition, value) -> offset.
+
+    mm2 writes the target in transactions, so its own commit markers take offsets there: where
+    a copy lands depends on how the backlog was cut into transactions, and only the log says.
+    """
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "copies-on-target",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
+    wanted = {(p, v) for p in (0, 1) for v in values}
+    found: dict[tuple[int, str], int] = {}
+    try:
+        consumer.assign([KafkaTopicPartition(topic, p, 0) for p in (0, 1)])
+        deadline = time.monotonic() + 20
+        while set(found) < wanted and time.monotonic() < deadline:
+            for msg in consumer.consume(100, 1.0):
+                if not msg.error():
+                    key = (msg.partition() or 0, (msg.value() or b"").decode())
+                    if key in wanted:
+                        found[key] = msg.offset() or 0
+        assert set(found) == wanted, f"copies not found on the target: {wanted - set(found)}"
+        return found
+    finally:
+        consumer.close()
+
+
 @pytest.fixture
 def active_consumer(backup: Cluster) -> Iterator[Callable[[str, str], None]]:
     stop = threading.Event()
@@ -195,10 +226,20 @@ def test_groups_fail_over_exactly_and_active_groups_are_left_alone(
 
     eventually(busy_is_active, timeout=60, what="busy group active")
     with MirrorProcess(props) as mirror:
-        # The target holds only the committed records, densely: a group that read n of them
-        # resumes at offset n there (its source offsets also counted markers and aborts).
-        for group, read in ((caught_up, 157), (lagging, 3)):
-            expected = {TopicPartition(remote, p): read for p in (0, 1)}
+        # A group that read n records of each partition resumes at the copy of record n (the
+        # n+1st kept one): its offset on the target, wherever mm2's transactions put it.
+        copies = eventually(
+            lambda: copies_on_target(backup.bootstrap_servers, remote, {"kept-157", "kept-3"}),
+            timeout=120,
+            what="copies of kept-3 and kept-157 on the target",
+            log=mirror.log,
+        )
+        resume = {
+            group: {p: copies[(p, f"kept-{read}")] for p in (0, 1)}
+            for group, read in ((caught_up, 157), (lagging, 3))
+        }
+        for group in (caught_up, lagging):
+            expected = {TopicPartition(remote, p): o for p, o in resume[group].items()}
 
             def translated(g: str = group) -> dict[TopicPartition, int]:
                 return {tp: cp.downstream_offset for tp, cp in checkpoints(backup, g).items()}
