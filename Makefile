@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install kafka-jars apicurio system-packages gssapi-client lint typecheck unit check docs system integration versions test demo bench image image-test clean
+.PHONY: help install kafka-jars apicurio system-packages gssapi-client lint typecheck unit check docs system integration versions test demo bench bench-headline image image-test clean
 
 # Debian packages the tests need: an MIT KDC (krb5-kdc, kadmin.local) and kinit, Cyrus SASL's
 # GSSAPI plugin, what builds a Kerberos-capable librdkafka (scripts/build-gssapi-client.sh), and
@@ -180,6 +180,23 @@ demo: kafka-jars ## two local Kafka clusters, primary -> backup, records you can
 bench: kafka-jars ## this mirror beside Apache MirrorMaker 2 (BENCHMARKS.md)
 	$(PIP) -e '.[bench]'
 	$(BIN)/python -m bench
+
+# BENCHMARKS.md's headline: both systems in both orders, W1 and W2 on fresh pairs of clusters,
+# then across a link at 50 ms and at 100 ms capped at 100 Mbit/s, then W7. About 50 minutes on
+# this project's 2-core machine; each run's orders.md says which target holds in which order.
+HEADLINE ?= headline
+bench-headline: kafka-jars ## BENCHMARKS.md's headline figures against Apache MM2 (about 50 min)
+	$(PIP) -e '.[bench]'
+	$(BIN)/python -m bench --systems mm2,apache --workloads w1,w2 --w1-records 1000000 \
+		--w2-rate 5000 --w2-seconds 60 --both-orders --fresh-clusters --label $(HEADLINE)-local
+	$(BIN)/python -m bench --systems mm2,apache --workloads w1,w2 --w1-records 500000 \
+		--w2-rate 5000 --w2-seconds 60 --both-orders --fresh-clusters --link 50 \
+		--label $(HEADLINE)-link-50
+	$(BIN)/python -m bench --systems mm2,apache --workloads w1,w2 --w1-records 500000 \
+		--w2-rate 5000 --w2-seconds 60 --both-orders --fresh-clusters --link 100:100 \
+		--label $(HEADLINE)-link-100-100
+	$(BIN)/python -m bench --systems mm2,apache --workloads w7 --both-orders \
+		--label $(HEADLINE)-w7
 
 clean: ## remove the virtualenv, build output and caches
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache demo-work
