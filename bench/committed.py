@@ -7,6 +7,12 @@ on the remote topic with isolation.level=read_committed, assigned to every parti
 end before the paced producer starts, polling on its own thread. For each record carrying the
 source-timestamp header it keeps the wall-clock time the record was handed to it minus that
 header (the producer, the brokers and this reader share one machine and its clock).
+
+The reader never waits to fill a batch: librdkafka's batch consume blocks until it has the
+number asked for or its timeout passed, so `consume(5000, 0.05)` at 5,000 records/s held each
+record up to 50 ms before the reader timed it (Apache MM2's committed p50 read 45 ms against
+its append p50 of 9 ms). It takes what is queued without waiting, and waits for one record
+only when nothing is.
 """
 
 from __future__ import annotations
@@ -84,7 +90,7 @@ class CommittedReader:
         header = self._header
         try:
             while not self._stop.is_set():
-                batch = self._consumer.consume(_BATCH, _POLL_S)
+                batch = self._consumer.consume(_BATCH, 0) or self._consumer.consume(1, _POLL_S)
                 if not batch:
                     continue
                 now_ms = int(time.time() * 1000)
