@@ -19,6 +19,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from bench.data import producer_config
 from bench.verify import CONSUMER
+from mm2.kafka.take import take
 
 __all__ = ["copy_partitions", "plain_copy_rate"]
 
@@ -38,7 +39,7 @@ def copy_partitions(
         active = {p for p, end in ends.items() if end > 0}
         consumer.assign([TopicPartition(topic, p, 0) for p in active])
         while active:
-            for msg in consumer.consume(10_000, 1.0):
+            for msg in take(consumer, 10_000, 1.0):
                 err, p = msg.error(), msg.partition() or 0
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:

@@ -24,6 +24,8 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, ConsumerGroupTopicPartit
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
+from mm2.kafka.take import take
+
 __all__ = [
     "Commit",
     "SourceGroup",
@@ -100,7 +102,7 @@ class SourceGroup(_Background):
             last: dict[int, int] = {}
             next_commit = time.monotonic() + self.every_s
             while not self._stop.is_set():
-                for msg in consumer.consume(1000, 0.05):
+                for msg in take(consumer, 1000, 0.05):
                     if msg.error() is None:
                         last[msg.partition() or 0] = (msg.offset() or 0) + 1
                 if time.monotonic() < next_commit or not last:
@@ -165,7 +167,7 @@ def target_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, dic
         done: set[int] = set()
         deadline = time.monotonic() + 300
         while len(done) < partitions and time.monotonic() < deadline:
-            for msg in consumer.consume(10_000, 0.5):
+            for msg in take(consumer, 10_000, 0.5):
                 err = msg.error()
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:

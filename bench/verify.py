@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
 from bench.data import Admin
+from mm2.kafka.take import take
 
 __all__ = [
     "PartitionDigest",
@@ -175,7 +176,7 @@ def read_topics(
     try:
         consumer.assign([TopicPartition(t, p, 0) for t, p in active])
         while active and time.monotonic() - started < timeout_s:
-            batch = consumer.consume(10_000, 1.0)
+            batch = take(consumer, 10_000, 1.0)
             data = 0
             for msg in batch:
                 err = msg.error()

@@ -23,6 +23,7 @@ naming it, and the operator's runbook applies.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -31,6 +32,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from mm2.errors import KafkaClientError
 from mm2.kafka.failure import ClientLog, client_error, cluster_label
 from mm2.kafka.offsets import OffsetLister
+from mm2.kafka.take import take
 from mm2.kafka.topics import TopicAdmin
 from mm2.records import TP
 
@@ -150,13 +152,12 @@ def _first_records(
     found: dict[TP, Message] = {}
     try:
         consumer.assign([TopicPartition(t, p, at) for (t, p), at in held.items()])
-        for _ in range(int(timeout / 0.5) + 1):
-            for msg in consumer.consume(len(held), 0.5):
+        deadline = time.monotonic() + timeout + 0.5
+        while len(found) < len(held) and time.monotonic() < deadline:
+            for msg in take(consumer, len(held), 0.5):
                 tp = (msg.topic() or "", msg.partition() or 0)
                 if msg.error() is None and tp in held and tp not in found:
                     found[tp] = msg
-            if len(found) == len(held):
-                break
     except KafkaException as exc:
         raise client_error("reading the records left open", exc, cluster=label) from exc
     finally:

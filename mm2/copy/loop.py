@@ -63,6 +63,7 @@ from mm2.kafka.failure import (
     cluster_label,
     ends_a_consumer,
 )
+from mm2.kafka.take import take
 from mm2.kafka.topics import TopicAdmin
 from mm2.offset_syncs.emitter import OffsetSyncEmitter
 from mm2.offset_syncs.sync_trail import offset_runs
@@ -316,7 +317,7 @@ class CopyLoop:
 
     def _round(self) -> None:
         wait = self._record_wait(self._txn)
-        messages = self._consumer.consume(_CONSUME_BATCH, 0) or self._consumer.consume(1, wait)
+        messages = take(self._consumer, _CONSUME_BATCH, wait)
         if messages:
             try:
                 self._copy(messages)

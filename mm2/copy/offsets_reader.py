@@ -19,6 +19,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from mm2.errors import KafkaClientError, TopicNotFoundError
 from mm2.kafka.failure import ClientLog, client_error, cluster_label, ends_a_consumer
 from mm2.kafka.offsets import OffsetLister
+from mm2.kafka.take import take
 
 __all__ = ["Decode", "Ends", "KeyPartitions", "OffsetsTopicReader", "ReaderConsumer"]
 
@@ -176,7 +177,7 @@ class OffsetsTopicReader(Generic[R]):
 
     def _consume(self, timeout: float) -> list[R]:
         out: list[R] = []
-        for msg in self._consumer.consume(10_000, timeout):
+        for msg in take(self._consumer, 10_000, timeout):
             err = msg.error()
             if err is not None:
                 if err.code() == KafkaError._PARTITION_EOF:

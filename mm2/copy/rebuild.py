@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer, KafkaError, Message, TopicPartition
 
+from mm2.kafka.take import take
 from mm2.records import TP
 
 __all__ = ["Anchor", "prove_positions"]
@@ -93,7 +94,7 @@ def _read(
     try:
         consumer.assign([TopicPartition(t, p, off) for (t, p), off in sorted(starts.items())])
         while open_ and time.monotonic() < deadline:
-            for msg in consumer.consume(_BATCH, 0.5):
+            for msg in take(consumer, _BATCH, 0.5):
                 tp = (msg.topic() or "", msg.partition() or 0)
                 if tp not in open_:
                     continue

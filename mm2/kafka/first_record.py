@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from mm2.kafka.failure import ClientWatch
+from mm2.kafka.take import take
 
 __all__ = ["FirstRecordProbe"]
 
@@ -80,7 +81,7 @@ class FirstRecordProbe:
         try:
             deadline = time.monotonic() + self._timeout
             while time.monotonic() < deadline:
-                for msg in self._consumer.consume(100, 0.2):
+                for msg in take(self._consumer, 100, 0.2):
                     err = msg.error()
                     if err is not None:
                         if err.code() == KafkaError._PARTITION_EOF:

@@ -16,6 +16,7 @@ from confluent_kafka import (
 )
 
 from mm2.kafka.failure import ClientWatch
+from mm2.kafka.take import take
 
 __all__ = ["LogReader", "LogRecord", "RecordCounter", "TimestampProbe"]
 
@@ -98,7 +99,7 @@ class LogReader:
                     f"reading {self.topic}-{self.partition} to offset {end} (at {self.position})",
                     TimeoutError(),
                 )
-            messages = self._consumer.consume(10_000, 0.2)
+            messages = take(self._consumer, 10_000, 0.2)
             out.extend(self._take(messages))
             if not messages:
                 # Compacted-away offsets and transaction markers: the position moves past them.
@@ -164,7 +165,7 @@ class RecordCounter:
             )
             self._assigned.update(new)
         while True:
-            messages = self._consumer.consume(10_000, timeout)
+            messages = take(self._consumer, 10_000, timeout)
             for msg in messages:
                 if msg.error() is None and self._wanted(msg.headers()):
                     topic = msg.topic() or ""
@@ -208,7 +209,7 @@ class TimestampProbe:
             self._consumer.assign([TopicPartition(t, p, o) for (t, p), o in offsets.items()])
             deadline = time.monotonic() + timeout
             while len(found) < len(offsets) and time.monotonic() < deadline:
-                for msg in self._consumer.consume(500, 0.2):
+                for msg in take(self._consumer, 500, 0.2):
                     if msg.error() is None:
                         tp = (msg.topic() or "", msg.partition() or 0)
                         found.setdefault(tp, msg.timestamp()[1])

@@ -15,6 +15,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from mm2.errors import KafkaClientError
 from mm2.kafka.groups import GroupAdmin
 from mm2.kafka.log_reader import LogReader
+from mm2.kafka.take import take
 from mm2.records import Checkpoint, TopicPartition
 from tests.support.kafka import Cluster, create_topic
 from tests.support.mirror import MirrorProcess, write_properties
@@ -72,7 +73,7 @@ def consume_and_commit(bootstrap: str, topic: str, group: str, upto: int) -> dic
         positions: dict[int, int] = {}
         deadline = time.monotonic() + 60
         while min(seen.values()) < upto and time.monotonic() < deadline:
-            for msg in consumer.consume(50, 1.0):
+            for msg in take(consumer, 50, 1.0):
                 if msg.error():
                     continue
                 p = msg.partition()
@@ -124,7 +125,7 @@ def values_from(bootstrap: str, topic: str, group: str, expect: int) -> dict[int
         consumer.subscribe([topic])
         deadline = time.monotonic() + 60
         while sum(len(v) for v in got.values()) < expect and time.monotonic() < deadline:
-            for msg in consumer.consume(100, 1.0):
+            for msg in take(consumer, 100, 1.0):
                 if not msg.error():
                     p = msg.partition()
                     assert p is not None  # a record has one
@@ -154,7 +155,7 @@ def copies_on_target(bootstrap: str, topic: str, values: set[str]) -> dict[tuple
         consumer.assign([KafkaTopicPartition(topic, p, 0) for p in (0, 1)])
         deadline = time.monotonic() + 20
         while set(found) < wanted and time.monotonic() < deadline:
-            for msg in consumer.consume(100, 1.0):
+            for msg in take(consumer, 100, 1.0):
                 if not msg.error():
                     key = (msg.partition() or 0, (msg.value() or b"").decode())
                     if key in wanted:

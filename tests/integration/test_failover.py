@@ -31,6 +31,7 @@ from mm2.client.failover import (
 )
 from mm2.client.plan import FailoverError
 from mm2.config import MirrorMakerConfig, load
+from mm2.kafka.take import take
 from mm2.policies.replication import DefaultReplicationPolicy
 from mm2.records import Checkpoint, OffsetAndMetadata, TopicPartition
 from tests.support import kafka
@@ -87,7 +88,7 @@ def read_from(bootstrap: str, topic: str, partition: int, offset: int) -> list[t
         consumer.assign([KTP(topic, partition, offset)])
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            for m in consumer.consume(1000, 0.5):
+            for m in take(consumer, 1000, 0.5):
                 if not m.error():
                     out.append((m.offset() or 0, m.value() or b""))
             if consumer.position([KTP(topic, partition)])[0].offset >= high:
@@ -188,7 +189,7 @@ def consume_as_group(cluster: Cluster, group: str, topic: str) -> list[bytes]:
         values: list[bytes] = []
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
-            values += [m.value() or b"" for m in consumer.consume(500, 0.5) if not m.error()]
+            values += [m.value() or b"" for m in take(consumer, 500, 0.5) if not m.error()]
             assigned = consumer.assignment()
             if len(assigned) == len(highs):
                 positions = consumer.position(assigned)

@@ -21,6 +21,7 @@ from mm2.connectors.checkpoint import MirrorCheckpointConnector
 from mm2.connectors.heartbeat import MirrorHeartbeatConnector
 from mm2.connectors.topic_sync import TopicSync
 from mm2.errors import KafkaClientError
+from mm2.kafka.take import take
 from mm2.kafka.topics import TopicAdmin
 from mm2.localcluster import LocalCluster
 from mm2.records import Heartbeat
@@ -74,7 +75,7 @@ def heartbeats_since(bootstrap: str, since_ms: int) -> int:
         low, high = consumer.get_watermark_offsets(tp, timeout=5)
         consumer.assign([TopicPartition("heartbeats", 0, max(low, high - 20))])
         found = 0
-        for msg in consumer.consume(100, 2.0):
+        for msg in take(consumer, 100, 2.0):
             value = msg.value()
             if msg.error() is not None or value is None:
                 continue

@@ -32,6 +32,7 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin._listoffsets import OffsetSpec
 
+from mm2.kafka.take import take
 from tests.support.kafka import Cluster, admin_client, create_topic, read_topic
 from tests.support.mirror import ContinuousProducer, MirrorProcess, free_port, write_properties
 from tests.support.waiting import eventually
@@ -117,7 +118,7 @@ def consume_some(bootstrap: str, group: str, topic: str, n: int) -> dict[int, in
     deadline = time.monotonic() + 120
     try:
         while read < n and time.monotonic() < deadline:
-            for m in consumer.consume(100, 1.0):
+            for m in take(consumer, 100, 1.0):
                 if m.error() is None and m.value():
                     last[m.partition() or 0] = int((m.value() or b"").split(b"-")[1])
                     read += 1
@@ -144,7 +145,7 @@ def first_numbers(bootstrap: str, group: str, topic: str) -> dict[int, int]:
     deadline = time.monotonic() + 120
     try:
         while len(first) < PARTITIONS and time.monotonic() < deadline:
-            for m in consumer.consume(100, 1.0):
+            for m in take(consumer, 100, 1.0):
                 assert m.error() is None, m.error()
                 first.setdefault(m.partition() or 0, int((m.value() or b"").split(b"-")[1]))
     finally:

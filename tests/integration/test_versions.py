@@ -25,6 +25,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import ConfigResource
 
 from mm2.kafka.acls import AclBinding, from_kafka, to_kafka, topic_acl_filter
+from mm2.kafka.take import take
 from mm2.localcluster import LocalCluster, LocalClusters
 from tests.support import kafka
 from tests.support.kafka import admin_client, commit_group, count, read_topic
@@ -133,7 +134,7 @@ def read_as_group(cluster: LocalCluster, group: str, topic: str) -> list[bytes]:
         values: list[bytes] = []
 
         def at_end() -> bool:
-            values.extend(m.value() or b"" for m in consumer.consume(500, 0.5) if not m.error())
+            values.extend(m.value() or b"" for m in take(consumer, 500, 0.5) if not m.error())
             positions = consumer.position([KTP(topic, p) for p in range(PARTITIONS)])
             # a transaction marker sits at the end of each partition: the position passes it
             return all(tp.offset >= highs[tp.partition] - 1 for tp in positions)

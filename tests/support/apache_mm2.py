@@ -26,6 +26,7 @@ from confluent_kafka.admin import AdminClient
 from bench.apache import LOG4J2, MAIN_CLASS, ApacheJars, resolve_apache_mm2
 from bench.systems import APACHE_JVM
 from mm2.errors import JarResolutionError, RecordFormatError
+from mm2.kafka.take import take
 from mm2.localcluster import find_java
 from mm2.records.connect_offsets import (
     ConnectOffsetKey,
@@ -204,7 +205,7 @@ def read_all(
         while pending:
             if time.monotonic() > deadline:
                 raise AssertionError(f"reading {topic} did not reach its end in {timeout:.0f} s")
-            for m in consumer.consume(10_000, 0.5):
+            for m in take(consumer, 10_000, 0.5):
                 error = m.error()
                 if error is not None:
                     if error.code() == KafkaError._PARTITION_EOF:

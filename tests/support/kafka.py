@@ -15,6 +15,8 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from mm2.kafka.take import take
+
 # (offset, key, value, timestamp, headers) of one record read back.
 Record = tuple[int, bytes | None, bytes | None, int, tuple[tuple[str, bytes | None], ...]]
 Headers = tuple[tuple[str, bytes | None], ...]
@@ -137,7 +139,7 @@ def read_topic(bootstrap: str, topic: str, **config: Any) -> dict[int, list[Reco
                 consumer.assign([TopicPartition(topic, p, low)])
                 deadline = time.monotonic() + 30
                 while time.monotonic() < deadline:
-                    msgs = consumer.consume(1000, 0.5)
+                    msgs = take(consumer, 1000, 0.5)
                     for m in msgs:
                         if m.error():
                             continue
@@ -189,7 +191,7 @@ def count(bootstrap: str, topic: str) -> int:
         ended: set[int | None] = set()
         deadline = time.monotonic() + 30
         while len(ended) < len(partitions) and time.monotonic() < deadline:
-            for m in consumer.consume(10_000, 0.5):
+            for m in take(consumer, 10_000, 0.5):
                 err = m.error()
                 if err is None:
                     total += 1
@@ -225,7 +227,7 @@ def last_values(bootstrap: str, topic: str, *, keys: bool = False) -> dict[int, 
             consumer.assign([TopicPartition(topic, p, max(low, high - 200))])
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
-                msgs = consumer.consume(1000, 1)
+                msgs = take(consumer, 1000, 1)
                 for m in msgs:
                     if m.error() is None:
                         out[p] = m.key() if keys else m.value()

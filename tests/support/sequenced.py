@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
+from mm2.kafka.take import take
 from mm2.localcluster import LocalCluster
 from tests.support.kafka import Record, read_topic
 from tests.support.mirror import PARTITIONS, ContinuousProducer
@@ -94,7 +95,7 @@ class Follower:
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
-                for m in self._consumer.consume(1000, 0.5):
+                for m in take(self._consumer, 1000, 0.5):
                     partition = m.partition()
                     if m.error() is None and partition is not None:
                         self._last[partition] = sequence(partition, m.value())
