@@ -258,22 +258,24 @@ def test_groups_fail_over_exactly_and_active_groups_are_left_alone(
         cps = checkpoints(backup, caught_up)
         assert {tp.partition: cp.upstream_offset for tp, cp in cps.items()} == committed
 
-        def synced(group: str, offsets: dict[int, int]) -> bool:
+        def committed_on_backup(group: str) -> dict[int, int]:
             got = admin.committed_offsets([group])[group]
-            return {tp.partition: om.offset for tp, om in got.items()} == offsets
+            return {tp.partition: om.offset for tp, om in got.items()}
 
-        eventually(
-            lambda: synced(caught_up, {0: 157, 1: 157}),
-            timeout=60,
-            what="offsets synced",
-            log=mirror.log,
-        )
-        eventually(
-            lambda: synced(lagging, {0: 3, 1: 3}),
-            timeout=60,
-            what="lagging group synced",
-            log=mirror.log,
-        )
+        def synced(group: str, offsets: dict[int, int]) -> bool:
+            return committed_on_backup(group) == offsets
+
+        for group, what in ((caught_up, "offsets synced"), (lagging, "lagging group synced")):
+            try:
+                eventually(
+                    lambda g=group: synced(g, resume[g]),  # type: ignore[misc]
+                    timeout=60,
+                    what=what,
+                    log=mirror.log,
+                )
+            except AssertionError as exc:
+                found = committed_on_backup(group)
+                raise AssertionError(f"{group} on backup: {found} != {resume[group]}") from exc
         eventually(
             lambda: f"not syncing offsets of group {busy!r}" in mirror.log(),
             timeout=60,
