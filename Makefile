@@ -183,7 +183,7 @@ bench: kafka-jars ## this mirror beside Apache MirrorMaker 2 (BENCHMARKS.md)
 
 # BENCHMARKS.md's headline: both systems in both orders, W1 and W2 on fresh pairs of clusters,
 # then across a link at 50 ms and at 100 ms capped at 100 Mbit/s, then W7. About 50 minutes on
-# this project's 2-core machine; each run's orders.md says which target holds in which order.
+# this project's 2-core machine. bench/results/$(HEADLINE).md is the table of every target row.
 HEADLINE ?= headline
 bench-headline: kafka-jars ## BENCHMARKS.md's headline figures against Apache MM2 (about 50 min)
 	$(PIP) -e '.[bench]'
@@ -197,6 +197,7 @@ bench-headline: kafka-jars ## BENCHMARKS.md's headline figures against Apache MM
 		--label $(HEADLINE)-link-100-100
 	$(BIN)/python -m bench --systems mm2,apache --workloads w7 --both-orders \
 		--label $(HEADLINE)-w7
+	$(BIN)/python -m bench.headline $(HEADLINE)
 
 clean: ## remove the virtualenv, build output and caches
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache demo-work

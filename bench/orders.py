@@ -19,7 +19,7 @@ from bench.settings import Settings
 from bench.stats import ratio
 from bench.systems import LABELS, SystemName
 
-__all__ = ["ORDERS_NOTE", "orders_markdown", "reversed_run"]
+__all__ = ["ORDERS_NOTE", "orders_markdown", "reversed_run", "target_cells"]
 
 ORDERS_NOTE = (
     "Both orders (`--both-orders`): the same run twice, the second with the systems in the "
@@ -102,3 +102,20 @@ def orders_markdown(
             f"{row.target} | {_met(row, runs)} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def target_cells(row: Row, first: Mapping[str, Any], second: Mapping[str, Any]) -> list[str] | None:
+    """A target row over both orders (mm2 first, then Apache MM2 first): mm2's two figures,
+    Apache MM2's two, the ratio's geometric mean, the target and where it was met; None when
+    neither run measured it."""
+    runs = (first, second)
+    if all(_value(r, row, s) is None for r in runs for s in ("mm2", "apache")):
+        return None
+    mean = _geometric_mean(*(ratio(_value(r, row, "mm2"), _value(r, row, "apache")) for r in runs))
+    return [
+        " / ".join(figure(row, _result(r, row, "mm2")) for r in runs),
+        " / ".join(figure(row, _result(r, row, "apache")) for r in runs),
+        ratio_text(mean),
+        row.target,
+        _met(row, runs),
+    ]
