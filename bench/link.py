@@ -91,7 +91,11 @@ class LinkProxy:
         self.listen = f"127.0.0.1:{listen_port}"
         self._upstream = upstream
         self._log = workdir / "toxiproxy.log"
+        # Nothing listens on the proxy's port until the proxy is made, so the kernel may hand
+        # the same free port out again: the server's own port must be another one.
         self._api_port = free_port()
+        while self._api_port == listen_port:
+            self._api_port = free_port()
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -143,7 +147,11 @@ class LinkProxy:
                 self._process.wait()
 
     def __enter__(self) -> LinkProxy:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()  # a server whose proxy could not be made is stopped, not left behind
+            raise
 
     def __exit__(
         self,
