@@ -35,9 +35,8 @@ from tqdm import tqdm
 from bench.apache import ApacheJars
 from bench.avro import Registries
 from bench.context import Context
-from bench.link import LINK_LISTENER, LinkProxy
+from bench.link import LINK_LISTENER, LinkProxy, reserved_port
 from bench.settings import Settings
-from bench.systems import free_port
 from mm2.localcluster import DEFAULT_JVM_OPTIONS, LocalCluster, LocalClusters
 
 __all__ = [
@@ -163,7 +162,7 @@ class ClusterPairs:
             ) as clusters:
                 yield clusters, clusters["primary"].bootstrap_servers
             return
-        port = free_port()
+        port = reserved_port()
         linked = {
             **BROKER_CONFIG,
             "listeners": f"PLAINTEXT://127.0.0.1:0,{LINK_LISTENER}://127.0.0.1:0,"

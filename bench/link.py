@@ -15,7 +15,9 @@ module proxy with `go install` into ~/.cache/mm2/toxiproxy-<version>.
 from __future__ import annotations
 
 import os
+import random
 import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Mapping
@@ -27,7 +29,14 @@ import httpx
 
 from bench.systems import free_port
 
-__all__ = ["LINK_LISTENER", "Link", "LinkProxy", "parse_link", "toxiproxy_server"]
+__all__ = [
+    "LINK_LISTENER",
+    "Link",
+    "LinkProxy",
+    "parse_link",
+    "reserved_port",
+    "toxiproxy_server",
+]
 
 LINK_LISTENER = "LINK"
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
@@ -57,6 +66,27 @@ def parse_link(text: str) -> Link:
     if link.rtt_ms < 0 or link.mbit < 0:
         raise ValueError(f"--link takes numbers of 0 or more, not {text!r}")
     return link
+
+
+def reserved_port() -> int:
+    """A free port on 127.0.0.1 below the kernel's ephemeral range, for the proxy.
+
+    The source broker advertises the proxy's port before the proxy listens on it; a port from
+    the ephemeral range could meanwhile be handed to any socket bound to port 0 (the brokers'
+    own listeners start that way), and the proxy would find it taken.
+    """
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    for port in random.sample(range(max(1024, low - 12000), low), 200):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range for the link's proxy")
 
 
 def toxiproxy_server() -> Path:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import socket
+from pathlib import Path
+
 import pytest
 
-from bench.link import Link, parse_link
+from bench.link import Link, parse_link, reserved_port
 from bench.settings import parse_args
 
 
@@ -27,3 +30,11 @@ def test_the_flag_sets_the_link_and_no_flag_none(capsys: pytest.CaptureFixture[s
     with pytest.raises(SystemExit):
         parse_args(["--link", "far"])
     assert "RTT_MS or RTT_MS:MBIT" in capsys.readouterr().err
+
+
+def test_the_proxy_port_is_free_and_below_the_ephemeral_range() -> None:
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    port = reserved_port()
+    assert 1024 <= port < low
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))  # free: nothing took it
