@@ -17,7 +17,7 @@ from mm2.kafka.groups import GroupAdmin
 from mm2.kafka.log_reader import LogReader
 from mm2.kafka.take import take
 from mm2.records import Checkpoint, TopicPartition
-from tests.support.kafka import Cluster, create_topic
+from tests.support.kafka import Cluster, create_topic, read_topic
 from tests.support.mirror import MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
@@ -141,29 +141,15 @@ def copies_on_target(bootstrap: str, topic: str, values: set[str]) -> dict[tuple
     mm2 writes the target in transactions, so its own commit markers take offsets there: where
     a copy lands depends on how the backlog was cut into transactions, and only the log says.
     """
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "copies-on-target",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-        }
-    )
+    log = read_topic(bootstrap, topic, **{"isolation.level": "read_committed"})
+    found = {
+        (p, (record[2] or b"").decode()): record[0]
+        for p, records in log.items()
+        for record in records
+    }
     wanted = {(p, v) for p in (0, 1) for v in values}
-    found: dict[tuple[int, str], int] = {}
-    try:
-        consumer.assign([KafkaTopicPartition(topic, p, 0) for p in (0, 1)])
-        deadline = time.monotonic() + 20
-        while set(found) < wanted and time.monotonic() < deadline:
-            for msg in take(consumer, 100, 1.0):
-                if not msg.error():
-                    key = (msg.partition() or 0, (msg.value() or b"").decode())
-                    if key in wanted:
-                        found[key] = msg.offset() or 0
-        assert set(found) == wanted, f"copies not found on the target: {wanted - set(found)}"
-        return found
-    finally:
-        consumer.close()
+    assert wanted <= set(found), f"copies not found on the target: {wanted - set(found)}"
+    return {key: found[key] for key in wanted}
 
 
 @pytest.fixture
