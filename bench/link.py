@@ -121,11 +121,9 @@ class LinkProxy:
         self.listen = f"127.0.0.1:{listen_port}"
         self._upstream = upstream
         self._log = workdir / "toxiproxy.log"
-        # Nothing listens on the proxy's port until the proxy is made, so the kernel may hand
-        # the same free port out again: the server's own port must be another one.
+        # free_port is in the kernel's ephemeral range; the proxy's port (reserved_port) is
+        # below it, so the two never coincide.
         self._api_port = free_port()
-        while self._api_port == listen_port:
-            self._api_port = free_port()
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
