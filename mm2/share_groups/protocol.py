@@ -37,6 +37,16 @@ _STR = CompactString("utf-8")
 _TAGS = ("tags", TaggedFields)
 
 
+def _flexible(*fields: Any) -> Schema:
+    """A flexible version's struct: its fields, then the tagged fields every one ends in."""
+    return Schema(*fields, _TAGS)
+
+
+def _array(*fields: Any) -> CompactArray:
+    """A compact array of flexible structs."""
+    return CompactArray(*fields, _TAGS)
+
+
 class Uuid(AbstractType[str]):
     """Kafka's 16-byte UUID (aiokafka has no such type); decoded to its text form."""
 
@@ -60,20 +70,18 @@ class Uuid(AbstractType[str]):
 class _ListGroupsResponse5(Response):
     API_KEY = 16
     API_VERSION = 5
-    SCHEMA = Schema(
+    SCHEMA = _flexible(
         ("throttle_time_ms", Int32),
         ("error_code", Int16),
         (
             "groups",
-            CompactArray(
+            _array(
                 ("group_id", _STR),
                 ("protocol_type", _STR),
                 ("group_state", _STR),
                 ("group_type", _STR),
-                _TAGS,
             ),
         ),
-        _TAGS,
     )
 
 
@@ -82,9 +90,7 @@ class _ListGroupsRequest5(RequestStruct):
     API_KEY = 16
     API_VERSION = 5
     RESPONSE_TYPE = _ListGroupsResponse5
-    SCHEMA = Schema(
-        ("states_filter", CompactArray(_STR)), ("types_filter", CompactArray(_STR)), _TAGS
-    )
+    SCHEMA = _flexible(("states_filter", CompactArray(_STR)), ("types_filter", CompactArray(_STR)))
 
 
 class ListGroups(Request[_ListGroupsRequest5]):
@@ -98,25 +104,31 @@ class ListGroups(Request[_ListGroupsRequest5]):
 
 
 # -- ShareGroupDescribe (77) v1: a share group's state and members --
-_ASSIGNMENT = Schema(
+_ASSIGNMENT = _flexible(
     (
         "topic_partitions",
-        CompactArray(
-            ("topic_id", Uuid), ("topic_name", _STR), ("partitions", CompactArray(Int32)), _TAGS
-        ),
+        _array(("topic_id", Uuid), ("topic_name", _STR), ("partitions", CompactArray(Int32))),
     ),
-    _TAGS,
+)
+_MEMBER = (
+    ("member_id", _STR),
+    ("rack_id", _STR),
+    ("member_epoch", Int32),
+    ("client_id", _STR),
+    ("client_host", _STR),
+    ("subscribed_topic_names", CompactArray(_STR)),
+    ("assignment", _ASSIGNMENT),
 )
 
 
 class _ShareGroupDescribeResponse1(Response):
     API_KEY = 77
     API_VERSION = 1
-    SCHEMA = Schema(
+    SCHEMA = _flexible(
         ("throttle_time_ms", Int32),
         (
             "groups",
-            CompactArray(
+            _array(
                 ("error_code", Int16),
                 ("error_message", _STR),
                 ("group_id", _STR),
@@ -124,24 +136,10 @@ class _ShareGroupDescribeResponse1(Response):
                 ("group_epoch", Int32),
                 ("assignment_epoch", Int32),
                 ("assignor_name", _STR),
-                (
-                    "members",
-                    CompactArray(
-                        ("member_id", _STR),
-                        ("rack_id", _STR),
-                        ("member_epoch", Int32),
-                        ("client_id", _STR),
-                        ("client_host", _STR),
-                        ("subscribed_topic_names", CompactArray(_STR)),
-                        ("assignment", _ASSIGNMENT),
-                        _TAGS,
-                    ),
-                ),
+                ("members", _array(*_MEMBER)),
                 ("authorized_operations", Int32),
-                _TAGS,
             ),
         ),
-        _TAGS,
     )
 
 
@@ -150,8 +148,8 @@ class _ShareGroupDescribeRequest1(RequestStruct):
     API_KEY = 77
     API_VERSION = 1
     RESPONSE_TYPE = _ShareGroupDescribeResponse1
-    SCHEMA = Schema(
-        ("group_ids", CompactArray(_STR)), ("include_authorized_operations", Boolean), _TAGS
+    SCHEMA = _flexible(
+        ("group_ids", CompactArray(_STR)), ("include_authorized_operations", Boolean)
     )
 
 
@@ -168,41 +166,37 @@ class ShareGroupDescribe(Request[_ShareGroupDescribeRequest1]):
 
 
 # -- DescribeShareGroupOffsets (90) v1: start offsets (and, from v1, lag) per partition --
+_START_OFFSET = (
+    ("partition_index", Int32),
+    ("start_offset", Int64),
+    ("leader_epoch", Int32),
+    ("lag", Int64),
+    ("error_code", Int16),
+    ("error_message", _STR),
+)
+
+
 class _DescribeShareGroupOffsetsResponse1(Response):
     API_KEY = 90
     API_VERSION = 1
-    SCHEMA = Schema(
+    SCHEMA = _flexible(
         ("throttle_time_ms", Int32),
         (
             "groups",
-            CompactArray(
+            _array(
                 ("group_id", _STR),
                 (
                     "topics",
-                    CompactArray(
+                    _array(
                         ("topic_name", _STR),
                         ("topic_id", Uuid),
-                        (
-                            "partitions",
-                            CompactArray(
-                                ("partition_index", Int32),
-                                ("start_offset", Int64),
-                                ("leader_epoch", Int32),
-                                ("lag", Int64),
-                                ("error_code", Int16),
-                                ("error_message", _STR),
-                                _TAGS,
-                            ),
-                        ),
-                        _TAGS,
+                        ("partitions", _array(*_START_OFFSET)),
                     ),
                 ),
                 ("error_code", Int16),
                 ("error_message", _STR),
-                _TAGS,
             ),
         ),
-        _TAGS,
     )
 
 
@@ -211,19 +205,14 @@ class _DescribeShareGroupOffsetsRequest1(RequestStruct):
     API_KEY = 90
     API_VERSION = 1
     RESPONSE_TYPE = _DescribeShareGroupOffsetsResponse1
-    SCHEMA = Schema(
+    SCHEMA = _flexible(
         (
             "groups",
-            CompactArray(
+            _array(
                 ("group_id", _STR),
-                (
-                    "topics",
-                    CompactArray(("topic_name", _STR), ("partitions", CompactArray(Int32)), _TAGS),
-                ),
-                _TAGS,
+                ("topics", _array(("topic_name", _STR), ("partitions", CompactArray(Int32)))),
             ),
         ),
-        _TAGS,
     )
 
 
@@ -245,28 +234,23 @@ class DescribeShareGroupOffsets(Request[_DescribeShareGroupOffsetsRequest1]):
 class _AlterShareGroupOffsetsResponse0(Response):
     API_KEY = 91
     API_VERSION = 0
-    SCHEMA = Schema(
+    SCHEMA = _flexible(
         ("throttle_time_ms", Int32),
         ("error_code", Int16),
         ("error_message", _STR),
         (
             "responses",
-            CompactArray(
+            _array(
                 ("topic_name", _STR),
                 ("topic_id", Uuid),
                 (
                     "partitions",
-                    CompactArray(
-                        ("partition_index", Int32),
-                        ("error_code", Int16),
-                        ("error_message", _STR),
-                        _TAGS,
+                    _array(
+                        ("partition_index", Int32), ("error_code", Int16), ("error_message", _STR)
                     ),
                 ),
-                _TAGS,
             ),
         ),
-        _TAGS,
     )
 
 
@@ -275,20 +259,15 @@ class _AlterShareGroupOffsetsRequest0(RequestStruct):
     API_KEY = 91
     API_VERSION = 0
     RESPONSE_TYPE = _AlterShareGroupOffsetsResponse0
-    SCHEMA = Schema(
+    SCHEMA = _flexible(
         ("group_id", _STR),
         (
             "topics",
-            CompactArray(
+            _array(
                 ("topic_name", _STR),
-                (
-                    "partitions",
-                    CompactArray(("partition_index", Int32), ("start_offset", Int64), _TAGS),
-                ),
-                _TAGS,
+                ("partitions", _array(("partition_index", Int32), ("start_offset", Int64))),
             ),
         ),
-        _TAGS,
     )
 
 
