@@ -99,12 +99,11 @@ tasks.max = {tasks}
 # No authorizer on the local brokers: nothing to sync.
 sync.topic.acls.enabled = false
 
-# Same consumer fetch sizes (Apache's client defaults, spelled out) and target producer rules.
+# Same consumer fetch sizes (Apache's client defaults, spelled out: librdkafka's differ) and
+# target producer rules. How long a fetch waits for more records is each system's own default.
 primary.consumer.auto.offset.reset = earliest
-primary.consumer.fetch.min.bytes = 1
 primary.consumer.fetch.max.bytes = 52428800
 primary.consumer.max.partition.fetch.bytes = 1048576
-primary.consumer.fetch.max.wait.ms = 500
 backup.producer.acks = all
 backup.producer.compression.type = none
 """

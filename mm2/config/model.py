@@ -172,7 +172,10 @@ class Flow:
         )
         result = translate_client_config(java, role, read_stores=read_stores)
         alias = self.source if side == "source" else self.target
-        return ClientConfig(result.config, alias=alias), result.unsupported
+        # Java's clients always send a request at once (TCP_NODELAY); librdkafka's socket holds
+        # a small one back while an earlier one is unacknowledged (Nagle) unless told not to.
+        config = {"socket.nagle.disable": "true", **result.config}
+        return ClientConfig(config, alias=alias), result.unsupported
 
     def source_consumer_config(
         self, connector: str = SOURCE, label: str = "replication-consumer"

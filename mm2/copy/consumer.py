@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer
 
 from mm2.copy.spec import CopyTaskSpec
 from mm2.copy.stuck import STATS_INTERVAL_MS, FetchStates
 from mm2.kafka.failure import AuthAlarm, ClientLog
 
-__all__ = ["RESET", "replication_client_id", "source_consumer"]
+__all__ = ["FETCH_WAIT_MS", "RESET", "fetch_pause_ms", "replication_client_id", "source_consumer"]
+
+# While records flow, a fetch the source broker answers at once carries a few records each, and
+# every one costs both librdkafka threads and the broker a wakeup. Measured on one source
+# partition pair at 1,250 records/s (2-vCPU host): 930 fetches a second and 11 % of a core for
+# the consumer alone; held up to 5 ms for a megabyte, 180 fetches and about 6 %. A backlog
+# fills the megabyte at once, so bulk copying does not wait; a record waits at most the 5 ms.
+# Either key set by the operator replaces both (librdkafka's defaults for the other).
+FETCH_WAIT_MS = 5
+_FETCH_MIN_BYTES = 1_000_000
+_FETCH_KEYS = ("fetch.wait.max.ms", "fetch.min.bytes")
 
 # Where a partition without a position starts, by auto.offset.reset: given to the consumer
 # directly, it asks the source for no committed offsets (the copier's group never commits).
@@ -29,6 +41,21 @@ def replication_client_id(flow: str, task: int) -> str:
     return f"{flow}|MirrorSourceConnector-{task}|replication-consumer"
 
 
+def _fetch_defaults(settings: Mapping[str, object]) -> dict[str, int]:
+    if any(key in settings for key in _FETCH_KEYS):
+        return {}
+    return {"fetch.wait.max.ms": FETCH_WAIT_MS, "fetch.min.bytes": _FETCH_MIN_BYTES}
+
+
+def fetch_pause_ms(settings: Mapping[str, object]) -> int:
+    """How long the source broker may hold a fetch while records flow: a gap this long between
+    records says nothing about whether more are coming (0 when fetches are answered at once)."""
+    merged = {**_fetch_defaults(settings), **settings}
+    if int(str(merged.get("fetch.min.bytes", 1))) <= 1:
+        return 0
+    return int(str(merged.get("fetch.wait.max.ms", 500)))
+
+
 def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm, states: FetchStates) -> Consumer:
     """A copy task's consumer on the source: assigned, never committing; its statistics tell
     `states` each partition's fetch state (mm2.copy.stuck). A client.id the operator set comes
@@ -41,6 +68,7 @@ def source_consumer(spec: CopyTaskSpec, alarm: AuthAlarm, states: FetchStates) -
         {
             "group.id": f"mm2-copier-{spec.settings.flow}",
             "statistics.interval.ms": STATS_INTERVAL_MS,
+            **_fetch_defaults(settings),
             **settings,
             "client.id": client_id,
             "stats_cb": states,

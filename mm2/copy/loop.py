@@ -44,7 +44,7 @@ from confluent_kafka import (
 )
 
 from mm2.copy.boundary import Boundary, behind
-from mm2.copy.consumer import RESET, source_consumer
+from mm2.copy.consumer import RESET, fetch_pause_ms, source_consumer
 from mm2.copy.markers import move_past_markers, past_markers
 from mm2.copy.out_of_range import where_to_resume
 from mm2.copy.position_record import StoredPositions
@@ -75,6 +75,7 @@ log = logging.getLogger(__name__)
 
 _CONSUME_BATCH = 10_000
 _IDLE_COMMIT_MS = 10  # a transaction with nothing more to read now commits once this old
+_ROUND_WAIT_S = 0.005  # with a transaction open, a round waits this long for a record
 _IDLE_WAIT_S = 0.5  # with no transaction open, a round waits this long for a record
 # A transaction of heartbeats alone waits this long for more records (at least the boundary):
 # each cluster upstream adds a few heartbeats a second, each at its own moment, and every
@@ -173,6 +174,12 @@ class CopyLoop:
         self._markers_due = 0.0
         self._boundary = Boundary(spec.settings.transaction_boundary_interval_ms)
         self._behind = False  # the last transaction left a backlog (mm2.copy.boundary)
+        # Nothing more to read now means no record for longer than the source broker may hold
+        # a fetch while records flow (mm2.copy.consumer), plus a round: records arrive a fetch
+        # at a time, and ending a transaction at every pause between fetches cost a commit per
+        # fetch at 1,250 records/s a task (six times the interval's).
+        self._quiet_s = fetch_pause_ms(spec.settings.source_consumer) / 1000 + _ROUND_WAIT_S
+        self._last_record = 0.0
 
     @classmethod
     def open(cls, spec: CopyTaskSpec) -> CopyLoop:
@@ -264,8 +271,8 @@ class CopyLoop:
             return _IDLE_WAIT_S
         if self._heartbeats_only(txn):  # until the heartbeats' transaction is due
             due = txn.opened + self._heartbeats_wait_ms() / 1000
-            return min(_IDLE_WAIT_S, max(0.005, due - time.monotonic()))
-        return 0.005
+            return min(_IDLE_WAIT_S, max(_ROUND_WAIT_S, due - time.monotonic()))
+        return _ROUND_WAIT_S
 
     def _heartbeats_wait_ms(self) -> float:
         return max(_HEARTBEATS_COMMIT_MS, self._boundary.current_ms)
@@ -319,6 +326,7 @@ class CopyLoop:
         wait = self._record_wait(self._txn)
         messages = take(self._consumer, _CONSUME_BATCH, wait)
         if messages:
+            self._last_record = time.monotonic()
             try:
                 self._copy(messages)
             except KafkaException as exc:
@@ -347,7 +355,9 @@ class CopyLoop:
             if self._heartbeats_only(txn):
                 if age_ms >= self._heartbeats_wait_ms():
                     self._end_transaction()
-            elif self._boundary.due(age_ms) or (not messages and age_ms >= _IDLE_COMMIT_MS):
+            elif self._boundary.due(age_ms) or (
+                age_ms >= _IDLE_COMMIT_MS and now - self._last_record >= self._quiet_s
+            ):
                 self._end_transaction()
         txn = self._txn
         idle = txn is None or self._heartbeats_only(txn)

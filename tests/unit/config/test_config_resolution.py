@@ -181,6 +181,8 @@ def test_clients_in_librdkafka_terms(write: Callable[[str], Path]) -> None:
     assert producer["message.max.bytes"] == "2000000"
     assert producer["acks"] == "1"
     assert flow.target_admin_config()["bootstrap.servers"] == "b:1"
+    # As Java's clients do: a request goes out at once, not behind an unacknowledged one.
+    assert consumer["socket.nagle.disable"] == producer["socket.nagle.disable"] == "true"
 
 
 def test_kerberos_jaas(write: Callable[[str], Path]) -> None:

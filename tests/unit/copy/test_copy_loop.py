@@ -5,6 +5,7 @@ mm2.copy.transaction)."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -469,6 +470,20 @@ def test_an_idle_partition_moves_past_markers_while_heartbeats_wait() -> None:
     copier._round()  # orders-0's 10-12 are markers: the heartbeats end first, then it moves
     assert producer.calls.count("commit") == 2
     assert copier.positions() == {("heartbeats", 0): 6, ("orders", 0): 13}
+
+
+def test_a_pause_between_fetches_does_not_end_a_transaction_a_longer_one_does() -> None:
+    spec = copy_spec(partitions=[Assignment("orders", 0, "primary.orders", 10)])
+    copier, producer = loop_on_fakes(spec, IdleConsumer({}))
+    copier._copy([cast(Any, FakeMessage("orders", 0, 10, b"10"))])
+    _older(copier, 0.05)  # past the 10 ms a record of data waits at the least
+    copier._last_record = time.monotonic()  # but a record came a fetch's pause ago
+    copier._round()
+    assert "commit" not in producer.calls
+    copier._last_record -= 0.011  # nothing for longer than a fetch may be held (5 ms) + a round
+    copier._round()
+    assert producer.calls.count("commit") == 1
+    assert copier.positions()[("orders", 0)] == 11
 
 
 def test_a_round_waits_for_records_as_long_as_nothing_is_due() -> None:
