@@ -356,7 +356,9 @@ class CopyLoop:
                 if age_ms >= self._heartbeats_wait_ms():
                     self._end_transaction()
             elif self._boundary.due(age_ms) or (
-                age_ms >= _IDLE_COMMIT_MS and now - self._last_record >= self._quiet_s
+                not messages
+                and age_ms >= _IDLE_COMMIT_MS
+                and now - self._last_record >= self._quiet_s
             ):
                 self._end_transaction()
         txn = self._txn
