@@ -14,8 +14,8 @@ __all__ = ["FETCH_WAIT_MS", "RESET", "fetch_pause_ms", "replication_client_id", 
 
 # While records flow, a fetch the source broker answers at once carries a few records each, and
 # every one costs both librdkafka threads and the broker a wakeup. Measured on one source
-# partition pair at 1,250 records/s (2-vCPU host): 930 fetches a second and 11 % of a core for
-# the consumer alone; held up to 5 ms for a megabyte, 180 fetches and about 6 %. A backlog
+# partition pair at 1,250 records/s (2-vCPU host): 930 fetches a second and 10 % of a core for
+# the consumer alone; held up to 5 ms for a megabyte, 180 fetches and under 4 %. A backlog
 # fills the megabyte at once, so bulk copying does not wait; a record waits at most the 5 ms.
 # Either key set by the operator replaces both (librdkafka's defaults for the other).
 FETCH_WAIT_MS = 5
