@@ -477,10 +477,11 @@ def test_a_pause_between_fetches_does_not_end_a_transaction_a_longer_one_does() 
     copier, producer = loop_on_fakes(spec, IdleConsumer({}))
     copier._copy([cast(Any, FakeMessage("orders", 0, 10, b"10"))])
     _older(copier, 0.05)  # past the 10 ms a record of data waits at the least
-    copier._last_record = time.monotonic()  # but a record came a fetch's pause ago
+    # A record came just now (set ahead, so that a stall of this machine cannot age it).
+    copier._last_record = time.monotonic() + 1.0
     copier._round()
     assert "commit" not in producer.calls
-    copier._last_record -= 0.011  # nothing for longer than a fetch may be held (5 ms) + a round
+    copier._last_record -= 1.011  # nothing for longer than a fetch may be held (5 ms) + a round
     copier._round()
     assert producer.calls.count("commit") == 1
     assert copier.positions()[("orders", 0)] == 11
