@@ -10,7 +10,7 @@ from mm2.copy.spec import CopyTaskSpec
 from mm2.copy.stuck import STATS_INTERVAL_MS, FetchStates
 from mm2.kafka.failure import AuthAlarm, ClientLog
 
-__all__ = ["FETCH_WAIT_MS", "RESET", "fetch_pause_ms", "replication_client_id", "source_consumer"]
+__all__ = ["RESET", "fetch_pause_ms", "replication_client_id", "source_consumer"]
 
 # While records flow, a fetch the source broker answers at once carries a few records each, and
 # every one costs both librdkafka threads and the broker a wakeup. Measured on one source
@@ -18,7 +18,7 @@ __all__ = ["FETCH_WAIT_MS", "RESET", "fetch_pause_ms", "replication_client_id", 
 # the consumer alone; held up to 5 ms for a megabyte, 180 fetches and under 4 %. A backlog
 # fills the megabyte at once, so bulk copying does not wait; a record waits at most the 5 ms.
 # Either key set by the operator replaces both (librdkafka's defaults for the other).
-FETCH_WAIT_MS = 5
+_FETCH_WAIT_MS = 5
 _FETCH_MIN_BYTES = 1_000_000
 _FETCH_KEYS = ("fetch.wait.max.ms", "fetch.min.bytes")
 
@@ -44,7 +44,7 @@ def replication_client_id(flow: str, task: int) -> str:
 def _fetch_defaults(settings: Mapping[str, object]) -> dict[str, int]:
     if any(key in settings for key in _FETCH_KEYS):
         return {}
-    return {"fetch.wait.max.ms": FETCH_WAIT_MS, "fetch.min.bytes": _FETCH_MIN_BYTES}
+    return {"fetch.wait.max.ms": _FETCH_WAIT_MS, "fetch.min.bytes": _FETCH_MIN_BYTES}
 
 
 def fetch_pause_ms(settings: Mapping[str, object]) -> int:
