@@ -37,13 +37,19 @@ log = logging.getLogger(__name__)
 
 Setting = str | int | bool | Callable[[KafkaError], None] | ClientLog
 
+# How long the producer holds a batch for more records (librdkafka's and Java's default: 5 ms).
+# A transaction's end sends at once (the flush), so this only spaces the produce requests of a
+# steady flow: at 10 ms a task at 1,250 records/s makes half the requests and wakeups, and the
+# bench's W2 took about a seventh less CPU per record, for about 2.5 ms more append latency.
+LINGER_MS = 10
+
 
 def producer_settings(spec: CopyTaskSpec) -> dict[str, Setting]:
     """The target producer's librdkafka settings for a copy task."""
     settings: dict[str, Setting] = {
         "enable.idempotence": True,
         "acks": "all",
-        "linger.ms": 5,
+        "linger.ms": LINGER_MS,
         "message.max.bytes": 1_000_000_000,  # the target broker judges record size
         # A remote topic or offsets topic deleted on the target is never created again by a
         # produce with the broker's defaults (not compacted, one partition): the topic sync

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, cast
 
 import pytest
@@ -392,6 +393,13 @@ def test_batches_stay_within_the_smallest_remote_topic_limit() -> None:
     # and never creates a deleted remote or offsets topic with the broker's defaults
     assert producer_settings(spec)["allow.auto.create.topics"] is False
     assert producer_settings(_copier(transactional=True).spec)["batch.size"] == 1_000_000
+
+
+def test_the_producer_lingers_10_ms_unless_the_operator_says_otherwise() -> None:
+    spec = _copier(transactional=True).spec
+    assert producer_settings(spec)["linger.ms"] == 10
+    settings = replace(spec.settings, target_producer={"linger.ms": "2"})
+    assert producer_settings(replace(spec, settings=settings))["linger.ms"] == "2"
 
 
 class IdleConsumer(FakeConsumer):
