@@ -94,7 +94,9 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
         return CopyJob(spark_context(spark_conf(config)), flow.name)
 
     def fence(ids: list[str], timeout: float) -> None:
-        fence_transactional_ids(flow.target_producer_config(), ids, timeout=timeout)
+        fence_transactional_ids(
+            flow.target_producer_config(), ids, positions.topic, timeout=timeout
+        )
 
     def end_open(ids: list[str], topics: list[str], timeout: float) -> Mapping[TP, int]:
         configs = (flow.target_producer_config(), positions.consumer_config, positions.admin_config)

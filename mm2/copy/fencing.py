@@ -31,6 +31,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 
 from mm2.errors import KafkaClientError
 from mm2.kafka.failure import ClientLog, client_error, cluster_label
+from mm2.kafka.first_requests import learn_brokers
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.take import take
 from mm2.kafka.topics import TopicAdmin
@@ -42,16 +43,17 @@ log = logging.getLogger(__name__)
 
 
 def fence_transactional_ids(
-    producer_config: Mapping[str, str], ids: list[str], *, timeout: float = 30.0
+    producer_config: Mapping[str, str], ids: list[str], topic: str, *, timeout: float = 30.0
 ) -> None:
     """Fence every earlier holder of each id. The ids are fenced side by side: each
     InitProducerId waits while the coordinator aborts the holder's open transaction, and one
-    after the other those waits added up to seconds at every new copy epoch."""
+    after the other those waits added up to seconds at every new copy epoch. `topic` (the
+    offsets topic) is asked for first (mm2.kafka.first_requests)."""
     if not ids:
         return
 
     def fence(tid: str) -> None:
-        _fenced(producer_config, tid, timeout).flush(0)
+        _fenced(producer_config, tid, topic, timeout).flush(0)
 
     with ThreadPoolExecutor(max_workers=len(ids), thread_name_prefix="fence") as pool:
         list(pool.map(fence, ids))  # the first failure is raised
@@ -113,8 +115,9 @@ def end_left_open(
     return ended
 
 
-def _fenced(producer_config: Mapping[str, str], tid: str, timeout: float) -> Producer:
-    """A producer of `tid` whose InitProducerId fenced every earlier holder."""
+def _fenced(producer_config: Mapping[str, str], tid: str, topic: str, timeout: float) -> Producer:
+    """A producer of `tid` whose InitProducerId fenced every earlier holder (after asking
+    for `topic`, so that it goes to the brokers themselves)."""
     producer = Producer(
         {
             **producer_config,
@@ -125,6 +128,7 @@ def _fenced(producer_config: Mapping[str, str], tid: str, timeout: float) -> Pro
             "allow.auto.create.topics": False,
         }
     )
+    learn_brokers(producer, topic)
     try:
         producer.init_transactions(timeout)
     except KafkaException as exc:
@@ -178,7 +182,7 @@ def _abort_over(
     Flushed before the abort, so its records are on the log when they are aborted (librdkafka
     fails an abort of unsent records, librdkafka #4849)."""
     label = cluster_label(producer_config)
-    producer = _fenced(producer_config, tid, timeout)
+    producer = _fenced(producer_config, tid, min(firsts)[0], timeout)
     failed: list[KafkaError] = []
 
     def delivered(err: KafkaError | None, _msg: Message) -> None:

@@ -38,6 +38,7 @@ from mm2.copy.source_ends import SourceEnds, decode_source_ends
 from mm2.errors import ConfigError, KafkaClientError
 from mm2.kafka.admin import describe_cluster
 from mm2.kafka.failure import ClientLog, cluster_label
+from mm2.kafka.first_requests import learn_brokers
 from mm2.kafka.topics import TopicAdmin
 from mm2.records import TP
 from mm2.records.java_partitioner import java_partition
@@ -282,6 +283,7 @@ class PositionsTopic:
         producer = Producer(
             {**settings, **PARTITIONER, "logger": ClientLog(cluster_label(self.producer_config))}
         )
+        learn_brokers(producer, self.topic)  # its producer id, not on a bootstrap connection
         for (t, p), offset in sorted(positions.items()):
             key, value, headers = position_record(
                 self.connector,

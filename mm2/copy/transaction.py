@@ -26,6 +26,7 @@ from mm2.kafka.failure import (
     cluster_label,
     transaction_outcome,
 )
+from mm2.kafka.first_requests import learn_brokers
 
 __all__ = [
     "AbortableTransactionError",
@@ -89,6 +90,7 @@ class TransactionSink:
         self.produce = producer.produce
         self.poll = producer.poll
         if self.transactional:
+            learn_brokers(producer, spec.offsets_topic)  # not on a bootstrap connection
             self._call(lambda: producer.init_transactions(30), "initialising transactions")
 
     @classmethod

@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from confluent_kafka import (
-    OFFSET_BEGINNING,
     Consumer,
     KafkaError,
     KafkaException,
@@ -34,6 +33,7 @@ from confluent_kafka import (
 
 from mm2.errors import AuthorizationError, KafkaClientError, ProducerFencedError
 from mm2.kafka.failure import ClientWatch, client_error, transaction_outcome
+from mm2.kafka.first_requests import LOG_START
 from mm2.kafka.topics import TopicAdmin
 
 __all__ = ["ConfigTopic", "check_leader_epoch"]
@@ -212,13 +212,14 @@ class ConfigTopic:
             "enable.auto.commit": False,
             "enable.partition.eof": True,
             "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",  # LOG_START on a log that starts later
         }
         ended = False
         if not self.ensure_until(stopping):
             return
         consumer = Consumer(ClientWatch(settings, alias=self.alias).settings())
         try:
-            consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
+            consumer.assign([TopicPartition(self.topic, 0, LOG_START)])
             while not stopping.is_set():
                 message = consumer.poll(0.5)
                 if message is None:
@@ -271,13 +272,14 @@ def check_leader_epoch(
         "enable.partition.eof": True,
         "isolation.level": "read_committed",
         "fetch.wait.max.ms": 10,  # the end is reported at once, not after the broker's wait
+        "auto.offset.reset": "earliest",  # LOG_START on a log that starts later
     }
     watch = ClientWatch(settings)
     consumer = Consumer(watch.settings())
     latest: Record = {}
     deadline = time.monotonic() + timeout
     try:
-        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        consumer.assign([TopicPartition(topic, 0, LOG_START)])
         while True:
             if time.monotonic() > deadline:
                 raise watch.error(f"reading {topic} to check leader epoch {epoch}", TimeoutError())

@@ -97,6 +97,9 @@ class FakeProducer:
         self.fail_code = KafkaError.MSG_SIZE_TOO_LARGE
         self.next_down = 0
 
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> None:
+        self.calls.append(f"metadata {topic}")
+
     def init_transactions(self, timeout: float) -> None:
         self.calls.append("init")
 
@@ -199,6 +202,7 @@ def test_in_a_transaction_positions_go_out_with_the_records_before_the_flush() -
     producer = _copy(copier, [10, 11, 12])
     copier._end_transaction()
     assert producer.calls == [
+        f"metadata {OFFSETS}",  # the brokers learned first: InitProducerId goes to them
         "init",
         "begin",
         "produce primary.orders",
