@@ -31,7 +31,14 @@ from mm2.client import MirrorClient
 from mm2.client.failover import plan_failover, translate_all_groups
 from mm2.client.plan import FailoverPlan
 from mm2.config import MirrorMakerConfig, load
-from tests.support.kafka import Cluster, admin_client, commit_group, create_topic, read_topic
+from tests.support.kafka import (
+    Cluster,
+    admin_client,
+    commit_group,
+    create_topic,
+    read_topic,
+    set_cleaner_backoff,
+)
 from tests.support.mirror import MirrorProcess, write_properties
 from tests.support.waiting import eventually
 
@@ -43,6 +50,7 @@ PARTITIONS = 2
 # Commits inside the removed range (and one at FIRST, removed on partition 1 only).
 REMOVED = [0, 1, 777, 5_000, 12_345, FIRST - 2, FIRST - 1, FIRST]
 TRUNCATED_TO = 10_000  # the log start of the second topic, partition 0
+CLEANER_BACKOFF_MS = 1_000  # the source's cleaner looks for work this often (Kafka: 15,000)
 NOT_REFUSED = "older than every offset sync kept: cannot translate without guessing"
 
 
@@ -101,13 +109,14 @@ def compacted(primary: Cluster, topic: str) -> dict[int, list[int]]:
         firsts = {p: offsets[0] for p, offsets in held.items() if offsets}
         return held if firsts == {0: FIRST, 1: FIRST + 1} else None
 
-    held = eventually(done, timeout=300, interval=3, what=f"the cleaner to compact {topic}")
+    held = eventually(done, timeout=300, interval=1, what=f"the cleaner to compact {topic}")
 
     def settled() -> dict[int, list[int]] | None:
-        # The cleaner runs every 15 s; nothing is written any more, so two reads 20 s apart
-        # that agree mean it has nothing left to remove (the last segment is never cleaned).
+        # The cleaner looks for work every CLEANER_BACKOFF_MS (set by `world`); nothing is
+        # written any more, so two reads five of those apart that agree mean it has nothing
+        # left to remove (the last segment is never cleaned).
         nonlocal held
-        time.sleep(20)
+        time.sleep(5 * CLEANER_BACKOFF_MS / 1000)
         now, held = held, survivors(primary, topic)
         return held if held == now else None
 
@@ -157,24 +166,28 @@ def world(
         "min.compaction.lag.ms": "0",
         "delete.retention.ms": "100",
     }
-    create_topic(
-        primary, topic, partitions=PARTITIONS, config={**settings, "cleanup.policy": "compact"}
-    )
-    # compact,delete: DeleteRecords may move its log start (retention never does here).
-    create_topic(
-        primary,
-        truncated,
-        partitions=PARTITIONS,
-        config={**settings, "cleanup.policy": "compact,delete", "retention.ms": "-1"},
-    )
-    fill(primary, topic)
-    fill(primary, truncated)
-    admin = admin_client(primary.client_config())
-    deleted = admin.delete_records([KTP(truncated, 0, TRUNCATED_TO)])
-    for future in deleted.values():
-        future.result(timeout=60)
-    held = compacted(primary, topic)
-    compacted(primary, truncated)
+    set_cleaner_backoff(primary, CLEANER_BACKOFF_MS)
+    try:  # back to Kafka's default before the mirror starts
+        create_topic(
+            primary, topic, partitions=PARTITIONS, config={**settings, "cleanup.policy": "compact"}
+        )
+        # compact,delete: DeleteRecords may move its log start (retention never does here).
+        create_topic(
+            primary,
+            truncated,
+            partitions=PARTITIONS,
+            config={**settings, "cleanup.policy": "compact,delete", "retention.ms": "-1"},
+        )
+        fill(primary, topic)
+        fill(primary, truncated)
+        admin = admin_client(primary.client_config())
+        deleted = admin.delete_records([KTP(truncated, 0, TRUNCATED_TO)])
+        for future in deleted.values():
+            future.result(timeout=60)
+        held = compacted(primary, topic)
+        compacted(primary, truncated)
+    finally:
+        set_cleaner_backoff(primary, None)
     assert all(len(offsets) < 1_000 for offsets in held.values()), {
         p: len(o) for p, o in held.items()
     }

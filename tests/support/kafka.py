@@ -13,6 +13,8 @@ from typing import Any, Protocol, cast
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
+from confluent_kafka.admin._resource import ResourceType
 from confluent_kafka.cimpl import NewTopic
 
 from mm2.kafka.take import take
@@ -66,6 +68,21 @@ def create_topic(
     topic = NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})
     admin.create_topics([topic], operation_timeout=30, request_timeout=30)[name].result(timeout=60)
     return name
+
+
+def set_cleaner_backoff(cluster: Cluster, ms: int | None) -> None:
+    """Set each broker's `log.cleaner.backoff.ms` (how long the log cleaner sleeps when it has
+    nothing to clean; Kafka's default 15,000), a dynamic setting; None deletes it, back to the
+    default."""
+    op = AlterConfigOpType.SET if ms is not None else AlterConfigOpType.DELETE
+    entry = ConfigEntry("log.cleaner.backoff.ms", str(ms or ""), incremental_operation=op)
+    admin = admin_client(cluster.client_config())
+    brokers = admin.list_topics(timeout=30).brokers
+    resources = [
+        ConfigResource(ResourceType.BROKER, str(b), incremental_configs=[entry]) for b in brokers
+    ]
+    for future in admin.incremental_alter_configs(resources).values():
+        future.result(timeout=60)
 
 
 def unique_name(prefix: str) -> str:
