@@ -42,11 +42,11 @@ class PlannerPositions(TaskPositions, Protocol):
         self,
         positions: Mapping[TP, int | None],
         *,
-        cluster_id: str | None = None,
-        topic_ids: Mapping[TP, str] | None = None,
+        cluster_id: str,
+        topic_ids: Mapping[TP, str],
         leader_epochs: Mapping[TP, int] | None = None,
-        timeout: float = 30.0,
-    ) -> None: ...
+    ) -> None:
+        """The settle writes positions tagged with the source cluster's id and topic ids."""
 
 
 class PlannerFeed(Protocol):

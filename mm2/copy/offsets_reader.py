@@ -18,7 +18,6 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from mm2.errors import KafkaClientError, TopicNotFoundError
 from mm2.kafka.failure import ClientLog, client_error, cluster_label, ends_a_consumer
-from mm2.kafka.first_requests import LOG_START
 from mm2.kafka.offsets import OffsetLister
 from mm2.kafka.take import take
 
@@ -103,7 +102,8 @@ class OffsetsTopicReader(Generic[R]):
         new = [p for p in partitions if p not in self._assigned]
         if new:
             self._consumer.incremental_assign(
-                [TopicPartition(self.topic, p, LOG_START) for p in new]
+                # OFFSET_BEGINNING, not LOG_START: see mm2.kafka.first_requests
+                [TopicPartition(self.topic, p, -2) for p in new]
             )
             self._assigned.update(new)
         return partitions

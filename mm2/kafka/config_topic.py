@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from confluent_kafka import (
+    OFFSET_BEGINNING,
     Consumer,
     KafkaError,
     KafkaException,
@@ -212,14 +213,15 @@ class ConfigTopic:
             "enable.auto.commit": False,
             "enable.partition.eof": True,
             "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest",  # LOG_START on a log that starts later
         }
         ended = False
         if not self.ensure_until(stopping):
             return
         consumer = Consumer(ClientWatch(settings, alias=self.alias).settings())
         try:
-            consumer.assign([TopicPartition(self.topic, 0, LOG_START)])
+            # A reader that stays (unlike check_leader_epoch): OFFSET_BEGINNING, not LOG_START
+            # (mm2.kafka.first_requests).
+            consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
             while not stopping.is_set():
                 message = consumer.poll(0.5)
                 if message is None:

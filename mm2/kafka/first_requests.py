@@ -7,11 +7,18 @@ id, an offset query). A partition assigned at a logical offset (the beginning, t
 for such an offset query, and the fetch that leaves meanwhile, without it, is held by the broker
 for `fetch.wait.max.ms` (500 ms) when its partitions have nothing.
 
-So a reader of a whole log starts at LOG_START, and a producer asks for metadata before its
-first InitProducerId (`learn_brokers`). Measured on one host, starting a copy task: the leader
-check 0.52 s before, 0.03 s after; reading its committed positions 0.58 s, 0.02-0.12 s; its
-producer's InitProducerId 0.51 s in 5 of 8 starts, 0.52 s in 3 of 10 (the answer can still come
-over a bootstrap connection just before it is dropped).
+So a producer asks for metadata before its first InitProducerId (`learn_brokers`), and a
+one-shot read of a whole log (the leader check) starts at LOG_START. Measured on one host,
+starting a copy task: the leader check 0.52 s before, 0.03 s after; its producer's
+InitProducerId 0.51 s in 5 of 8 starts, 0.52 s in 3 of 10 (the answer can still come over a
+bootstrap connection just before it is dropped).
+
+Readers that stay (the offsets topic's, the config topic's, offset syncs and checkpoints) keep
+OFFSET_BEGINNING. Started at offset 0, the offsets topic's reader in each copy task read its
+committed positions in 0.02-0.12 s instead of 0.58 s, but in the bench's W2 (5,000 records/s)
+the copy tasks' librdkafka threads then took 13.7 CPU-s per 30 s instead of 8.0-8.9 and the
+append p50 of the run's second half was 91 ms instead of 19-40 (one run against three; why is
+not known).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from confluent_kafka import (
+    OFFSET_BEGINNING,
     Consumer,
     KafkaError,
     KafkaException,
@@ -15,7 +16,6 @@ from confluent_kafka import (
 )
 
 from mm2.kafka.failure import ClientWatch
-from mm2.kafka.first_requests import LOG_START
 from mm2.kafka.take import take
 
 __all__ = ["LogReader", "LogRecord", "RecordCounter", "TimestampProbe"]
@@ -59,8 +59,7 @@ class LogReader:
             "auto.offset.reset": "earliest",
         }
         self._settings = self._watch.settings(defaults)
-        self._settings["auto.offset.reset"] = "earliest"  # LOG_START on a log that starts later
-        self.position = LOG_START if start is None else start
+        self.position = OFFSET_BEGINNING if start is None else start
         self._consumer = self._open()
 
     def _open(self) -> Consumer:
@@ -90,11 +89,11 @@ class LogReader:
     def read_to_end(self, timeout: float = 30.0) -> list[LogRecord]:
         """Every record from the current position up to the end offset seen at the call."""
         low, end = self._watermarks()
-        if low >= end and self.position < end:
+        if self.position < 0 and low >= end:
             self.position = end  # an empty log: nothing to read yet
         out: list[LogRecord] = []
         deadline = time.monotonic() + timeout
-        while self.position < end:
+        while self.position < end:  # OFFSET_BEGINNING is negative
             if time.monotonic() > deadline:
                 raise self._watch.error(
                     f"reading {self.topic}-{self.partition} to offset {end} (at {self.position})",
@@ -149,9 +148,9 @@ class RecordCounter:
             {
                 "group.id": "mm2-record-counter",
                 "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
                 "isolation.level": "read_committed",
                 **config,
-                "auto.offset.reset": "earliest",  # LOG_START on a log that starts later
             }
         )
         self._assigned: set[tuple[str, int]] = set()
@@ -161,7 +160,9 @@ class RecordCounter:
         """Records seen so far per topic, after reading what has arrived in `partitions`."""
         new = [tp for tp in partitions if tp not in self._assigned]
         if new:
-            self._consumer.incremental_assign([TopicPartition(t, p, LOG_START) for t, p in new])
+            self._consumer.incremental_assign(
+                [TopicPartition(t, p, OFFSET_BEGINNING) for t, p in new]
+            )
             self._assigned.update(new)
         while True:
             messages = take(self._consumer, 10_000, timeout)

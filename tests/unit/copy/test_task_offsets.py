@@ -157,8 +157,8 @@ def test_the_schema_map_is_read_to_every_partitions_stable_end_and_keeps_one_clu
     assert offsets.catch_up_schema_ids(5) == 3
     assert ends.asked == [([0, 1], True)]  # last stable offsets: what is committed now
     assert [(tp.topic, tp.partition, tp.offset) for tp in consumer.assigned] == [
-        (TOPIC, 0, 0),  # LOG_START: fetched at once, no offset query first
-        (TOPIC, 1, 0),
+        (TOPIC, 0, -2),  # OFFSET_BEGINNING
+        (TOPIC, 1, -2),
     ]
     assert schemas.rewriter.ids == {7: 2000}
     assert schemas.rewriter.guids == {GUID_A: GUID_B}
