@@ -41,7 +41,7 @@ Setting = str | int | bool | Callable[[KafkaError], None] | ClientLog
 # How long the producer holds a batch for more records (librdkafka's and Java's default: 5 ms).
 # A transaction's end sends at once (the flush), so this only spaces the produce requests of a
 # steady flow: at 10 ms a task at 1,250 records/s makes half the requests and wakeups, and the
-# bench's W2 took about a seventh less CPU per record, for about 2.5 ms more append latency.
+# bench's W2 took about a tenth less CPU per record, for about 2.5 ms more append latency.
 LINGER_MS = 10
 
 
