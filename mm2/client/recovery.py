@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from mm2.client.lag import mirrored_topic
 from mm2.config import Flow
@@ -84,13 +84,9 @@ class PartitionAtRisk:
         return None if self.current else self.ends_read_at_ms
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "topic": self.topic,
-            "partition": self.partition,
-            "copied_to": self.copied_to,
-            "source_end": self.source_end,
-            "ends_read_at_ms": self.ends_read_at_ms,
-            "current": self.current,
+        """The fields but `log_start` (it only bounds the uncopied records), then the figures."""
+        fields = {k: v for k, v in asdict(self).items() if k != "log_start"}
+        return fields | {
             "at_risk_at_most": self.at_risk,
             "unknown_since_ms": self.unknown_since_ms,
             "uncopied_below_end": self.uncopied_below_end,
