@@ -37,6 +37,7 @@ from bench.avro import Registries
 from bench.context import Context
 from bench.link import LINK_LISTENER, LinkProxy, reserved_port
 from bench.settings import Settings
+from bench.warmup import warm_up
 from mm2.localcluster import DEFAULT_JVM_OPTIONS, LocalCluster, LocalClusters
 
 __all__ = [
@@ -120,6 +121,10 @@ class ClusterPairs:
         folder = self.workdir / f"clusters-{tag}"
         try:
             with self._start(folder, tag, fresh=True) as (clusters, source):
+                if self.settings.warm_up_s > 0:
+                    tqdm.write(f"warming the pair up for {self.settings.warm_up_s:.0f} s...")
+                    pair = [clusters[n].bootstrap_servers for n in ("primary", "backup")]
+                    warm_up(pair, self.settings.warm_up_s)
                 ctx = self._context(clusters, source)
                 try:
                     yield ctx

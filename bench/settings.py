@@ -55,6 +55,9 @@ class Settings:
     mm2_properties: tuple[tuple[str, str], ...] = ()
     # W6: the mirrors reach the source through Toxiproxy with this round trip and cap (bench.link)
     link: Link | None = None
+    # seconds of the same plain and transactional traffic on a fresh pair before its mirror
+    # starts (bench.warmup); 0: none
+    warm_up_s: float = 0.0
 
 
 QUICK = {
@@ -95,6 +98,8 @@ _FLAGS = {
     "w7_idle_seconds": "W7: seconds of the idle window after start-up",
     "w7_record_bytes": "W7: value size in bytes",
     "w7_partitions": "W7: partitions of each source topic",
+    "warm_up_s": "seconds of plain and transactional traffic on each cluster of a fresh pair "
+    "before its mirror starts, the same for every system (default 0: none)",
 }
 
 

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import pytest
 
 from bench import clusters as clusters_module
+from bench import warmup
 from bench.cli import _attempt
 from bench.clusters import (
     BIG_BROKER_JVM,
@@ -175,3 +176,36 @@ def test_large_w3_runs_poll_the_target_less_often() -> None:
     assert arrival_poll_s(500 * 10) == arrival_poll_s(1000 * 10)
     assert arrival_poll_s(200 * 10) == POLL_S  # the default, quick and small runs as before
     assert arrival_poll_s(20 * 10) == POLL_S
+
+
+def test_with_a_warm_up_each_fresh_pair_is_warmed_before_its_mirror_and_the_shared_one_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(clusters_module, "LocalClusters", _FakeClusters)
+    monkeypatch.setattr(clusters_module, "Context", _FakeContext)
+
+    def warm_up(bootstraps: list[str], seconds: float) -> None:
+        _FakeClusters.events.append(f"warm {','.join(bootstraps)} {seconds:.0f} s")
+
+    monkeypatch.setattr(clusters_module, "warm_up", warm_up)
+    _FakeClusters.events = []
+    settings = parse_args(["--warm-up-s", "20"])
+    assert settings.warm_up_s == 20.0 and parse_args([]).warm_up_s == 0.0
+    pairs = ClusterPairs(settings, tmp_path, "abc", None)
+    with pairs.pair("w2-mm2", fresh=True):
+        _FakeClusters.events.append("mirror")
+    with pairs.pair("w2-apache", fresh=False):
+        pass
+    pairs.close()
+    assert _FakeClusters.events[:5] == [
+        "start clusters-w2-mm2 -Xmx2g",
+        "warm primary:9092,backup:9092 20 s",
+        "mirror",
+        "close clients",
+        "stop clusters-w2-mm2",
+    ]
+    assert not any(e.startswith("warm") for e in _FakeClusters.events[5:])
+
+
+def test_no_warm_up_touches_no_cluster() -> None:
+    warmup.warm_up(["nowhere:1"], 0)  # returns at once: nothing to connect to
