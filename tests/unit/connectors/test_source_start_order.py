@@ -169,6 +169,13 @@ def _planner(
         finally:
             fencing.set()
 
+    def check(lead: LeaderEpoch) -> None:
+        try:
+            check_leader(lead)
+        except ProducerFencedError:
+            fencing.set()  # refused: the fencing is over, nothing fenced (routes need not wait)
+            raise
+
     def routes() -> None:  # the fencing runs beside the topic sync, not after it
         calls.append("routes while fencing" if fencing.wait(10) else "routes")
 
@@ -186,7 +193,7 @@ def _planner(
     fenced_by = Fencing(
         fence_ids,
         leader=lambda: leader,
-        check_leader=check_leader,
+        check_leader=check,
         end_left_open=end_left_open,
         left_open=left_open,
     )
