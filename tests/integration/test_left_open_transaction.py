@@ -26,7 +26,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import InvalidTxnState
 from aiokafka.structs import TopicPartition
 from confluent_kafka.admin import AdminClient
-from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
+from confluent_kafka.admin._config import ConfigResource
 from confluent_kafka.cimpl import NewTopic
 
 from mm2.copy.fencing import held_back
@@ -37,6 +37,7 @@ from tests.support.kafka import (
     create_topic,
     produce,
     read_topic,
+    set_broker_config,
     unique_name,
 )
 from tests.support.mirror import MirrorProcess, free_port, write_properties
@@ -49,12 +50,7 @@ _VERIFY = "transaction.partition.verification.enable"
 
 def _verification(admin: AdminClient, on: bool) -> None:
     """Partition verification on or off on every broker, once each broker says it is."""
-    entry = ConfigEntry(_VERIFY, str(on).lower(), incremental_operation=AlterConfigOpType.SET)
-    brokers = [str(b) for b in admin.list_topics(timeout=30).brokers]
-    for broker in brokers:
-        resource = ConfigResource(ConfigResource.Type.BROKER, broker, incremental_configs=[entry])
-        for future in admin.incremental_alter_configs([resource]).values():
-            future.result(timeout=60)
+    brokers = set_broker_config(admin, _VERIFY, str(on).lower())
 
     def applied() -> bool:  # a dynamic broker config reaches the broker after the controller
         wanted = [ConfigResource(ConfigResource.Type.BROKER, b) for b in brokers]

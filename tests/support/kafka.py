@@ -70,19 +70,25 @@ def create_topic(
     return name
 
 
+def set_broker_config(admin: AdminClient, name: str, value: str | None) -> list[str]:
+    """Set the dynamic broker setting `name` on every broker (None deletes it: back to the
+    broker's default); returns the broker ids. A broker applies it a moment after the
+    controller accepts it."""
+    op = AlterConfigOpType.SET if value is not None else AlterConfigOpType.DELETE
+    entry = ConfigEntry(name, value or "", incremental_operation=op)
+    brokers = [str(b) for b in admin.list_topics(timeout=30).brokers]
+    for broker in brokers:  # librdkafka takes one broker resource per request
+        resource = ConfigResource(ResourceType.BROKER, broker, incremental_configs=[entry])
+        for future in admin.incremental_alter_configs([resource]).values():
+            future.result(timeout=60)
+    return brokers
+
+
 def set_cleaner_backoff(cluster: Cluster, ms: int | None) -> None:
     """Set each broker's `log.cleaner.backoff.ms` (how long the log cleaner sleeps when it has
-    nothing to clean; Kafka's default 15,000), a dynamic setting; None deletes it, back to the
-    default."""
-    op = AlterConfigOpType.SET if ms is not None else AlterConfigOpType.DELETE
-    entry = ConfigEntry("log.cleaner.backoff.ms", str(ms or ""), incremental_operation=op)
-    admin = admin_client(cluster.client_config())
-    brokers = admin.list_topics(timeout=30).brokers
-    resources = [
-        ConfigResource(ResourceType.BROKER, str(b), incremental_configs=[entry]) for b in brokers
-    ]
-    for future in admin.incremental_alter_configs(resources).values():
-        future.result(timeout=60)
+    nothing to clean; Kafka's default 15,000); None: back to the default."""
+    value = None if ms is None else str(ms)
+    set_broker_config(admin_client(cluster.client_config()), "log.cleaner.backoff.ms", value)
 
 
 def unique_name(prefix: str) -> str:
