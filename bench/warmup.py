@@ -49,6 +49,8 @@ def warm_up(bootstraps: Sequence[str], seconds: float) -> None:
         thread.start()
     for thread in threads:
         thread.join(seconds + 120)
+    if any(thread.is_alive() for thread in threads):  # its traffic would overlap the measurement
+        raise RuntimeError(f"warming the clusters up did not end {seconds + 120:.0f} s on")
     if failures:
         raise RuntimeError(f"warming the clusters up failed: {failures[0]}") from failures[0]
 
