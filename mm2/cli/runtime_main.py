@@ -136,7 +136,7 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace, guard: StopGuard | 
     if guard is None:
         guard = StopGuard()
         guard.install()
-    stopping = guard.stopping
+    stopping = guard.stopping  # set by the first signal
     try:
         # Apache resolves the worker's own settings (keystores, JAAS file) with its providers.
         rest = rest_config(Providers.from_settings(config.raw).resolve_all(config.raw), os.environ)
@@ -178,7 +178,7 @@ def run(config: MirrorMakerConfig, args: argparse.Namespace, guard: StopGuard | 
         coordinator.start_elections()
     log.info("started in %.1f s", time.monotonic() - started)
     try:
-        stopping.wait()
+        guard.wait()
     finally:
         demote_spark_records()  # Spark's cancelled tasks are no news while the mirror stops
         server.stop()

@@ -1,9 +1,16 @@
 """A stop that ends: the first SIGTERM or SIGINT stops the mirror, a second one (or a stop
-still running after `timeout` seconds) ends the process at once, with one line saying so."""
+still running after `timeout` seconds) ends the process at once, with one line saying so.
+
+Two things need no Python code to run, so they work where the deadline's thread cannot (a native
+call that holds the interpreter, or the interpreter's own exit, which freezes that thread):
+SIGQUIT (`kill -3`, as for a JVM) writes every thread's stack to standard error, and `BACKSTOP_S`
+after the deadline faulthandler's watchdog writes them too and exits with status 1.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import logging
 import os
 import signal
@@ -19,6 +26,10 @@ log = logging.getLogger("mm2")
 # Stopping waits for tasks to end and for producers to deliver what they hold; with a cluster
 # down each of those waits is bounded, but the process as a whole must end too.
 STOP_TIMEOUT_S = 30.0
+# How often the waiting main thread looks for a signal another thread took.
+WAKE_S = 0.5
+# The watchdog's deadline: this long after Python's, should that one never get to run.
+BACKSTOP_S = 10
 
 
 def _flush_logs() -> None:
@@ -27,21 +38,30 @@ def _flush_logs() -> None:
             handler.flush()
 
 
+def _watchdog(seconds: int) -> None:
+    faulthandler.dump_traceback_later(seconds, exit=True)
+
+
 class StopGuard:
     """Signal handling for a long-running command: `stopping` is set by the first signal."""
 
     def __init__(
-        self, timeout: float = STOP_TIMEOUT_S, exit_now: Callable[[int], object] = os._exit
+        self,
+        timeout: float = STOP_TIMEOUT_S,
+        exit_now: Callable[[int], object] = os._exit,
+        backstop: Callable[[int], object] = _watchdog,
     ) -> None:
         self.timeout = timeout
         self.stopping = threading.Event()
         self._exit = exit_now
+        self._backstop = backstop
         self._armed = False
         self._lock = threading.Lock()
 
     def install(self) -> None:
         signal.signal(signal.SIGTERM, self.on_signal)
         signal.signal(signal.SIGINT, self.on_signal)
+        faulthandler.register(signal.SIGQUIT, all_threads=True)
 
     def on_signal(self, signum: int, frame: FrameType | None = None) -> None:
         name = signal.Signals(signum).name
@@ -54,12 +74,21 @@ class StopGuard:
         self.stopping.set()
         self.arm()
 
+    def wait(self) -> None:
+        """Until the first signal. In steps: Python runs a signal's handler in the main thread
+        between two bytecodes, and a signal the kernel hands to another thread (any of the
+        mirror's threads may take one) only sets a flag, which a main thread blocked in an
+        untimed wait would never look at: the process would miss its SIGTERM."""
+        while not self.stopping.wait(WAKE_S):
+            pass
+
     def arm(self) -> None:
         """Start the deadline (once): past it the process exits with status 1."""
         with self._lock:
             if self._armed:
                 return
             self._armed = True
+        self._backstop(int(self.timeout) + BACKSTOP_S)
 
         def deadline() -> None:
             # Left running past run()'s return: the interpreter's own exit (joining threads)

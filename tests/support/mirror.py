@@ -72,15 +72,24 @@ class MirrorProcess:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
     def stop(self, timeout: float = 90.0) -> int:
-        """SIGTERM, as an operator's service manager sends; returns the exit code."""
+        """SIGTERM, as an operator's service manager sends; returns the exit code. A stop that
+        fails or hangs (every thread's stack asked for with SIGQUIT) shows the log's end in the
+        test's captured output."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
         try:
             code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGQUIT)
+            time.sleep(2)
+            raise
         finally:
             if self.process.poll() is None:
                 self.process.kill()
             self._log.close()
+            if self.process.returncode != 0:
+                tail = self.log().splitlines()[-300:]
+                print("\n".join(["mirror log, last lines:", *tail]), file=sys.stderr)
         return code
 
     def kill9(self) -> None:
