@@ -83,6 +83,8 @@ _IDLE_WAIT_S = 0.5  # with no transaction open, a round waits this long for a re
 # one by one they were most of an idle mirror's CPU (the bench's W7); a second is the default
 # emit.heartbeats.interval.seconds. A record of any other topic ends the wait.
 _HEARTBEATS_COMMIT_MS = 1_000
+_FLUSH_S = 60  # the longest a transaction's end waits for its records' acknowledgements
+_FLUSH_STEP_S = 0.2  # ... looking this often for a refused record that dooms the transaction
 
 
 class _Pending:
@@ -589,8 +591,10 @@ class CopyLoop:
                 self._write_positions(txn)
             except KafkaException as exc:  # e.g. the transaction failed already: abort it
                 unwritten = exc
-        remaining = sink.flush(60)
+        remaining = self._flush(txn)
         failures = [f for p in txn.parts.values() for f in p.failures]
+        if failures and sink.transactional:
+            remaining = 0  # held behind a refused record, dropped by the abort, copied again
         if remaining or failures or unwritten is not None:
             if unwritten is not None and not (remaining or failures):
                 log.warning(
@@ -634,6 +638,20 @@ class CopyLoop:
         if len(self._left) > left:  # without a transaction: stop reading what was left
             self._assign()
         self._boundary.ended((time.monotonic() - ending) * 1000, self._behind)
+
+    def _flush(self, txn: _Txn) -> int:
+        """Wait for every record of `txn` to be acknowledged; how many were not. In a
+        transaction, no longer than its first refused record: librdkafka sends nothing more of
+        a transaction that must be aborted and holds the records behind the refused one until
+        message.timeout.ms (a skipped oversized record stalled the partition for a minute)."""
+        deadline = time.monotonic() + _FLUSH_S
+        while True:
+            left = deadline - time.monotonic()
+            remaining = self._sink.flush(max(0.0, min(_FLUSH_STEP_S, left)))
+            if not remaining or left <= _FLUSH_STEP_S:
+                return remaining
+            if self._sink.transactional and any(p.failures for p in txn.parts.values()):
+                return remaining
 
     def _ask_topic_ids(self, txn: _Txn) -> Callable[[], dict[str, str]] | None:
         """Ask the source for the ids of the topics the transaction copied records of, once the

@@ -254,6 +254,44 @@ def test_a_failed_record_aborts_the_positions_with_the_records() -> None:
     assert len(consumer.assigned) == 1  # assigned again (run() assigns the first time)
 
 
+class HoldingProducer(FakeProducer):
+    """librdkafka after a refused record in a transaction: the refusal is delivered, the records
+    behind it are held (never sent, never failed) until message.timeout.ms."""
+
+    def flush(self, timeout: float) -> int:
+        self.calls.append(f"flush {timeout}")
+        held: list[tuple[Callable[[KafkaError | None, Any], None] | None, Any]] = []
+        refused = False
+        for callback, msg in self.unacked:
+            if refused:
+                held.append((callback, msg))
+                continue
+            refused = msg.upstream in self.fail
+            if callback is not None:
+                callback(KafkaError(self.fail_code) if refused else None, msg)
+        self.unacked = held
+        return len(held)
+
+
+def test_a_skipped_oversized_record_ends_its_transaction_at_once_not_after_the_timeout() -> None:
+    spec = _copier(transactional=True, skip_oversized=True).spec
+    copier, _ = loop_on_fakes(spec, FakeConsumer({}))
+    producer = HoldingProducer(producer_settings(spec))
+    copier._sink = TransactionSink(spec, cast(Any, producer), AuthAlarm("backup"))
+    copier._copy(cast(Any, [FakeMessage("orders", 0, o, str(o).encode()) for o in (10, 11, 12)]))
+    producer.fail = {11}
+    waits: list[str] = []
+    copier._copy_again_after = lambda cause, wait: waits.append(cause)  # type: ignore[method-assign]
+    copier._end_transaction()
+    # One short flush found the refusal: no wait for the records held behind it.
+    flushes = [c for c in producer.calls if c.startswith("flush")]
+    assert flushes == ["flush 0.2"], producer.calls
+    assert producer.calls[-1] == "abort" and "commit" not in producer.calls
+    assert copier._skip == {("orders", 0, 11)}  # skipped on the copy again, at once
+    assert waits == []
+    assert copier.positions() == {("orders", 0): 10}
+
+
 def test_without_a_transaction_positions_follow_the_acknowledged_records() -> None:
     copier = _copier(transactional=False)
     producer = _copy(copier, [10, 11])
