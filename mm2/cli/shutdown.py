@@ -14,10 +14,12 @@ import faulthandler
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
 from types import FrameType
+from typing import TextIO
 
 __all__ = ["STOP_TIMEOUT_S", "StopGuard"]
 
@@ -38,8 +40,22 @@ def _flush_logs() -> None:
             handler.flush()
 
 
+def _stderr() -> TextIO | None:
+    """The process's own standard error (fd 2), where faulthandler writes without Python;
+    None when there is none to write to."""
+    stream = sys.__stderr__
+    try:
+        stream.fileno()  # type: ignore[union-attr]
+    except (AttributeError, OSError, ValueError):  # None, or no file descriptor
+        return None
+    return stream
+
+
 def _watchdog(seconds: int) -> None:
-    faulthandler.dump_traceback_later(seconds, exit=True)
+    stream = _stderr()
+    if stream is None:
+        return  # nowhere to say why: the deadline's thread and a second signal remain
+    faulthandler.dump_traceback_later(seconds, exit=True, file=stream)
 
 
 class StopGuard:
@@ -61,7 +77,8 @@ class StopGuard:
     def install(self) -> None:
         signal.signal(signal.SIGTERM, self.on_signal)
         signal.signal(signal.SIGINT, self.on_signal)
-        faulthandler.register(signal.SIGQUIT, all_threads=True)
+        if (stream := _stderr()) is not None:
+            faulthandler.register(signal.SIGQUIT, file=stream, all_threads=True)
 
     def on_signal(self, signum: int, frame: FrameType | None = None) -> None:
         name = signal.Signals(signum).name
