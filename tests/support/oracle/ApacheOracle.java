@@ -101,9 +101,16 @@ public final class ApacheOracle {
 
     /** MirrorMakerConfig's maps for herder source->target: each connector's base config (by
      * simple class name) and the worker's config, as Apache builds them from the raw props. */
+    private static final String DISCOVERY = "plugin.discovery";
+
     private static ObjectNode resolution(JsonNode settings, String source, String target) {
         Map<String, String> props = new HashMap<>();
         settings.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+        // MirrorMakerConfig scans the whole classpath for Connect plugins on every construction
+        // (seconds each) unless told to read their ServiceLoader manifests; the key is taken out
+        // of the answer again when the request did not carry it.
+        boolean asked = props.containsKey(DISCOVERY);
+        props.putIfAbsent(DISCOVERY, "service_load");
         MirrorMakerConfig config = new MirrorMakerConfig(props);
         SourceAndTarget pair = new SourceAndTarget(source, target);
         ObjectNode out = JSON.createObjectNode();
@@ -115,6 +122,10 @@ public final class ApacheOracle {
         }
         ObjectNode worker = out.putObject("worker");
         config.workerConfig(pair).forEach(worker::put);
+        if (!asked) {
+            worker.remove(DISCOVERY);
+            connectors.forEach(map -> ((ObjectNode) map).remove(DISCOVERY));
+        }
         ArrayNode pairs = out.putArray("pairs");
         config.clusterPairs().forEach(p -> pairs.add(p.source() + "->" + p.target()));
         return out;
