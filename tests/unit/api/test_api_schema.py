@@ -33,9 +33,9 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(_MIRROR))
 
 # The routes that read or change the clusters of a real flow (recovery point, group offsets,
 # a group's failover, switchovers) get flows the mirror has: generated names only find 404s.
-# Its clusters do not answer, so each call waits for its Kafka timeout: 1 s here.
+# Its clusters do not answer, so each call waits for its Kafka timeout: 0.3 s here.
 for _name in ("group_offsets", "recovery_point", "failover_group"):
-    setattr(_MIRROR.flows, _name, functools.partial(getattr(_MIRROR.flows, _name), timeout=1.0))
+    setattr(_MIRROR.flows, _name, functools.partial(getattr(_MIRROR.flows, _name), timeout=0.3))
 _FLOWS = (("primary", "backup"), ("backup", "primary"))
 drill_schema = schema.include(
     path_regex=r"^/flows/\{source\}/\{target\}/(recovery-point|groups|switchover)"
