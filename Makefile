@@ -1,5 +1,5 @@
 # Every command of the project lives here; CI (.ci/run), pre-commit and the docs call these
-# targets. The ladder: `make check` (lint, types, pure unit tests: no root, apt, JVM or brokers)
+# targets. The ladder: `make check` (lint, types, pure unit tests: no root, apt or brokers)
 # first, then `make test` (everything, real brokers included). `make help` lists the targets.
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -112,10 +112,11 @@ lint: $(STAMP) ## ruff (lint and format) and the import contracts
 typecheck: $(STAMP) ## mypy --strict over mm2, bench and tests
 	$(BIN)/mypy
 
-# The pure unit tests: no root, apt, JVM, promtool, Docker or network, and none marked `slow`
-# (two property sweeps of the offset-sync store that take minutes under coverage's tracer run
-# in `make test`); under branch coverage of mm2, whose total is the one line printed last (the
-# figure in docs/development.md); a total under `fail_under` in pyproject.toml fails the lane.
+# The pure unit tests: no root, apt, promtool, Docker or network (one JVM: Apache's oracle), and
+# none marked `slow` (two property sweeps of the offset-sync store that take minutes under
+# coverage's tracer run in `make test`); under branch coverage of mm2, whose total is the one
+# line printed last (the figure in docs/development.md); a total under `fail_under` in
+# pyproject.toml fails the lane.
 unit: $(STAMP) ## the pure unit tests, with mm2's branch coverage as one line
 	@mkdir -p build && rm -f build/.coverage*
 	$(BIN)/coverage run -m pytest tests/unit -m "not system and not slow" -p no:cacheprovider -q -n 2
@@ -125,10 +126,9 @@ unit: $(STAMP) ## the pure unit tests, with mm2's branch coverage as one line
 	@echo "branch coverage of mm2 by the unit tests: $$(cat build/coverage.total)%"
 
 # The fast lane, run first by CI and by pre-commit; the budget is 3 minutes. The unit tests
-# (1,484) run in two processes. Measured with `time make check` from a fresh clone on this
-# project's 2-core machine, nothing else running: 3 min 10 s, of which the unit tests 2 min 49 s
-# (in one process, under coverage, they took 3 min 27 s).
-check: lint typecheck unit ## lint, types and the pure unit tests (no root, apt or JVM): the fast lane
+# (1,546) run in two processes. Measured with `time make check` on this project's 2-core
+# machine, nothing else running: 1 min 58 s, of which the unit tests 1 min 47 s.
+check: lint typecheck unit ## lint, types and the pure unit tests (no root, apt or brokers): the fast lane
 
 # The two generated references, from the code: docs/configuration-reference.md (the keys'
 # definitions in mm2/config) and docs/rest-reference.md (the app's OpenAPI document). `make check`

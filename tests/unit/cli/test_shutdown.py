@@ -37,11 +37,19 @@ def test_a_stop_that_hangs_is_ended_after_the_deadline() -> None:
     assert codes == [1]
 
 
+def _run(script: Path, text: str) -> subprocess.CompletedProcess[str]:
+    """`text` run as a Python script of its own, its output kept."""
+    script.write_text(text, encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=100, check=False
+    )
+
+
 def test_a_stop_where_python_cannot_run_is_ended_with_every_threads_stack(tmp_path: Path) -> None:
     """A child whose stop is stuck in native code with the interpreter held (here: a C sleep
     that never lets go of the GIL) is ended by the watchdog, which says where it was stuck."""
-    script = tmp_path / "stuck.py"
-    script.write_text(
+    done = _run(
+        tmp_path / "stuck.py",
         "import ctypes, os, signal\n"
         "from mm2.cli import shutdown\n"
         "shutdown.BACKSTOP_S = 1\n"
@@ -50,10 +58,6 @@ def test_a_stop_where_python_cannot_run_is_ended_with_every_threads_stack(tmp_pa
         "os.kill(os.getpid(), signal.SIGTERM)\n"
         "print('stopping', flush=True)\n"
         "ctypes.PyDLL(None).sleep(120)  # PyDLL: the GIL stays held\n",
-        encoding="utf-8",
-    )
-    done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=100, check=False
     )
     assert "stopping" in done.stdout
     assert done.returncode == 1, done.stderr
@@ -61,18 +65,14 @@ def test_a_stop_where_python_cannot_run_is_ended_with_every_threads_stack(tmp_pa
 
 
 def test_sigquit_writes_every_threads_stack_and_goes_on(tmp_path: Path) -> None:
-    script = tmp_path / "quit.py"
-    script.write_text(
+    done = _run(
+        tmp_path / "quit.py",
         "import os, signal, time\n"
         "from mm2.cli.shutdown import StopGuard\n"
         "StopGuard().install()\n"
         "os.kill(os.getpid(), signal.SIGQUIT)\n"
         "time.sleep(0.5)\n"
         "print('still here', flush=True)\n",
-        encoding="utf-8",
-    )
-    done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=100, check=False
     )
     assert done.returncode == 0 and "still here" in done.stdout, done.stderr
     assert "Current thread" in done.stderr and "quit.py" in done.stderr, done.stderr
@@ -82,8 +82,8 @@ def test_a_signal_another_thread_takes_still_stops_the_wait(tmp_path: Path) -> N
     """The kernel hands a process's SIGTERM to any thread that does not block it; here the main
     thread blocks it, so a helper thread takes it, as one of the mirror's many threads may.
     An untimed wait in the main thread would never see it."""
-    script = tmp_path / "other_thread.py"
-    script.write_text(
+    done = _run(
+        tmp_path / "other_thread.py",
         "import os, signal, threading, time\n"
         "from mm2.cli.shutdown import StopGuard\n"
         "guard = StopGuard()\n"
@@ -94,9 +94,5 @@ def test_a_signal_another_thread_takes_still_stops_the_wait(tmp_path: Path) -> N
         "guard.wait()\n"
         "print('stopped', flush=True)\n"
         "os._exit(0)\n",
-        encoding="utf-8",
-    )
-    done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=100, check=False
     )
     assert done.returncode == 0 and "stopped" in done.stdout, done.stderr
