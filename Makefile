@@ -151,8 +151,9 @@ versions: $(STAMP) kafka-versions ## every pair of Kafka versions tests/integrat
 # (a module's clusters and mirrors stay in one process), the longest first (tests/conftest.py).
 # Most of a broker test's time is waiting (an outage, a stall window, a log-rate minute), so two
 # lanes on two cores take less. On this project's 2-core machine, from a fresh clone, the tests
-# after `make check` took 36 min in two lanes (584 tests; the whole of `make test` 39.5 min);
-# three lanes took about as long and failed tests under the load. LANES= runs one lane.
+# after `make check` took 36 to 42 min in two lanes, as the host varied (584 tests; the whole of
+# `make test` 40 to 46 min, over its 40-minute budget); three lanes took about as long and
+# failed tests under the load. LANES= runs one lane.
 LANES ?= -n 2 --dist loadfile
 
 # Everything: the fast lane first, then every test it leaves out (the `system` and `slow` unit
