@@ -99,10 +99,10 @@ public final class ApacheOracle {
         return out;
     }
 
-    /** MirrorMakerConfig's maps for herder source->target: each connector's base config (by
-     * simple class name) and the worker's config, as Apache builds them from the raw props. */
     private static final String DISCOVERY = "plugin.discovery";
 
+    /** MirrorMakerConfig's maps for herder source->target: each connector's base config (by
+     * simple class name) and the worker's config, as Apache builds them from the raw props. */
     private static ObjectNode resolution(JsonNode settings, String source, String target) {
         Map<String, String> props = new HashMap<>();
         settings.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));

@@ -13,12 +13,12 @@ from mm2.cli.shutdown import StopGuard
 
 def test_first_signal_stops_second_exits_at_once() -> None:
     exits: list[int] = []
-    alarms: list[int] = []
-    guard = StopGuard(timeout=3600, exit_now=exits.append, backstop=alarms.append)
+    watchdogs: list[int] = []
+    guard = StopGuard(timeout=3600, exit_now=exits.append, backstop=watchdogs.append)
     guard.on_signal(signal.SIGTERM)
     assert guard.stopping.is_set() and exits == []
     # The watchdog ends the process 10 s after the deadline, should Python not get to.
-    assert alarms == [3610]
+    assert watchdogs == [3610]
     guard.on_signal(signal.SIGINT)
     assert exits == [1]
 
