@@ -68,6 +68,7 @@ def run_backlog(ctx: Context, system: SystemName) -> dict[str, Any]:
         result["records_per_s"] = rate
         result["mb_per_s"] = None if rate is None else rate * s.w1_record_bytes / 1e6
         result["peak_rss_bytes"] = use.peak_rss_bytes
+        result["peak_pss_bytes"] = use.peak_pss_bytes
         result["cpu_s"] = use.cpu_seconds
         result["cpu_s_per_m"] = use.cpu_seconds_per_million(s.w1_records)
         result["processes"] = use.processes

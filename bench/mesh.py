@@ -264,7 +264,10 @@ def _measure(
     before = mirror.sampler.use()
     time.sleep(idle_s)
     idle = mirror.sampler.use()
-    result["idle"] = _window(before, idle, idle_s) | {"rss_bytes": idle.rss_bytes}
+    result["idle"] = _window(before, idle, idle_s) | {
+        "rss_bytes": idle.rss_bytes,
+        "pss_bytes": idle.pss_bytes,
+    }
     loaded_from = time.monotonic()
     per_topic, produce_s = _paced(bootstrap, settings, waiting)
     drained = _wait(
@@ -287,6 +290,7 @@ def _measure(
     }
     result["load"] = load
     result["peak_rss_bytes"] = use.peak_rss_bytes
+    result["peak_pss_bytes"] = use.peak_pss_bytes
     result["verify"] = _verify(
         bootstrap, settings.w7_partitions, time.monotonic() + (60 if drained else 5)
     )

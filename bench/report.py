@@ -179,6 +179,7 @@ def rows() -> list[Row]:
             target="<= Apache",
             check=_no_more,
         ),
+        Row("W4", "peak PSS during W1", _mb(_get("peak_pss_bytes")), "MiB"),
         Row("W4", "CPU during W1", _get("cpu_s_per_m"), "CPU s / M records"),
         Row("W2", "produced rate", _get("produced_per_s"), "records/s"),
         *_latency_rows(),
@@ -190,6 +191,7 @@ def rows() -> list[Row]:
             target="<= Apache",
             check=_no_more,
         ),
+        Row("W4", "peak PSS during W2", _mb(_get("peak_pss_bytes")), "MiB"),
         Row(
             "W4",
             "CPU during W2",
@@ -238,13 +240,16 @@ def _lower(o: float | None, a: float | None, _r: Mapping[str, Any]) -> bool | No
 
 
 # W7: twelve flows over four clusters, idle and at a rate per flow (bench.mesh): each row's
-# label, where its figure is, its unit, and its target against Apache MM2.
-_MESH: tuple[tuple[str, Getter, str, str, Check], ...] = (
+# label, where its figure is, its unit, and its target against Apache MM2 (none: a figure beside
+# the targets, e.g. PSS beside RSS).
+_MESH: tuple[tuple[str, Getter, str, str, Check | None], ...] = (
     ("start to every flow copying", _get("start_s"), "s", "<= Apache", _no_more),
     ("idle CPU", _get("idle", "cpu_core_pct"), "% of a core", "< Apache", _lower),
     ("idle RSS", _mb(_get("idle", "rss_bytes")), "MiB", "< Apache", _lower),
+    ("idle PSS", _mb(_get("idle", "pss_bytes")), "MiB", "", None),
     ("CPU under load", _get("load", "cpu_s_per_m"), "CPU s / M records", "< Apache", _lower),
     ("peak RSS", _mb(_get("peak_rss_bytes")), "MiB", "< Apache", _lower),
+    ("peak PSS", _mb(_get("peak_pss_bytes")), "MiB", "", None),
 )
 
 

@@ -25,6 +25,12 @@ class ResourceUse:
     # threads of the tree spend it (librdkafka's I/O threads, the Python loops, JVM threads).
     cpu_by_thread: Mapping[str, float] = field(default_factory=dict)
     rss_bytes: int = 0  # summed over the tree at the last sample
+    # Proportional set size (Linux): each page counted once over the tree, a page shared by n
+    # processes as 1/n in each. Summed RSS counts a shared page in every process that maps it,
+    # so a tree of forked workers (Spark's Python workers fork from one daemon that imported
+    # mm2 and librdkafka) reads more than it holds; one JVM's PSS is close to its RSS.
+    peak_pss_bytes: int = 0
+    pss_bytes: int = 0  # summed over the tree at the last sample
 
     def threads_since(self, earlier: ResourceUse) -> dict[str, float]:
         """CPU seconds by thread name between `earlier` and this use, the largest first."""
@@ -39,7 +45,8 @@ class ResourceUse:
 
 
 class ResourceSampler:
-    """Samples RSS (summed over the tree) and CPU time (per process, last seen) in a thread.
+    """Samples RSS and PSS (each summed over the tree) and CPU time (per process, last seen) in
+    a thread.
 
     A process that exits between two samples loses the CPU time of its last interval; the mirrors'
     processes live as long as the run, so the loss is at most one interval of a short-lived child.
@@ -52,6 +59,8 @@ class ResourceSampler:
         self._threads: dict[tuple[int, int], tuple[str, float]] = {}  # (pid, tid) -> name, cpu
         self._peak = 0
         self._last = 0
+        self._peak_pss = 0
+        self._last_pss = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="resource-sampler", daemon=True)
 
@@ -72,7 +81,13 @@ class ResourceSampler:
         for name, cpu in self._threads.values():
             by_thread[name] = by_thread.get(name, 0.0) + cpu
         return ResourceUse(
-            self._peak, sum(self._cpu.values()), len(self._cpu), by_thread, self._last
+            self._peak,
+            sum(self._cpu.values()),
+            len(self._cpu),
+            by_thread,
+            self._last,
+            self._peak_pss,
+            self._last_pss,
         )
 
     def _run(self) -> None:
@@ -85,11 +100,12 @@ class ResourceSampler:
             tree = [self._root, *self._root.children(recursive=True)]
         except psutil.Error:
             return
-        rss = 0
+        rss = pss = 0
         for proc in tree:
             try:
                 with proc.oneshot():
                     rss += proc.memory_info().rss
+                    pss += _pss(proc)
                     times = proc.cpu_times()
                 threads = proc.threads()
             except psutil.Error:
@@ -98,6 +114,13 @@ class ResourceSampler:
             self._threads.update(_named(proc.pid, threads))
         self._peak = max(self._peak, rss)
         self._last = rss
+        self._peak_pss = max(self._peak_pss, pss)
+        self._last_pss = pss
+
+
+def _pss(proc: psutil.Process) -> int:
+    """The process's proportional set size (0 where the platform has none)."""
+    return int(getattr(proc.memory_full_info(), "pss", 0))
 
 
 def _named(pid: int, threads: list[Any]) -> dict[tuple[int, int], tuple[str, float]]:

@@ -129,6 +129,7 @@ def run_steady(ctx: Context, system: SystemName) -> dict[str, Any]:
             produced_per_s=sent / seconds if seconds > 0 else None,
             reached=reached,
             peak_rss_bytes=use.peak_rss_bytes,
+            peak_pss_bytes=use.peak_pss_bytes,
             cpu_s=cpu,
             cpu_s_per_m=cpu * 1e6 / sent if sent else None,
             cpu_s_by_thread={k: round(v, 2) for k, v in use.threads_since(measured_from).items()},
