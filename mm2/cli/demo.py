@@ -218,7 +218,10 @@ def _run(argv: Sequence[str] | None) -> int:
                     "the mirror keeps running: produce more to primary, try the drill in the "
                     "docs/getting-started.md ('A disaster-recovery drill'), or Ctrl-C to stop."
                 )
-                mirror.wait()
+                # In steps: a Ctrl-C (or a kill -INT of this process) that another thread
+                # took is handled by the main thread only between two bytecodes.
+                while mirror.poll() is None:
+                    time.sleep(0.5)
         finally:
             if target is not None:  # before the clusters go: no reconnect noise after them
                 target.counter.close()
