@@ -58,29 +58,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 # `make test` runs its tests in two processes (pytest-xdist, `-n 2 --dist loadfile`: a module's
 # tests stay together, with the clusters it starts), each taking the next module when done. The
-# longest modules go first (each module's time in tests/artifacts/test-times.xml, which `make
-# test` writes; the twenty longest of a fresh clone's run), so that no long module starts when
-# the other lane is nearly done.
+# longest modules go first (by the durations `make test` prints), so that no long module starts
+# when the other lane is nearly done.
 LONGEST_FIRST = (
-    "test_soak",
-    "test_apache_takeover",
-    "test_target_restarts",
     "test_spark_cluster",
+    "test_apache_takeover",
+    "test_soak",
+    "test_target_restarts",
     "test_mirror_source",
-    "test_standby",
-    "test_standby_rolling",
-    "test_recovery_point_outage",
     "test_operator_truth",
-    "test_versions",
-    "test_removed_range_translation",
-    "test_self_healing",
-    "test_hanging_transaction",
-    "test_bench_smoke",
-    "test_demo",
-    "test_switchover",
     "test_log_rate",
-    "test_schema_lost_offsets",
-    "test_rest_mirror",
+    "test_self_healing",
+    "test_copy_assignment",
+    "test_bench_smoke",
+    "test_standby",
     "test_failover",
 )
 
