@@ -104,23 +104,19 @@ class ResourceSampler:
         for proc in tree:
             try:
                 with proc.oneshot():
-                    rss += proc.memory_info().rss
-                    pss += _pss(proc)
+                    memory = proc.memory_full_info()  # RSS, and PSS where the platform has it
                     times = proc.cpu_times()
                 threads = proc.threads()
             except psutil.Error:
                 continue
+            rss += memory.rss
+            pss += int(getattr(memory, "pss", 0))
             self._cpu[proc.pid] = times.user + times.system
             self._threads.update(_named(proc.pid, threads))
         self._peak = max(self._peak, rss)
         self._last = rss
         self._peak_pss = max(self._peak_pss, pss)
         self._last_pss = pss
-
-
-def _pss(proc: psutil.Process) -> int:
-    """The process's proportional set size (0 where the platform has none)."""
-    return int(getattr(proc.memory_full_info(), "pss", 0))
 
 
 def _named(pid: int, threads: list[Any]) -> dict[tuple[int, int], tuple[str, float]]:
