@@ -128,9 +128,30 @@ def commit_group(bootstrap: str, group: str, offsets: Mapping[tuple[str, int], i
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
     try:
         commits = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
-        consumer.commit(offsets=commits, asynchronous=False)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                consumer.commit(offsets=commits, asynchronous=False)
+                return
+            except KafkaException as exc:  # a cluster just started: its coordinator loads
+                err = exc.args[0] if exc.args else None
+                if not _coordinator_busy(err) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
     finally:
         consumer.close()
+
+
+def _coordinator_busy(err: object) -> bool:
+    return isinstance(err, KafkaError) and (
+        err.retriable()
+        or err.code()
+        in (
+            KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+            KafkaError.NOT_COORDINATOR,
+            KafkaError.COORDINATOR_NOT_AVAILABLE,
+        )
+    )
 
 
 def produce_numbered(bootstrap: str, topic: str, prefix: bytes, n: int) -> None:
