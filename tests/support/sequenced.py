@@ -12,6 +12,7 @@ import itertools
 import logging
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPar
 
 from mm2.kafka.take import take
 from mm2.localcluster import LocalCluster
-from tests.support.kafka import Record, read_topic
+from tests.support.kafka import Cluster, Record, read_topic
 from tests.support.mirror import PARTITIONS, ContinuousProducer
 
 __all__ = [
@@ -72,33 +73,57 @@ class Follower:
     """A read_committed consumer of the remote topic, in a thread, from the topic's start: the
     last sequence number it has seen in each partition. A cheap gauge of the mirror's progress
     that reconnects by itself after the target's outage; the final check reads everything
-    again."""
+    again.
 
-    def __init__(self, target: LocalCluster, topic: str) -> None:
-        self._consumer = Consumer(
-            {
-                **target.client_config(),
-                "group.id": f"follower-{uuid.uuid4().hex[:6]}",
-                "enable.auto.commit": False,
-                "isolation.level": "read_committed",
-            }
-        )
-        self._consumer.assign(
-            [TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)]
-        )
+    A consumer that receives nothing for STUCK_S seconds is replaced by a new one that goes on
+    from the next offset of each partition: a librdkafka client told "no leader" while the
+    target starts up can keep its partitions without a leader for good (librdkafka issue 5430)
+    and never fetch again, without an error. Seen here: after a target restart the gauge
+    stopped, while the remote topic's last stable offsets kept moving. A new consumer reads
+    only what is committed, so a transaction the mirror left open still stops the gauge."""
+
+    STUCK_S = 30.0
+
+    def __init__(self, target: Cluster, topic: str) -> None:
+        self._config = {
+            **target.client_config(),
+            "group.id": f"follower-{uuid.uuid4().hex[:6]}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+        self._topic = topic
+        self._next = {p: OFFSET_BEGINNING for p in range(PARTITIONS)}
+        self._consumer = self._open()
         self._last: dict[int, int] = {}
+        self.received = 0  # records received, over every consumer
+        self.replaced = 0  # consumers replaced because they received nothing for STUCK_S
         self._error: Exception | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="follower", daemon=True)
         self._thread.start()
 
+    def _open(self) -> Consumer:
+        consumer = Consumer(self._config)
+        consumer.assign([TopicPartition(self._topic, p, o) for p, o in self._next.items()])
+        return consumer
+
     def _run(self) -> None:
+        received = time.monotonic()
         try:
             while not self._stop.is_set():
                 for m in take(self._consumer, 1000, 0.5):
-                    partition = m.partition()
-                    if m.error() is None and partition is not None:
+                    partition, offset = m.partition(), m.offset()
+                    if m.error() is None and partition is not None and offset is not None:
                         self._last[partition] = sequence(partition, m.value())
+                        self._next[partition] = offset + 1
+                        self.received += 1
+                        received = time.monotonic()
+                if time.monotonic() - received > self.STUCK_S:
+                    self._consumer.close()
+                    self._consumer = self._open()
+                    self.replaced += 1
+                    received = time.monotonic()
+                    log.info("follower: nothing for %.0f s; a new consumer", self.STUCK_S)
         except Exception as exc:  # handed to the test's thread by copied()
             self._error = exc
         finally:
