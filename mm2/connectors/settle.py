@@ -178,11 +178,13 @@ class Settle:
         return bool(ended)
 
     def _catch_up_committed(self, offsets: dict[TP, int]) -> None:
-        """After transactions left open were ended aborted: positions behind what the remote
-        topics hold committed are moved up to it (mm2.copy.rebuild's proof from the offset
-        syncs). A broker that stopped while a commit's markers were written can have committed
-        a transaction's records on some partitions and left its positions open on others;
-        aborted, those positions would copy the committed records again."""
+        """After the fencing: positions behind what the remote topics hold committed are moved
+        up to it (mm2.copy.rebuild's proof from the offset syncs). A broker that stopped while
+        a commit's markers were written can have committed a transaction's records on some
+        partitions and left its positions open on others. Those positions end aborted, by
+        end_left_open or, when the copy task began its next transaction on the same partitions
+        after the broker came back, by the fencing's abort of that one; either way they would
+        copy the committed records again."""
         if self._prove is None:
             return
         _synced, proven = self._prove(self._parts.schedule.routes)
@@ -211,12 +213,15 @@ class Settle:
         self._parts.positions.write(positions, cluster_id=self.cluster_id, topic_ids=ids)
         self._parts.feed.read_to_end(routes, 30.0)
 
-    def run(self, timeout: float, *, rewrite: bool = True) -> None:
-        """Fence every earlier copy task, read the committed positions, and write them again.
+    def run(self, timeout: float, *, rewrite: bool = True, catch_up: bool = True) -> None:
+        """Fence every earlier copy task, read the committed positions, move those behind what
+        the remote topics hold committed up to it, and write them again.
 
         The rewrite makes the newest record of each key a committed one: Apache MM2 without
         exactly-once reads its offsets topic uncommitted, and would otherwise resume after a
-        position that an aborted transaction (a killed copy task's) wrote.
+        position that an aborted transaction (a killed copy task's) wrote. `catch_up` False
+        skips the proof (it reads the offset syncs and the source) unless something left open
+        was ended: for a stop or a pause, whose next start settles again.
         """
         began = time.monotonic()
         eos = self.settings.exactly_once
@@ -251,7 +256,8 @@ class Settle:
             for tp, o in self._parts.feed.stored.offsets.items()
             if tp[0] in routes and tp[1] < routes[tp[0]].partitions
         }
-        if ended:
+        # Not for an offsets topic created now: rebuild() proves all of it.
+        if eos and offsets and not self._created and (ended or catch_up):
             self._catch_up_committed(offsets)
         if rewrite and eos and offsets:
             stored = self._parts.feed.stored

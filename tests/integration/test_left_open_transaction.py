@@ -25,6 +25,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import InvalidTxnState
 from aiokafka.structs import TopicPartition
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin._config import ConfigResource
 from confluent_kafka.cimpl import NewTopic
@@ -162,3 +163,67 @@ def test_transactions_left_open_on_the_offsets_topic_and_a_remote_topic_are_ende
     got = copied()
     # Nothing twice, and the left-open records aborted, not committed by a later marker.
     assert len(got) == 200 and set(got) == values, set(got) - values
+
+
+def test_records_committed_whose_positions_were_aborted_are_not_copied_again(
+    primary: KafkaCluster, backup: KafkaCluster, tmp_path: Path
+) -> None:
+    """The state a target broker's restart left on real runs (test_target_restarts): the
+    coordinator wrote a copy task's commit marker on the remote partition and dropped the one
+    for its position; back, the copy task's next transaction joined that position and the
+    fencing aborted both. Nothing is held, the remote topic holds the records committed, and the
+    stored position is older. Made here with copy task 0's transactional id while the mirror is
+    stopped: 50 more source records committed to the remote topic, as the copy task would, and
+    no position. The restarted mirror must resume after them: nothing twice."""
+    offsets = f"mm2-offsets.{uuid.uuid4().hex[:8]}.internal"
+    topic = create_topic(primary, unique_name("aborted-positions"), partitions=1)
+    remote = f"primary.{topic}"
+    produce(primary.bootstrap_servers, topic, [(0, b"k%d" % i, b"%d" % i) for i in range(100)])
+    props = write_properties(
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
+        f"offset.storage.topic = {offsets}\n",
+    )
+
+    def copied() -> list[bytes | None]:
+        read = read_topic(backup.bootstrap_servers, remote, **{"isolation.level": "read_committed"})
+        return [record[2] for records in read.values() for record in records]
+
+    with MirrorProcess(props) as mirror:
+        eventually(
+            lambda: len(copied()) >= 100, timeout=240, what="the first 100 copied", log=mirror.log
+        )
+        assert mirror.stop() == 0, mirror.log()[-3000:]
+    produce(primary.bootstrap_servers, topic, [(0, b"k%d" % i, b"%d" % i) for i in range(100, 150)])
+    more = read_topic(primary.bootstrap_servers, topic)[0][100:]
+    assert len(more) == 50
+    task_0 = Producer(
+        {
+            **backup.client_config(),
+            "transactional.id": "primary-mm2-MirrorSourceConnector-0",
+            "partitioner": "murmur2_random",
+        }
+    )
+    task_0.init_transactions(30)
+    task_0.begin_transaction()
+    for _offset, key, value, timestamp, headers in more:
+        task_0.produce(remote, value, key, partition=0, timestamp=timestamp, headers=list(headers))
+    task_0.commit_transaction(30)
+    assert len(copied()) == 150
+
+    with MirrorProcess(props) as mirror:
+        eventually(
+            lambda: "positions moved up to what the remote topics hold committed" in mirror.log(),
+            timeout=240,
+            what="the position moved up",
+            log=mirror.log,
+        )
+        produce(primary.bootstrap_servers, topic, [(0, b"k150", b"150")])
+        eventually(
+            lambda: len(copied()) >= 151, timeout=240, what="the next record copied", log=mirror.log
+        )
+        time.sleep(3)  # time enough to copy anything twice, if it would
+    got = copied()
+    assert got == [b"%d" % i for i in range(151)], len(got)

@@ -530,13 +530,35 @@ def test_positions_aborted_with_a_transaction_left_open_move_up_to_what_is_commi
     assert positions.written[0] == {("orders", 0): 58}  # moved up; orders-1 stays at 40
 
 
-def test_nothing_is_proven_when_nothing_was_left_open() -> None:
+def test_positions_a_later_transactions_abort_took_move_up_even_with_nothing_left_open() -> None:
+    """A broker's stop committed a transaction's records on orders-0 and dropped the marker of
+    its position; back, the copy task's next transaction joined that position and the fencing
+    aborted both. Nothing is held any more, yet the stored position is older than what the
+    remote topic holds: the proof runs at every settle, and moves it up, never down."""
     calls: list[str] = []
+
+    def prove(routes: object) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+        calls.append("prove")
+        return {("orders", 0): 57, ("orders", 1): 29}, {("orders", 0): 58, ("orders", 1): 30}
+
+    planner, positions = _planner(calls, stored={("orders", 0): 50, ("orders", 1): 40}, prove=prove)
+    planner.prepare()
+    assert calls.count("prove") == 1
+    assert positions.written[0] == {("orders", 0): 58}  # moved up; orders-1 stays at 40
+
+
+def test_a_stop_proves_nothing_when_nothing_was_left_open() -> None:
+    """A stop's settle is short (a clean stop takes at most 10 s): the next start proves."""
+    calls: list[str] = []
+    runner = FakeRunner()
 
     def prove(routes: object) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
         calls.append("prove")
         return {}, {}
 
-    planner, _ = _planner(calls, stored={("orders", 0): 50}, prove=prove)
+    planner, _ = _planner(calls, stored={("orders", 0): 50}, prove=prove, runner=lambda: runner)
     planner.prepare()
-    assert "prove" not in calls
+    planner.run_epochs()
+    assert calls.count("prove") == 1  # the first settle's
+    planner.end_epoch()
+    assert runner.cancelled == 1 and calls.count("prove") == 1
