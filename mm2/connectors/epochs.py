@@ -318,7 +318,7 @@ class EpochPlanner:
             return
         runner.cancel(timeout=2.0)
         try:
-            self._settle.run(timeout=settle_timeout, catch_up=False)
+            self._settle.run(timeout=settle_timeout, match=False)
         except ProducerFencedError as exc:  # deposed: the new leader fences them
             log.info("%s: copy tasks left to the new leader to fence: %s", self.settings.flow, exc)
         except KafkaClientError as exc:  # a cluster is away: the next epoch fences first

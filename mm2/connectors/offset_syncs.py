@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from mm2.client.syncs import read_syncs, syncs_location
 from mm2.config.model import SOURCE, Flow
-from mm2.copy.rebuild import Anchor, prove_positions
+from mm2.copy.rebuild import Anchor, Proof, prove_positions
 from mm2.copy.routes import Route
 from mm2.records import TP, OffsetSync
 
@@ -31,11 +31,9 @@ def positions_from_syncs(
     source_consumer: Mapping[str, str],
     *,
     schema_ids: bool = False,
-) -> tuple[dict[TP, int], dict[TP, int]]:
-    """(the upstream offset of each routed partition's latest offset sync whose copy is on the
-    target, committed: a record known to be copied, every one before it too; the positions
-    proven from the syncs and the remote topics: mm2.copy.rebuild). Raises Unreachable when a
-    cluster does not answer."""
+) -> Proof:
+    """What the offset syncs and the remote topics prove of each routed partition
+    (mm2.copy.rebuild). Raises Unreachable when a cluster does not answer."""
     latest: dict[TP, OffsetSync] = {}
     for sync, _ in read_syncs(syncs_location(flow), timeout=30.0) or []:
         latest[(sync.topic, sync.partition)] = sync
@@ -46,5 +44,9 @@ def positions_from_syncs(
     ]
     target = flow.target_consumer_config(SOURCE, "positions-rebuild-consumer")
     copied: set[TP] = set()
-    proven = prove_positions(anchors, source_consumer, target, copied=copied, schema_ids=schema_ids)
-    return {a.source: a.upstream for a in anchors if a.source in copied}, proven
+    whole: set[TP] = set()
+    proven = prove_positions(
+        anchors, source_consumer, target, copied=copied, whole=whole, schema_ids=schema_ids
+    )
+    synced = {a.source: a.upstream for a in anchors if a.source in copied}
+    return Proof(synced, proven, frozenset(whole))

@@ -19,6 +19,7 @@ from dataclasses import KW_ONLY, dataclass
 from mm2.connect.spi import LeaderEpoch
 from mm2.connectors.left_open import LeftOpenWatch
 from mm2.connectors.planner_parts import FlowParts
+from mm2.copy.rebuild import Proof
 from mm2.copy.routes import Route
 from mm2.errors import ConfigError
 from mm2.records import TP
@@ -31,9 +32,8 @@ log = logging.getLogger(__name__)
 # with the offset each was held at (mm2.copy.fencing.end_left_open)
 EndLeftOpen = Callable[[list[str], list[str], float], Mapping[TP, int]]
 
-# (the routes) -> (each synced partition's latest sync's upstream offset: copied, with all
-# before it; positions proven from the syncs and the remote topics), mm2.copy.rebuild
-Prove = Callable[[Mapping[str, Route]], tuple[dict[TP, int], dict[TP, int]]]
+# (the routes) -> what the offset syncs and the remote topics prove, mm2.copy.rebuild
+Prove = Callable[[Mapping[str, Route]], Proof]
 
 
 @dataclass(frozen=True)
@@ -177,34 +177,56 @@ class Settle:
             self._parts.metrics.transactions_ended(s.source, s.target, names)
         return bool(ended)
 
-    def _catch_up_committed(self, offsets: dict[TP, int]) -> None:
-        """After the fencing: positions behind what the remote topics hold committed are moved
-        up to it (mm2.copy.rebuild's proof from the offset syncs). A broker that stopped while
-        a commit's markers were written can have committed a transaction's records on some
-        partitions and left its positions open on others. Those positions end aborted, by
-        end_left_open or, when the copy task began its next transaction on the same partitions
-        after the broker came back, by the fencing's abort of that one; either way they would
-        copy the committed records again."""
+    def _match_committed(self, offsets: dict[TP, int]) -> None:
+        """After the fencing: positions are moved to what the remote topics hold committed
+        (mm2.copy.rebuild's proof from the offset syncs). A broker that stopped while a commit's
+        markers were written can have committed a transaction on some of its partitions and left
+        it open on others; the open part ends aborted, by end_left_open or, when the copy task
+        began its next transaction on those partitions after the broker came back, by the
+        fencing's abort of that one.
+        - Records committed, positions aborted: the positions are behind, and would copy the
+          committed records again. They move up to the last record proven copied.
+        - Positions committed, records aborted: the positions are ahead, and the records would
+          never be copied. A position moves back only where every committed record of its
+          remote partition after the latest offset sync was paired with the source's, to the
+          end: then nothing after the proven record was copied."""
         if self._prove is None:
             return
-        _synced, proven = self._prove(self._parts.schedule.routes)
-        ahead = {tp: at for tp, at in proven.items() if tp in offsets and at > offsets[tp]}
-        if not ahead:
+        proof = self._prove(self._parts.schedule.routes)
+        moved = {
+            tp: at
+            for tp, at in proof.proven.items()
+            if tp in offsets and (at > offsets[tp] or (at < offsets[tp] and tp in proof.whole))
+        }
+        if not moved:
             return
-        moves = ", ".join(
-            f"{t}-{p} {offsets[(t, p)]} -> {at}" for (t, p), at in sorted(ahead.items())
-        )
-        self._write_positions(ahead)
+        up = sorted(tp for tp in moved if moved[tp] > offsets[tp])
+        back = sorted(tp for tp in moved if moved[tp] < offsets[tp])
+        before = dict(offsets)
+        self._write_positions(moved)
         offsets.update(
             {tp: o for tp, o in self._parts.feed.stored.offsets.items() if tp in offsets}
         )
-        log.warning(
-            "%s: positions moved up to what the remote topics hold committed: %s (a broker's "
-            "stop committed a transaction's records but left its positions open, ended "
-            "aborted): those records are not copied again",
-            self.settings.flow,
-            moves,
-        )
+
+        def said(tps: list[TP]) -> str:
+            return ", ".join(f"{t}-{p} {before[(t, p)]} -> {moved[(t, p)]}" for t, p in tps)
+
+        if up:
+            log.warning(
+                "%s: positions moved up to what the remote topics hold committed: %s (a "
+                "broker's stop committed a transaction's records but not its positions): those "
+                "records are not copied again",
+                self.settings.flow,
+                said(up),
+            )
+        if back:
+            log.warning(
+                "%s: positions moved back to what the remote topics hold committed: %s (a "
+                "broker's stop committed a transaction's positions but not its records): those "
+                "records are copied again, none is lost",
+                self.settings.flow,
+                said(back),
+            )
 
     def _write_positions(self, positions: dict[TP, int]) -> None:
         """Positions of routed partitions written with their topic ids, then read back."""
@@ -213,13 +235,13 @@ class Settle:
         self._parts.positions.write(positions, cluster_id=self.cluster_id, topic_ids=ids)
         self._parts.feed.read_to_end(routes, 30.0)
 
-    def run(self, timeout: float, *, rewrite: bool = True, catch_up: bool = True) -> None:
-        """Fence every earlier copy task, read the committed positions, move those behind what
-        the remote topics hold committed up to it, and write them again.
+    def run(self, timeout: float, *, rewrite: bool = True, match: bool = True) -> None:
+        """Fence every earlier copy task, read the committed positions, move them to what the
+        remote topics hold committed where they differ, and write them again.
 
         The rewrite makes the newest record of each key a committed one: Apache MM2 without
         exactly-once reads its offsets topic uncommitted, and would otherwise resume after a
-        position that an aborted transaction (a killed copy task's) wrote. `catch_up` False
+        position that an aborted transaction (a killed copy task's) wrote. `match` False
         skips the proof (it reads the offset syncs and the source) unless something left open
         was ended: for a stop or a pause, whose next start settles again.
         """
@@ -257,8 +279,8 @@ class Settle:
             if tp[0] in routes and tp[1] < routes[tp[0]].partitions
         }
         # Not for an offsets topic created now: rebuild() proves all of it.
-        if eos and offsets and not self._created and (ended or catch_up):
-            self._catch_up_committed(offsets)
+        if eos and offsets and not self._created and (ended or match):
+            self._match_committed(offsets)
         if rewrite and eos and offsets:
             stored = self._parts.feed.stored
             self._parts.positions.write(
@@ -285,7 +307,8 @@ class Settle:
         self._created = False
 
     def _rebuild(self, prove: Prove) -> None:
-        synced, proven = prove(self._parts.schedule.routes)
+        proof = prove(self._parts.schedule.routes)
+        synced, proven = proof.synced, proof.proven
         if not synced:
             return  # a new flow: nothing was copied that an offset sync knows of
         # Unproven although its latest sync's copy is on the target (its copies could not be

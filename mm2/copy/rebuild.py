@@ -25,7 +25,7 @@ from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer, KafkaError, Message
 from mm2.kafka.take import take
 from mm2.records import TP
 
-__all__ = ["Anchor", "prove_positions"]
+__all__ = ["Anchor", "Proof", "prove_positions"]
 
 _BATCH = 10_000
 
@@ -38,6 +38,21 @@ class Anchor:
     remote: TP
     upstream: int
     downstream: int
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What the offset syncs and the remote topics prove, per source partition with a sync."""
+
+    # The upstream offset of the latest sync whose copy is on the target, committed: a record
+    # known to be copied, every one before it too.
+    synced: dict[TP, int]
+    # The last source offset proven copied: its copy and those of every record since the sync
+    # are on the target, committed.
+    proven: dict[TP, int]
+    # Partitions whose remote partition holds nothing committed after the copy of `proven`: every
+    # record after the sync was paired, to the end. Their later records were not copied.
+    whole: frozenset[TP] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -74,10 +89,15 @@ def _same(target: _Seen, source: _Seen, framed: bool = False) -> bool:
 
 
 def _read(
-    config: Mapping[str, str], starts: Mapping[TP, int], wanted: Mapping[TP, int], deadline: float
+    config: Mapping[str, str],
+    starts: Mapping[TP, int],
+    wanted: Mapping[TP, int],
+    deadline: float,
+    ends: set[TP] | None = None,
 ) -> dict[TP, list[_Seen]]:
     """Up to `wanted[tp]` records of each partition from `starts[tp]` on, or to its end (what
-    the read finds before the deadline: a shorter list proves less, never more)."""
+    the read finds before the deadline: a shorter list proves less, never more). `ends` is
+    given the partitions read to their end."""
     out: dict[TP, list[_Seen]] = {tp: [] for tp in starts}
     if not starts:
         return out
@@ -102,6 +122,8 @@ def _read(
                 if err is not None:
                     if err.code() != KafkaError._PARTITION_EOF:
                         out[tp] = []  # out of range or unreadable: nothing proven here
+                    elif ends is not None:
+                        ends.add(tp)
                     _close(consumer, open_, tp)
                     continue
                 out[tp].append(_record(msg))
@@ -130,20 +152,25 @@ def prove_positions(
     timeout: float = 60.0,
     limit: int = 1_000_000,
     copied: set[TP] | None = None,
+    whole: set[TP] | None = None,
     schema_ids: bool = False,
 ) -> dict[TP, int]:
     """The last source offset proven copied of each anchor's partition (its Connect position);
     partitions with nothing proven are left out. At most `limit` records a partition. `copied`
     is given the source partitions whose sync's own copy is on the target, read committed
-    (their sync's upstream record was copied, proven or not). `schema_ids`: the flow rewrites
-    schema IDs, so a pair may differ in the 4 ID bytes of a payload prefix."""
+    (their sync's upstream record was copied, proven or not); `whole` those whose every
+    committed record after the sync, to the remote partition's end, was paired (nothing after
+    the proven one was copied). `schema_ids`: the flow rewrites schema IDs, so a pair may
+    differ in the 4 ID bytes of a payload prefix."""
     deadline = time.monotonic() + timeout
     by_remote = {a.remote: a for a in anchors}
+    remote_ends: set[TP] = set()
     copies = _read(
         {**target_consumer, "isolation.level": "read_committed"},
         {a.remote: a.downstream for a in anchors},
         {a.remote: limit for a in anchors},
         deadline,
+        remote_ends,
     )
     # Only anchors whose sync's own record is still on the target can be walked.
     walkable = {
@@ -166,10 +193,14 @@ def prove_positions(
         read = originals[tp]
         if not read or read[0].offset != by_source[tp].upstream:
             continue  # the sync's source record is gone (retention, compaction)
+        paired = 0
         for copy, original in zip(seen, read, strict=False):
             if not _same(copy, original, schema_ids):
                 break
             position = original.offset
+            paired += 1
         if position is not None:
             proven[tp] = position
+            if whole is not None and paired == len(seen) and by_source[tp].remote in remote_ends:
+                whole.add(tp)
     return proven

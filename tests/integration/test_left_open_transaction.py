@@ -31,7 +31,9 @@ from confluent_kafka.admin._config import ConfigResource
 from confluent_kafka.cimpl import NewTopic
 
 from mm2.copy.fencing import held_back
+from mm2.copy.position_record import STATS_HEADER, position_key
 from mm2.kafka.offsets import OffsetLister
+from mm2.records.connect_offsets import encode_offset_value
 from tests.support.kafka import (
     KafkaCluster,
     admin_client,
@@ -227,3 +229,72 @@ def test_records_committed_whose_positions_were_aborted_are_not_copied_again(
         time.sleep(3)  # time enough to copy anything twice, if it would
     got = copied()
     assert got == [b"%d" % i for i in range(151)], len(got)
+
+
+def test_positions_committed_whose_records_were_aborted_are_copied_again(
+    primary: KafkaCluster, backup: KafkaCluster, tmp_path: Path
+) -> None:
+    """The other half of a transaction a broker's stop cut: its positions committed, its
+    records' marker dropped and then aborted by the fencing. Made here with copy task 0's
+    transactional id while the mirror is stopped: copies of 50 more source records written and
+    aborted, and a committed position after them. The restarted mirror must move the position
+    back (every committed remote record after the latest offset sync pairs with the source's)
+    and copy the 50: nothing lost, nothing twice."""
+    offsets = f"mm2-offsets.{uuid.uuid4().hex[:8]}.internal"
+    topic = create_topic(primary, unique_name("aborted-records"), partitions=1)
+    remote = f"primary.{topic}"
+    produce(primary.bootstrap_servers, topic, [(0, b"k%d" % i, b"%d" % i) for i in range(100)])
+    props = write_properties(
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
+        f"offset.storage.topic = {offsets}\n",
+    )
+
+    def copied() -> list[bytes | None]:
+        read = read_topic(backup.bootstrap_servers, remote, **{"isolation.level": "read_committed"})
+        return [record[2] for records in read.values() for record in records]
+
+    with MirrorProcess(props) as mirror:
+        eventually(
+            lambda: len(copied()) >= 100, timeout=240, what="the first 100 copied", log=mirror.log
+        )
+        assert mirror.stop() == 0, mirror.log()[-3000:]
+    produce(primary.bootstrap_servers, topic, [(0, b"k%d" % i, b"%d" % i) for i in range(100, 150)])
+    more = read_topic(primary.bootstrap_servers, topic)[0][100:]
+    key = position_key("MirrorSourceConnector", "primary", topic, 0)
+    stored = [r for rs in read_topic(backup.bootstrap_servers, offsets).values() for r in rs]
+    last = [r for r in stored if r[1] == key][-1]  # its headers name the source cluster
+    task_0 = Producer(
+        {
+            **backup.client_config(),
+            "transactional.id": "primary-mm2-MirrorSourceConnector-0",
+            "partitioner": "murmur2_random",
+        }
+    )
+    task_0.init_transactions(30)
+    task_0.begin_transaction()
+    for _offset, k, value, timestamp, headers in more:
+        task_0.produce(remote, value, k, partition=0, timestamp=timestamp, headers=list(headers))
+    assert task_0.flush(30) == 0
+    task_0.abort_transaction(30)
+    task_0.begin_transaction()
+    kept: list[tuple[str, str | bytes | None]] = [(n, v) for n, v in last[4] if n != STATS_HEADER]
+    task_0.produce(offsets, encode_offset_value(149), key, headers=kept)
+    task_0.commit_transaction(30)
+    assert len(copied()) == 100
+
+    with MirrorProcess(props) as mirror:
+        eventually(
+            lambda: "positions moved back to what the remote topics hold committed" in mirror.log(),
+            timeout=240,
+            what="the position moved back",
+            log=mirror.log,
+        )
+        produce(primary.bootstrap_servers, topic, [(0, b"k150", b"150")])
+        eventually(
+            lambda: len(copied()) >= 151, timeout=240, what="every record copied", log=mirror.log
+        )
+        time.sleep(3)  # time enough to copy anything twice, if it would
+    assert copied() == [b"%d" % i for i in range(151)]

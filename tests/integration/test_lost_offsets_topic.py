@@ -125,25 +125,31 @@ def test_the_walk_proves_what_matches_and_nothing_past_a_difference(
     primary: Cluster, backup: Cluster
 ) -> None:
     """prove_positions on real logs: a sync anchors the walk, the records after it are paired,
-    and the first pair that differs ends it; a sync whose own records differ proves nothing."""
-    source = create_topic(primary, f"walk-{uuid.uuid4().hex[:8]}", partitions=4)
-    remote = create_topic(backup, f"primary.{source}", partitions=4)
+    and the first pair that differs ends it; a sync whose own records differ proves nothing. A
+    walk that paired every copy to the remote partition's end is whole: nothing after it was
+    copied, even where the source holds more."""
+    source = create_topic(primary, f"walk-{uuid.uuid4().hex[:8]}", partitions=5)
+    remote = create_topic(backup, f"primary.{source}", partitions=5)
     t0 = 1_700_000_000_000
     _produce_stamped(
-        primary, source, [(p, t0 + i, b"v-%d" % i) for i in range(50) for p in range(4)]
+        primary, source, [(p, t0 + i, b"v-%d" % i) for i in range(50) for p in range(5)]
     )
     # Partition 0 holds all 50 copies; partition 1 only the first 30, then a record no copy
     # task wrote; partition 2 starts one record late, so its sync points at different records;
-    # partition 3 has the same values at other times.
+    # partition 3 has the same values at other times; partition 4 only the first 40.
     copies = [(0, t0 + i, b"v-%d" % i) for i in range(50)]
     copies += [(1, t0 + i, b"v-%d" % i) for i in range(30)] + [(1, t0 + 30, b"other")]
     copies += [(2, t0 + i, b"v-%d" % i) for i in range(1, 50)]
     copies += [(3, t0 + 1000 + i, b"v-%d" % i) for i in range(50)]
+    copies += [(4, t0 + i, b"v-%d" % i) for i in range(40)]
     _produce_stamped(backup, remote, copies)
+    whole: set[tuple[str, int]] = set()
     proven = prove_positions(
-        [Anchor((source, p), (remote, p), 10, 10) for p in range(4)],
+        [Anchor((source, p), (remote, p), 10, 10) for p in range(5)],
         {"bootstrap.servers": primary.bootstrap_servers},
         {"bootstrap.servers": backup.bootstrap_servers},
         timeout=60,
+        whole=whole,
     )
-    assert proven == {(source, 0): 49, (source, 1): 29}
+    assert proven == {(source, 0): 49, (source, 1): 29, (source, 4): 39}
+    assert whole == {(source, 0), (source, 4)}

@@ -19,6 +19,7 @@ from mm2.connectors.settle import EndLeftOpen, Fencing, Settle
 from mm2.connectors.task_specs import TaskSpecs
 from mm2.copy.failure import CopyFailure
 from mm2.copy.position_record import StoredPositions
+from mm2.copy.rebuild import Proof
 from mm2.copy.routes import Route
 from mm2.copy.spec import BEGINNING, Assignment, CopyTaskSpec
 from mm2.errors import KafkaClientError, ProducerFencedError, RecordTooLargeError
@@ -386,15 +387,13 @@ def test_a_lost_offsets_topic_gets_the_positions_the_offset_syncs_prove(
     calls: list[str] = []
     attempts = iter([KafkaClientError("source did not answer", retriable=True), None])
 
-    def prove(
-        routes: Mapping[str, Route],
-    ) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+    def prove(routes: Mapping[str, Route]) -> Proof:
         calls.append("prove")
         failure = next(attempts)
         if failure is not None:
             raise failure
         assert set(routes) == {"orders"}
-        return {("orders", 0): 5_000, ("orders", 1): 770}, {("orders", 0): 5_040}
+        return Proof({("orders", 0): 5_000, ("orders", 1): 770}, {("orders", 0): 5_040})
 
     planner, positions = _planner(calls, prove=prove, created=True)
     with pytest.raises(KafkaClientError):
@@ -515,9 +514,9 @@ def test_positions_aborted_with_a_transaction_left_open_move_up_to_what_is_commi
     def end_left_open(ids: list[str], topics: list[str], timeout: float) -> dict[Any, int]:
         return {("mm2-offsets.primary.internal", 3): 70}
 
-    def prove(routes: object) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+    def prove(routes: object) -> Proof:
         calls.append("prove")
-        return {("orders", 0): 57, ("orders", 1): 29}, {("orders", 0): 58, ("orders", 1): 30}
+        return Proof({("orders", 0): 57, ("orders", 1): 29}, {("orders", 0): 58, ("orders", 1): 30})
 
     planner, positions = _planner(
         calls,
@@ -537,9 +536,9 @@ def test_positions_a_later_transactions_abort_took_move_up_even_with_nothing_lef
     remote topic holds: the proof runs at every settle, and moves it up, never down."""
     calls: list[str] = []
 
-    def prove(routes: object) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+    def prove(routes: object) -> Proof:
         calls.append("prove")
-        return {("orders", 0): 57, ("orders", 1): 29}, {("orders", 0): 58, ("orders", 1): 30}
+        return Proof({("orders", 0): 57, ("orders", 1): 29}, {("orders", 0): 58, ("orders", 1): 30})
 
     planner, positions = _planner(calls, stored={("orders", 0): 50, ("orders", 1): 40}, prove=prove)
     planner.prepare()
@@ -552,9 +551,9 @@ def test_a_stop_proves_nothing_when_nothing_was_left_open() -> None:
     calls: list[str] = []
     runner = FakeRunner()
 
-    def prove(routes: object) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+    def prove(routes: object) -> Proof:
         calls.append("prove")
-        return {}, {}
+        return Proof({}, {})
 
     planner, _ = _planner(calls, stored={("orders", 0): 50}, prove=prove, runner=lambda: runner)
     planner.prepare()
@@ -562,3 +561,24 @@ def test_a_stop_proves_nothing_when_nothing_was_left_open() -> None:
     assert calls.count("prove") == 1  # the first settle's
     planner.end_epoch()
     assert runner.cancelled == 1 and calls.count("prove") == 1
+
+
+def test_positions_ahead_of_what_is_committed_move_back_only_where_the_proof_is_whole() -> None:
+    """A broker's stop committed a transaction's positions and dropped its records' marker;
+    the fencing aborted the records. orders-0's remote partition holds nothing committed after
+    the copy of offset 45 (the proof paired every record to its end): its position 50 moves
+    back to 45 and records 46-50 are copied again. orders-1's proof ended on a record it could
+    not pair: its position stays, never moved back on a guess."""
+    calls: list[str] = []
+
+    def prove(routes: object) -> Proof:
+        calls.append("prove")
+        return Proof(
+            {("orders", 0): 40, ("orders", 1): 20},
+            {("orders", 0): 45, ("orders", 1): 30},
+            frozenset({("orders", 0)}),
+        )
+
+    planner, positions = _planner(calls, stored={("orders", 0): 50, ("orders", 1): 40}, prove=prove)
+    planner.prepare()
+    assert positions.written[0] == {("orders", 0): 45}
