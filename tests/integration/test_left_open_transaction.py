@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from mm2.kafka.offsets import OffsetLister
 from mm2.records.connect_offsets import encode_offset_value
 from tests.support.kafka import (
     KafkaCluster,
+    Record,
     admin_client,
     create_topic,
     produce,
@@ -167,6 +169,75 @@ def test_transactions_left_open_on_the_offsets_topic_and_a_remote_topic_are_ende
     assert len(got) == 200 and set(got) == values, set(got) - values
 
 
+@dataclass
+class _Cut:
+    """A one-partition flow that copied 100 records and stopped, 50 more on the source, and a
+    producer holding copy task 0's transactional id to leave on the target what a broker's
+    stop can leave."""
+
+    props: Path
+    topic: str
+    remote: str
+    offsets: str
+    more: list[Record]  # source records 100..149
+    task_0: Producer
+    bootstrap: str  # the target's
+
+    def copied(self) -> list[bytes | None]:
+        read = read_topic(self.bootstrap, self.remote, **{"isolation.level": "read_committed"})
+        return [record[2] for records in read.values() for record in records]
+
+    def copies_of_more(self) -> None:
+        """The copies of records 100..149, in an open transaction of copy task 0."""
+        self.task_0.begin_transaction()
+        for _offset, key, value, timestamp, headers in self.more:
+            self.task_0.produce(
+                self.remote, value, key, partition=0, timestamp=timestamp, headers=list(headers)
+            )
+        assert self.task_0.flush(30) == 0
+
+
+def _cut(primary: KafkaCluster, backup: KafkaCluster, tmp_path: Path, prefix: str) -> _Cut:
+    offsets = f"mm2-offsets.{uuid.uuid4().hex[:8]}.internal"
+    topic = create_topic(primary, unique_name(prefix), partitions=1)
+    produce(primary.bootstrap_servers, topic, [(0, b"k%d" % i, b"%d" % i) for i in range(100)])
+    props = write_properties(
+        tmp_path,
+        primary.bootstrap_servers,
+        backup.bootstrap_servers,
+        topic,
+        f"offset.storage.topic = {offsets}\n",
+    )
+    task_0 = Producer(
+        {
+            **backup.client_config(),
+            "transactional.id": "primary-mm2-MirrorSourceConnector-0",
+            "partitioner": "murmur2_random",
+        }
+    )
+    cut = _Cut(props, topic, f"primary.{topic}", offsets, [], task_0, backup.bootstrap_servers)
+    with MirrorProcess(props) as mirror:
+        eventually(lambda: len(cut.copied()) >= 100, timeout=240, what="100 copied", log=mirror.log)
+        assert mirror.stop() == 0, mirror.log()[-3000:]
+    produce(primary.bootstrap_servers, topic, [(0, b"k%d" % i, b"%d" % i) for i in range(100, 150)])
+    cut.more = read_topic(primary.bootstrap_servers, topic)[0][100:]
+    assert len(cut.more) == 50
+    task_0.init_transactions(30)  # the stopped mirror's copy task 0 fenced
+    return cut
+
+
+def _resume(cut: _Cut, primary: KafkaCluster, said: str) -> None:
+    """The mirror started again says `said`, copies one more record, and the remote topic then
+    holds records 0..150 committed, each once and in order."""
+    with MirrorProcess(cut.props) as mirror:
+        eventually(lambda: said in mirror.log(), timeout=240, what=said, log=mirror.log)
+        produce(primary.bootstrap_servers, cut.topic, [(0, b"k150", b"150")])
+        eventually(lambda: len(cut.copied()) >= 151, timeout=240, what="record 150", log=mirror.log)
+        time.sleep(3)  # time enough to copy anything twice, if it would
+    got = cut.copied()
+    assert got == [b"%d" % i for i in range(151)], len(got)
+
+
 def test_records_committed_whose_positions_were_aborted_are_not_copied_again(
     primary: KafkaCluster, backup: KafkaCluster, tmp_path: Path
 ) -> None:
@@ -174,127 +245,34 @@ def test_records_committed_whose_positions_were_aborted_are_not_copied_again(
     coordinator wrote a copy task's commit marker on the remote partition and dropped the one
     for its position; back, the copy task's next transaction joined that position and the
     fencing aborted both. Nothing is held, the remote topic holds the records committed, and the
-    stored position is older. Made here with copy task 0's transactional id while the mirror is
-    stopped: 50 more source records committed to the remote topic, as the copy task would, and
-    no position. The restarted mirror must resume after them: nothing twice."""
-    offsets = f"mm2-offsets.{uuid.uuid4().hex[:8]}.internal"
-    topic = create_topic(primary, unique_name("aborted-positions"), partitions=1)
-    remote = f"primary.{topic}"
-    produce(primary.bootstrap_servers, topic, [(0, b"k%d" % i, b"%d" % i) for i in range(100)])
-    props = write_properties(
-        tmp_path,
-        primary.bootstrap_servers,
-        backup.bootstrap_servers,
-        topic,
-        f"offset.storage.topic = {offsets}\n",
-    )
-
-    def copied() -> list[bytes | None]:
-        read = read_topic(backup.bootstrap_servers, remote, **{"isolation.level": "read_committed"})
-        return [record[2] for records in read.values() for record in records]
-
-    with MirrorProcess(props) as mirror:
-        eventually(
-            lambda: len(copied()) >= 100, timeout=240, what="the first 100 copied", log=mirror.log
-        )
-        assert mirror.stop() == 0, mirror.log()[-3000:]
-    produce(primary.bootstrap_servers, topic, [(0, b"k%d" % i, b"%d" % i) for i in range(100, 150)])
-    more = read_topic(primary.bootstrap_servers, topic)[0][100:]
-    assert len(more) == 50
-    task_0 = Producer(
-        {
-            **backup.client_config(),
-            "transactional.id": "primary-mm2-MirrorSourceConnector-0",
-            "partitioner": "murmur2_random",
-        }
-    )
-    task_0.init_transactions(30)
-    task_0.begin_transaction()
-    for _offset, key, value, timestamp, headers in more:
-        task_0.produce(remote, value, key, partition=0, timestamp=timestamp, headers=list(headers))
-    task_0.commit_transaction(30)
-    assert len(copied()) == 150
-
-    with MirrorProcess(props) as mirror:
-        eventually(
-            lambda: "positions moved up to what the remote topics hold committed" in mirror.log(),
-            timeout=240,
-            what="the position moved up",
-            log=mirror.log,
-        )
-        produce(primary.bootstrap_servers, topic, [(0, b"k150", b"150")])
-        eventually(
-            lambda: len(copied()) >= 151, timeout=240, what="the next record copied", log=mirror.log
-        )
-        time.sleep(3)  # time enough to copy anything twice, if it would
-    got = copied()
-    assert got == [b"%d" % i for i in range(151)], len(got)
+    stored position is older. Made here while the mirror is stopped: copies of 50 more source
+    records committed as copy task 0, and no position. The restarted mirror must move the
+    position up and resume after them: nothing twice."""
+    cut = _cut(primary, backup, tmp_path, "aborted-positions")
+    cut.copies_of_more()
+    cut.task_0.commit_transaction(30)
+    assert len(cut.copied()) == 150
+    _resume(cut, primary, "positions moved up to what the remote topics hold committed")
 
 
 def test_positions_committed_whose_records_were_aborted_are_copied_again(
     primary: KafkaCluster, backup: KafkaCluster, tmp_path: Path
 ) -> None:
     """The other half of a transaction a broker's stop cut: its positions committed, its
-    records' marker dropped and then aborted by the fencing. Made here with copy task 0's
-    transactional id while the mirror is stopped: copies of 50 more source records written and
-    aborted, and a committed position after them. The restarted mirror must move the position
-    back (every committed remote record after the latest offset sync pairs with the source's)
-    and copy the 50: nothing lost, nothing twice."""
-    offsets = f"mm2-offsets.{uuid.uuid4().hex[:8]}.internal"
-    topic = create_topic(primary, unique_name("aborted-records"), partitions=1)
-    remote = f"primary.{topic}"
-    produce(primary.bootstrap_servers, topic, [(0, b"k%d" % i, b"%d" % i) for i in range(100)])
-    props = write_properties(
-        tmp_path,
-        primary.bootstrap_servers,
-        backup.bootstrap_servers,
-        topic,
-        f"offset.storage.topic = {offsets}\n",
-    )
-
-    def copied() -> list[bytes | None]:
-        read = read_topic(backup.bootstrap_servers, remote, **{"isolation.level": "read_committed"})
-        return [record[2] for records in read.values() for record in records]
-
-    with MirrorProcess(props) as mirror:
-        eventually(
-            lambda: len(copied()) >= 100, timeout=240, what="the first 100 copied", log=mirror.log
-        )
-        assert mirror.stop() == 0, mirror.log()[-3000:]
-    produce(primary.bootstrap_servers, topic, [(0, b"k%d" % i, b"%d" % i) for i in range(100, 150)])
-    more = read_topic(primary.bootstrap_servers, topic)[0][100:]
-    key = position_key("MirrorSourceConnector", "primary", topic, 0)
-    stored = [r for rs in read_topic(backup.bootstrap_servers, offsets).values() for r in rs]
+    records' marker dropped and then aborted by the fencing. Made here while the mirror is
+    stopped: copies of 50 more source records aborted as copy task 0, and a committed position
+    after them. The restarted mirror must move the position back (every committed remote
+    record after the latest offset sync pairs with the source's) and copy the 50: nothing
+    lost, nothing twice."""
+    cut = _cut(primary, backup, tmp_path, "aborted-records")
+    key = position_key("MirrorSourceConnector", "primary", cut.topic, 0)
+    stored = [r for rs in read_topic(backup.bootstrap_servers, cut.offsets).values() for r in rs]
     last = [r for r in stored if r[1] == key][-1]  # its headers name the source cluster
-    task_0 = Producer(
-        {
-            **backup.client_config(),
-            "transactional.id": "primary-mm2-MirrorSourceConnector-0",
-            "partitioner": "murmur2_random",
-        }
-    )
-    task_0.init_transactions(30)
-    task_0.begin_transaction()
-    for _offset, k, value, timestamp, headers in more:
-        task_0.produce(remote, value, k, partition=0, timestamp=timestamp, headers=list(headers))
-    assert task_0.flush(30) == 0
-    task_0.abort_transaction(30)
-    task_0.begin_transaction()
+    cut.copies_of_more()
+    cut.task_0.abort_transaction(30)
+    cut.task_0.begin_transaction()
     kept: list[tuple[str, str | bytes | None]] = [(n, v) for n, v in last[4] if n != STATS_HEADER]
-    task_0.produce(offsets, encode_offset_value(149), key, headers=kept)
-    task_0.commit_transaction(30)
-    assert len(copied()) == 100
-
-    with MirrorProcess(props) as mirror:
-        eventually(
-            lambda: "positions moved back to what the remote topics hold committed" in mirror.log(),
-            timeout=240,
-            what="the position moved back",
-            log=mirror.log,
-        )
-        produce(primary.bootstrap_servers, topic, [(0, b"k150", b"150")])
-        eventually(
-            lambda: len(copied()) >= 151, timeout=240, what="every record copied", log=mirror.log
-        )
-        time.sleep(3)  # time enough to copy anything twice, if it would
-    assert copied() == [b"%d" % i for i in range(151)]
+    cut.task_0.produce(cut.offsets, encode_offset_value(149), key, headers=kept)
+    cut.task_0.commit_transaction(30)
+    assert len(cut.copied()) == 100
+    _resume(cut, primary, "positions moved back to what the remote topics hold committed")
