@@ -25,6 +25,12 @@ def offset_syncs_target(flow: Flow) -> tuple[str, dict[str, str] | None]:
     return location.topic, dict(location.producer_config)
 
 
+# Earlier syncs tried where the latest one's copy is not on the target committed: a broker's
+# stop can drop a committed transaction's marker on a remote partition, and the fencing then
+# aborts the records that sync points at (docs/architecture.md, "Transactions left open").
+_EARLIER_SYNCS = 3
+
+
 def positions_from_syncs(
     flow: Flow,
     routes: Mapping[str, Route],
@@ -33,20 +39,38 @@ def positions_from_syncs(
     schema_ids: bool = False,
 ) -> Proof:
     """What the offset syncs and the remote topics prove of each routed partition
-    (mm2.copy.rebuild). Raises Unreachable when a cluster does not answer."""
-    latest: dict[TP, OffsetSync] = {}
+    (mm2.copy.rebuild), walked from its latest offset sync whose copy is on the target, of the
+    last few. Raises Unreachable when a cluster does not answer."""
+    recent: dict[TP, list[OffsetSync]] = {}
     for sync, _ in read_syncs(syncs_location(flow), timeout=30.0) or []:
-        latest[(sync.topic, sync.partition)] = sync
-    anchors = [
-        Anchor((t, p), (routes[t].target_topic, p), s.upstream_offset, s.downstream_offset)
-        for (t, p), s in sorted(latest.items())
-        if t in routes and p < routes[t].partitions
-    ]
+        kept = recent.setdefault((sync.topic, sync.partition), [])
+        kept.append(sync)
+        del kept[: -(_EARLIER_SYNCS + 1)]
+    todo = {
+        tp: kept
+        for tp, kept in recent.items()
+        if tp[0] in routes and tp[1] < routes[tp[0]].partitions
+    }
     target = flow.target_consumer_config(SOURCE, "positions-rebuild-consumer")
-    copied: set[TP] = set()
+    synced: dict[TP, int] = {}
+    proven: dict[TP, int] = {}
     whole: set[TP] = set()
-    proven = prove_positions(
-        anchors, source_consumer, target, copied=copied, whole=whole, schema_ids=schema_ids
-    )
-    synced = {a.source: a.upstream for a in anchors if a.source in copied}
+    while todo:
+        anchors = [
+            Anchor(
+                (t, p),
+                (routes[t].target_topic, p),
+                kept[-1].upstream_offset,
+                kept[-1].downstream_offset,
+            )
+            for (t, p), kept in sorted(todo.items())
+        ]
+        copied: set[TP] = set()
+        proven.update(
+            prove_positions(
+                anchors, source_consumer, target, copied=copied, whole=whole, schema_ids=schema_ids
+            )
+        )
+        synced.update({a.source: a.upstream for a in anchors if a.source in copied})
+        todo = {tp: kept[:-1] for tp, kept in todo.items() if tp not in copied and len(kept) > 1}
     return Proof(synced, proven, frozenset(whole))
