@@ -7,8 +7,10 @@ from collections.abc import Mapping
 
 from mm2.client.syncs import read_syncs, syncs_location
 from mm2.config.model import SOURCE, Flow
+from mm2.copy.fencing import held_back
 from mm2.copy.rebuild import Anchor, Proof, prove_positions
 from mm2.copy.routes import Route
+from mm2.kafka.offsets import OffsetLister
 from mm2.records import TP, OffsetSync
 
 __all__ = ["offset_syncs_target", "positions_from_syncs"]
@@ -73,4 +75,8 @@ def positions_from_syncs(
         )
         synced.update({a.source: a.upstream for a in anchors if a.source in copied})
         todo = {tp: kept[:-1] for tp, kept in todo.items() if tp not in copied and len(kept) > 1}
+    if whole:  # a walk read to a last stable offset held back by a transaction saw less
+        remotes = {(routes[t].target_topic, p): (t, p) for t, p in whole}
+        lister = OffsetLister(flow.target_admin_config(SOURCE, "positions-rebuild-admin"))
+        whole -= {remotes[tp] for tp in held_back(lister, sorted(remotes))}
     return Proof(synced, proven, frozenset(whole))
