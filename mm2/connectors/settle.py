@@ -177,7 +177,7 @@ class Settle:
             self._parts.metrics.transactions_ended(s.source, s.target, names)
         return bool(ended)
 
-    def _match_committed(self, offsets: dict[TP, int]) -> None:
+    def _match_committed(self, offsets: dict[TP, int], matched: set[TP]) -> None:
         """After the fencing: positions are moved to what the remote topics hold committed
         (mm2.copy.rebuild's proof from the offset syncs). A broker that stopped while a commit's
         markers were written can have committed a transaction on some of its partitions and left
@@ -189,14 +189,17 @@ class Settle:
         - Positions committed, records aborted: the positions are ahead, and the records would
           never be copied. A position moves back only where every committed record of its
           remote partition after the latest offset sync was paired with the source's, to the
-          end: then nothing after the proven record was copied."""
+          end: then nothing after the proven record was copied.
+        Only the positions of `matched` move: an operator's (REST) position is kept."""
         if self._prove is None:
             return
         proof = self._prove(self._parts.schedule.routes)
         moved = {
             tp: at
             for tp, at in proof.proven.items()
-            if tp in offsets and (at > offsets[tp] or (at < offsets[tp] and tp in proof.whole))
+            if tp in offsets
+            and tp in matched
+            and (at > offsets[tp] or (at < offsets[tp] and tp in proof.whole))
         }
         if not moved:
             return
@@ -278,9 +281,13 @@ class Settle:
             for tp, o in self._parts.feed.stored.offsets.items()
             if tp[0] in routes and tp[1] < routes[tp[0]].partitions
         }
-        # Not for an offsets topic created now: rebuild() proves all of it.
+        # Not for an offsets topic created now: rebuild() proves all of it. Unless something
+        # left open was ended, only positions a copy task wrote (they carry the leader epoch of
+        # their record; a settle's rewrite keeps it): one set over REST (Connect's PATCH or
+        # DELETE of a stopped connector's offsets) is the operator's, to copy from where it says.
         if eos and offsets and not self._created and (ended or match):
-            self._match_committed(offsets)
+            epochs = self._parts.feed.stored.leader_epochs
+            self._match_committed(offsets, set(offsets) if ended else set(epochs) & set(offsets))
         if rewrite and eos and offsets:
             stored = self._parts.feed.stored
             self._parts.positions.write(

@@ -582,3 +582,20 @@ def test_positions_ahead_of_what_is_committed_move_back_only_where_the_proof_is_
     planner, positions = _planner(calls, stored={("orders", 0): 50, ("orders", 1): 40}, prove=prove)
     planner.prepare()
     assert positions.written[0] == {("orders", 0): 45}
+
+
+def test_a_position_set_over_rest_is_the_operators_and_is_not_moved() -> None:
+    """An operator set orders-0 to 10 over REST (its record carries no leader epoch) to copy
+    records again: the proof says more is committed, and the position stays at 10. orders-1,
+    written by a copy task, moves up."""
+    calls: list[str] = []
+
+    def prove(routes: object) -> Proof:
+        calls.append("prove")
+        return Proof({}, {("orders", 0): 58, ("orders", 1): 58})
+
+    planner, positions = _planner(calls, stored={("orders", 0): 10, ("orders", 1): 40}, prove=prove)
+    planner._parts.feed.stored.leader_epochs.pop(("orders", 0))
+    planner.prepare()
+    assert calls.count("prove") == 1
+    assert positions.written[0] == {("orders", 1): 58}
