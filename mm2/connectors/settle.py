@@ -188,8 +188,9 @@ class Settle:
           committed records again. They move up to the last record proven copied.
         - Positions committed, records aborted: the positions are ahead, and the records would
           never be copied. A position moves back only where every committed record of its
-          remote partition after the latest offset sync was paired with the source's, to the
-          end: then nothing after the proven record was copied.
+          remote partition after the offset sync the walk starts from (the latest of a
+          partition's last four whose copy is on the target committed) was paired with the
+          source's, to the end: then nothing after the proven record was copied.
         Only the positions of `matched` move: an operator's (REST) position is kept."""
         if self._prove is None:
             return
