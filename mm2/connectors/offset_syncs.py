@@ -3,6 +3,8 @@ positions they prove when the offsets topic was lost."""
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Mapping
 
 from mm2.client.syncs import read_syncs, syncs_location
@@ -14,6 +16,8 @@ from mm2.kafka.offsets import OffsetLister
 from mm2.records import TP, OffsetSync
 
 __all__ = ["offset_syncs_target", "positions_from_syncs"]
+
+log = logging.getLogger(__name__)
 
 
 def offset_syncs_target(flow: Flow) -> tuple[str, dict[str, str] | None]:
@@ -43,6 +47,7 @@ def positions_from_syncs(
     """What the offset syncs and the remote topics prove of each routed partition
     (mm2.copy.rebuild), walked from its latest offset sync whose copy is on the target, of the
     last few. Raises Unreachable when a cluster does not answer."""
+    began = time.monotonic()
     recent: dict[TP, list[OffsetSync]] = {}
     for sync, _ in read_syncs(syncs_location(flow), timeout=30.0) or []:
         kept = recent.setdefault((sync.topic, sync.partition), [])
@@ -57,7 +62,10 @@ def positions_from_syncs(
     synced: dict[TP, int] = {}
     proven: dict[TP, int] = {}
     whole: set[TP] = set()
+    read = time.monotonic()
+    rounds = 0
     while todo:
+        rounds += 1
         anchors = [
             Anchor(
                 (t, p),
@@ -75,8 +83,19 @@ def positions_from_syncs(
         )
         synced.update({a.source: a.upstream for a in anchors if a.source in copied})
         todo = {tp: kept[:-1] for tp, kept in todo.items() if tp not in copied and len(kept) > 1}
+    walked = time.monotonic()
     if whole:  # a walk read to a last stable offset held back by a transaction saw less
         remotes = {(routes[t].target_topic, p): (t, p) for t, p in whole}
         lister = OffsetLister(flow.target_admin_config(SOURCE, "positions-rebuild-admin"))
         whole -= {remotes[tp] for tp in held_back(lister, sorted(remotes))}
+    log.debug(
+        "%s: proof: offset syncs read in %.2f s, %d partition(s) walked in %.2f s (%d round(s)),"
+        " held back checked in %.2f s",
+        flow.name,
+        read - began,
+        len(proven),
+        walked - read,
+        rounds,
+        time.monotonic() - walked,
+    )
     return Proof(synced, proven, frozenset(whole))
