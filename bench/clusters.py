@@ -38,7 +38,7 @@ from bench.context import Context
 from bench.link import LINK_LISTENER, LinkProxy, reserved_port
 from bench.settings import Settings
 from bench.warmup import warm_up
-from mm2.localcluster import DEFAULT_JVM_OPTIONS, LocalCluster, LocalClusters
+from mm2.localcluster import SERVER_JVM_OPTIONS, LocalCluster, LocalClusters
 
 __all__ = [
     "BIG_BROKER_JVM",
@@ -57,7 +57,7 @@ BROKER_CONFIG = {"num.partitions": "1", "auto.create.topics.enable": "false"}
 FRESH_W3_PARTITIONS = 5_000
 BIG_BROKER_JVM: tuple[str, ...] = tuple(
     "-Xmx2g" if o.startswith("-Xmx") else "-Xms512m" if o.startswith("-Xms") else o
-    for o in DEFAULT_JVM_OPTIONS
+    for o in SERVER_JVM_OPTIONS
 )
 # Partitions a broker holds besides the workload's: __consumer_offsets (50), the mirrors'
 # offsets, status and config topics, heartbeats, checkpoints, offset syncs.
@@ -74,9 +74,9 @@ def wants_fresh_pairs(settings: Settings, workload: str) -> bool:
 
 
 def broker_jvm(fresh: bool) -> tuple[str, ...]:
-    """The brokers' JVM flags: the launcher's defaults for the shared pair (the small runs stay
-    as they were), a 2 GiB heap for a fresh pair."""
-    return BIG_BROKER_JVM if fresh else DEFAULT_JVM_OPTIONS
+    """The brokers' JVM flags, HotSpot's full JIT as a long-running broker has: the launcher's
+    heap for the shared pair (the small runs stay as they were), 2 GiB for a fresh pair."""
+    return BIG_BROKER_JVM if fresh else SERVER_JVM_OPTIONS
 
 
 def partitions_per_broker(settings: Settings, workload: str) -> int:

@@ -50,7 +50,7 @@ from bench.systems import (
     start_mirror,
 )
 from bench.verify import PartitionDigest, compare, read_topics
-from mm2.localcluster import LocalClusters
+from mm2.localcluster import SERVER_JVM_OPTIONS, LocalClusters
 
 __all__ = ["CLUSTERS", "Flow", "flows", "mesh_properties", "run_mesh"]
 
@@ -117,7 +117,11 @@ def _clusters(workdir: Path) -> Iterator[dict[str, str]]:
     shutil.rmtree(workdir, ignore_errors=True)
     try:
         with LocalClusters(
-            list(CLUSTERS), workdir=workdir, broker_config=BROKER_CONFIG, start_timeout=300.0
+            list(CLUSTERS),
+            workdir=workdir,
+            broker_config=BROKER_CONFIG,
+            start_timeout=300.0,
+            jvm_options=SERVER_JVM_OPTIONS,
         ) as clusters:
             yield {name: clusters[name].bootstrap_servers for name in CLUSTERS}
     finally:

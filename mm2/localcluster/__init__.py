@@ -5,7 +5,12 @@ from __future__ import annotations
 from mm2.localcluster.cluster import LocalCluster
 from mm2.localcluster.clusters import LocalClusters
 from mm2.localcluster.jars import KAFKA_VERSION, resolve_classpath
-from mm2.localcluster.java import DEFAULT_JVM_OPTIONS, JavaRuntime, find_java
+from mm2.localcluster.java import (
+    DEFAULT_JVM_OPTIONS,
+    SERVER_JVM_OPTIONS,
+    JavaRuntime,
+    find_java,
+)
 from mm2.localcluster.kdc import LocalKdc
 from mm2.localcluster.security import (
     BrokerTls,
@@ -18,6 +23,7 @@ from mm2.localcluster.security import (
 __all__ = [
     "DEFAULT_JVM_OPTIONS",
     "KAFKA_VERSION",
+    "SERVER_JVM_OPTIONS",
     "BrokerTls",
     "JavaRuntime",
     "LocalCluster",

@@ -75,7 +75,7 @@ class ApacheMirrorMaker:
         *,
         clusters: Iterable[str] = (),
         jars: ApacheJars | None = None,
-        jvm_options: Iterable[str] = (),
+        jvm_options: Iterable[str] = ("-XX:TieredStopAtLevel=1",),  # lives minutes: C1 only
     ) -> None:
         jars = jars or apache_jars()
         workdir.mkdir(parents=True, exist_ok=True)

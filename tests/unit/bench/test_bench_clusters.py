@@ -21,7 +21,7 @@ from bench.clusters import (
 )
 from bench.report import markdown
 from bench.settings import parse_args
-from mm2.localcluster import DEFAULT_JVM_OPTIONS
+from mm2.localcluster import DEFAULT_JVM_OPTIONS, SERVER_JVM_OPTIONS
 
 
 def test_small_runs_share_one_pair_but_w1_and_ten_thousand_partitions_do_not() -> None:
@@ -39,11 +39,14 @@ def test_small_runs_share_one_pair_but_w1_and_ten_thousand_partitions_do_not() -
     assert all(wants_fresh_pairs(forced, w) for w in ("w1", "w2", "w3"))
 
 
-def test_fresh_pairs_get_a_bigger_broker_heap_and_the_shared_pair_the_default() -> None:
-    assert broker_jvm(False) == DEFAULT_JVM_OPTIONS
+def test_fresh_pairs_get_a_bigger_broker_heap_and_every_pair_the_full_jit() -> None:
+    assert broker_jvm(False) == SERVER_JVM_OPTIONS
+    # Local clusters for tests compile with C1 only; the bench measures brokers as they run.
+    assert "-XX:TieredStopAtLevel=1" in DEFAULT_JVM_OPTIONS
+    assert not [o for o in (*broker_jvm(False), *broker_jvm(True)) if "TieredStopAtLevel" in o]
     assert "-Xmx2g" in broker_jvm(True)
     assert not [o for o in BIG_BROKER_JVM if o.startswith("-Xmx") and o != "-Xmx2g"]
-    assert len(BIG_BROKER_JVM) == len(DEFAULT_JVM_OPTIONS)  # the other flags are kept
+    assert len(BIG_BROKER_JVM) == len(SERVER_JVM_OPTIONS)  # the other flags are kept
 
 
 def test_partitions_per_broker_counts_every_system_sharing_the_pair() -> None:
