@@ -7,13 +7,13 @@ import logging
 import time
 from collections.abc import Mapping
 
-from mm2.client.syncs import read_syncs, syncs_location
+from mm2.client.syncs import recent_syncs, syncs_location
 from mm2.config.model import SOURCE, Flow
 from mm2.copy.fencing import held_back
 from mm2.copy.rebuild import Anchor, Proof, prove_positions
 from mm2.copy.routes import Route
 from mm2.kafka.offsets import OffsetLister
-from mm2.records import TP, OffsetSync
+from mm2.records import TP
 
 __all__ = ["offset_syncs_target", "positions_from_syncs"]
 
@@ -35,6 +35,13 @@ def offset_syncs_target(flow: Flow) -> tuple[str, dict[str, str] | None]:
 # stop can drop a committed transaction's marker on a remote partition, and the fencing then
 # aborts the records that sync points at (docs/architecture.md, "Transactions left open").
 _EARLIER_SYNCS = 3
+# A settle's proof reads the syncs topic's last records only, at least this many and this many
+# per routed partition: a busy flow's syncs topic holds millions until compaction, and reading
+# them all at every settle took seconds (12 s for a million) or failed its deadline. A cut
+# transaction is as recent as the broker's stop before the settle; a partition whose syncs
+# are older keeps its position, as without the proof.
+_TAIL_SYNCS = 50_000
+_TAIL_SYNCS_PER_PARTITION = 50
 
 
 def positions_from_syncs(
@@ -43,19 +50,24 @@ def positions_from_syncs(
     source_consumer: Mapping[str, str],
     *,
     schema_ids: bool = False,
+    whole_log: bool = False,
 ) -> Proof:
     """What the offset syncs and the remote topics prove of each routed partition
     (mm2.copy.rebuild), walked from its latest offset sync whose copy is on the target, of the
-    last few. Raises Unreachable when a cluster does not answer."""
+    last few. The syncs are read from the topic's tail, or from all of it with `whole_log`
+    (a lost offsets topic's rebuild). Raises Unreachable when a cluster does not answer."""
     began = time.monotonic()
-    recent: dict[TP, list[OffsetSync]] = {}
-    for sync, _ in read_syncs(syncs_location(flow), timeout=30.0) or []:
-        kept = recent.setdefault((sync.topic, sync.partition), [])
-        kept.append(sync)
-        del kept[: -(_EARLIER_SYNCS + 1)]
+    partitions = sum(r.partitions for r in routes.values())
+    tail = max(_TAIL_SYNCS, _TAIL_SYNCS_PER_PARTITION * partitions)
+    recent = recent_syncs(
+        syncs_location(flow),
+        _EARLIER_SYNCS + 1,
+        last=None if whole_log else tail,
+        timeout=300.0 if whole_log else 30.0,
+    )
     todo = {
         tp: kept
-        for tp, kept in recent.items()
+        for tp, kept in (recent or {}).items()
         if tp[0] in routes and tp[1] < routes[tp[0]].partitions
     }
     target = flow.target_consumer_config(SOURCE, "positions-rebuild-consumer")

@@ -32,8 +32,9 @@ log = logging.getLogger(__name__)
 # with the offset each was held at (mm2.copy.fencing.end_left_open)
 EndLeftOpen = Callable[[list[str], list[str], float], Mapping[TP, int]]
 
-# (the routes) -> what the offset syncs and the remote topics prove, mm2.copy.rebuild
-Prove = Callable[[Mapping[str, Route]], Proof]
+# (the routes, whether to read the whole offset syncs topic: a rebuild does, a settle reads its
+# tail) -> what the offset syncs and the remote topics prove, mm2.copy.rebuild
+Prove = Callable[[Mapping[str, Route], bool], Proof]
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,7 @@ class Settle:
         Only the positions of `matched` move: an operator's (REST) position is kept."""
         if self._prove is None:
             return
-        proof = self._prove(self._parts.schedule.routes)
+        proof = self._prove(self._parts.schedule.routes, False)
         moved = {
             tp: at
             for tp, at in proof.proven.items()
@@ -315,7 +316,7 @@ class Settle:
         self._created = False
 
     def _rebuild(self, prove: Prove) -> None:
-        proof = prove(self._parts.schedule.routes)
+        proof = prove(self._parts.schedule.routes, True)
         synced, proven = proof.synced, proof.proven
         if not synced:
             return  # a new flow: nothing was copied that an offset sync knows of

@@ -123,8 +123,12 @@ def build_parts(flow: Flow, config: Mapping[str, str], context: TaskContext) -> 
     settle = Settle(
         parts,
         fencing=fencing,
-        prove=lambda routes: positions_from_syncs(
-            flow, routes, settings.source_consumer, schema_ids=settings.schema_ids
+        prove=lambda routes, whole_log: positions_from_syncs(
+            flow,
+            routes,
+            settings.source_consumer,
+            schema_ids=settings.schema_ids,
+            whole_log=whole_log,
         ),
     )
     specs = TaskSpecs(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from confluent_kafka import (
@@ -88,10 +88,13 @@ class LogReader:
 
     def read_to_end(self, timeout: float = 30.0) -> list[LogRecord]:
         """Every record from the current position up to the end offset seen at the call."""
+        return [record for batch in self.read_batches(timeout) for record in batch]
+
+    def read_batches(self, timeout: float = 30.0) -> Iterator[list[LogRecord]]:
+        """read_to_end a batch at a time, for a caller that keeps only some of a long log."""
         low, end = self._watermarks()
         if self.position < 0 and low >= end:
             self.position = end  # an empty log: nothing to read yet
-        out: list[LogRecord] = []
         deadline = time.monotonic() + timeout
         while self.position < end:  # OFFSET_BEGINNING is negative
             if time.monotonic() > deadline:
@@ -100,13 +103,20 @@ class LogReader:
                     TimeoutError(),
                 )
             messages = take(self._consumer, 10_000, 0.2)
-            out.extend(self._take(messages))
+            yield self._take(messages)
             if not messages:
                 # Compacted-away offsets and transaction markers: the position moves past them.
                 (tp,) = self._consumer.position([TopicPartition(self.topic, self.partition)])
                 if tp.offset > self.position:
                     self.position = tp.offset
-        return out
+
+    def skip_to_last(self, records: int) -> None:
+        """Start the next read at most `records` offsets before the end: a long log's tail."""
+        low, end = self._watermarks()
+        start = max(low, end - records)
+        if start > self.position:
+            self.position = start
+            self._consumer.assign([TopicPartition(self.topic, self.partition, start)])
 
     def read_new(self) -> list[LogRecord]:
         """The records the consumer fetched since the last read, without asking the broker

@@ -387,12 +387,13 @@ def test_a_lost_offsets_topic_gets_the_positions_the_offset_syncs_prove(
     calls: list[str] = []
     attempts = iter([KafkaClientError("source did not answer", retriable=True), None])
 
-    def prove(routes: Mapping[str, Route]) -> Proof:
+    def prove(routes: Mapping[str, Route], whole_log: bool) -> Proof:
         calls.append("prove")
         failure = next(attempts)
         if failure is not None:
             raise failure
         assert set(routes) == {"orders"}
+        assert whole_log  # a rebuild reads every offset sync, a settle only the topic's tail
         return Proof({("orders", 0): 5_000, ("orders", 1): 770}, {("orders", 0): 5_040})
 
     planner, positions = _planner(calls, prove=prove, created=True)
@@ -411,7 +412,7 @@ def test_a_lost_offsets_topic_gets_the_positions_the_offset_syncs_prove(
 
 def test_an_offsets_topic_that_existed_is_not_rebuilt() -> None:
     calls: list[str] = []
-    planner, positions = _planner(calls, prove=lambda routes: calls.append("prove"))
+    planner, positions = _planner(calls, prove=lambda routes, whole_log: calls.append("prove"))
     planner.prepare()
     assert "prove" not in calls and positions.written == []
 
@@ -514,8 +515,9 @@ def test_positions_aborted_with_a_transaction_left_open_move_up_to_what_is_commi
     def end_left_open(ids: list[str], topics: list[str], timeout: float) -> dict[Any, int]:
         return {("mm2-offsets.primary.internal", 3): 70}
 
-    def prove(routes: object) -> Proof:
+    def prove(routes: object, whole_log: bool) -> Proof:
         calls.append("prove")
+        assert not whole_log  # a settle reads the offset syncs topic's tail
         return Proof({("orders", 0): 57, ("orders", 1): 29}, {("orders", 0): 58, ("orders", 1): 30})
 
     planner, positions = _planner(
@@ -536,7 +538,7 @@ def test_positions_a_later_transactions_abort_took_move_up_even_with_nothing_lef
     remote topic holds: the proof runs at every settle, and moves it up, never down."""
     calls: list[str] = []
 
-    def prove(routes: object) -> Proof:
+    def prove(routes: object, whole_log: bool) -> Proof:
         calls.append("prove")
         return Proof({("orders", 0): 57, ("orders", 1): 29}, {("orders", 0): 58, ("orders", 1): 30})
 
@@ -551,7 +553,7 @@ def test_a_stop_proves_nothing_when_nothing_was_left_open() -> None:
     calls: list[str] = []
     runner = FakeRunner()
 
-    def prove(routes: object) -> Proof:
+    def prove(routes: object, whole_log: bool) -> Proof:
         calls.append("prove")
         return Proof({}, {})
 
@@ -571,7 +573,7 @@ def test_positions_ahead_of_what_is_committed_move_back_only_where_the_proof_is_
     not pair: its position stays, never moved back on a guess."""
     calls: list[str] = []
 
-    def prove(routes: object) -> Proof:
+    def prove(routes: object, whole_log: bool) -> Proof:
         calls.append("prove")
         return Proof(
             {("orders", 0): 40, ("orders", 1): 20},
@@ -590,7 +592,7 @@ def test_a_position_set_over_rest_is_the_operators_and_is_not_moved() -> None:
     written by a copy task, moves up."""
     calls: list[str] = []
 
-    def prove(routes: object) -> Proof:
+    def prove(routes: object, whole_log: bool) -> Proof:
         calls.append("prove")
         return Proof({}, {("orders", 0): 58, ("orders", 1): 58})
 
