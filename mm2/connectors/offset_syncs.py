@@ -63,7 +63,7 @@ def positions_from_syncs(
         syncs_location(flow),
         _EARLIER_SYNCS + 1,
         last=None if whole_log else tail,
-        timeout=300.0 if whole_log else 30.0,
+        timeout=30.0,  # without a record for that long: the cluster stopped answering
     )
     todo = {
         tp: kept

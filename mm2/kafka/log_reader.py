@@ -87,7 +87,9 @@ class LogReader:
         return self._watermarks(timeout)[1]
 
     def read_to_end(self, timeout: float = 30.0) -> list[LogRecord]:
-        """Every record from the current position up to the end offset seen at the call."""
+        """Every record from the current position up to the end offset seen at the call;
+        raises once `timeout` seconds pass without a record (a long log takes as long as it
+        reads, a stalled one fails: e.g. held at a transaction left open)."""
         return [record for batch in self.read_batches(timeout) for record in batch]
 
     def read_batches(self, timeout: float = 30.0) -> Iterator[list[LogRecord]]:
@@ -103,7 +105,10 @@ class LogReader:
                     TimeoutError(),
                 )
             messages = take(self._consumer, 10_000, 0.2)
-            yield self._take(messages)
+            records = self._take(messages)
+            if records:
+                deadline = time.monotonic() + timeout
+            yield records
             if not messages:
                 # Compacted-away offsets and transaction markers: the position moves past them.
                 (tp,) = self._consumer.position([TopicPartition(self.topic, self.partition)])
