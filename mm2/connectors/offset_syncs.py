@@ -1,5 +1,6 @@
 """Where a flow's offset syncs go, made ready for the copy tasks (which emit them), and the
-positions they prove when the offsets topic was lost."""
+positions they prove: at every settle (from the syncs topic's tail) and when the offsets topic
+was lost (from all of it)."""
 
 from __future__ import annotations
 
