@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from mm2.config import Flow
@@ -97,18 +97,9 @@ def read_syncs(
 
     Raises Unreachable when the cluster holding it does not answer.
     """
-    bootstrap = location.admin_config.get("bootstrap.servers", "")
-    try:
-        topics = TopicAdmin(location.admin_config, timeout=timeout).list_topics()
-        if location.topic not in topics:
-            return None
-        reader = LogReader(location.consumer_config, location.topic)
-        try:
-            records = reader.read_to_end(timeout=timeout)
-        finally:
-            reader.close()
-    except KafkaClientError as exc:
-        raise Unreachable(location.alias, bootstrap, exc) from exc
+    records: list[LogRecord] = []
+    if not _read(location, None, timeout, records.extend):
+        return None
     return decode_syncs(records)
 
 
@@ -122,26 +113,41 @@ def recent_syncs(
 
     Raises Unreachable when the cluster holding it does not answer.
     """
-    bootstrap = location.admin_config.get("bootstrap.servers", "")
     out: dict[tuple[str, int], list[OffsetSync]] = {}
+
+    def keep_latest(batch: list[LogRecord]) -> None:
+        for sync, _ in decode_syncs(batch):
+            kept = out.setdefault((sync.topic, sync.partition), [])
+            kept.append(sync)
+            del kept[:-keep]
+
+    return out if _read(location, last, timeout, keep_latest) else None
+
+
+def _read(
+    location: SyncsLocation,
+    last: int | None,
+    timeout: float,
+    each: Callable[[list[LogRecord]], object],
+) -> bool:
+    """Give `each` the topic's records (its last `last`, None: all), a batch at a time; False
+    when the topic does not exist. Raises Unreachable when its cluster does not answer."""
+    bootstrap = location.admin_config.get("bootstrap.servers", "")
     try:
         topics = TopicAdmin(location.admin_config, timeout=timeout).list_topics()
         if location.topic not in topics:
-            return None
+            return False
         reader = LogReader(location.consumer_config, location.topic)
         try:
             if last is not None:
                 reader.skip_to_last(last)
             for batch in reader.read_batches(timeout=timeout):
-                for sync, _ in decode_syncs(batch):
-                    kept = out.setdefault((sync.topic, sync.partition), [])
-                    kept.append(sync)
-                    del kept[:-keep]
+                each(batch)
         finally:
             reader.close()
     except KafkaClientError as exc:
         raise Unreachable(location.alias, bootstrap, exc) from exc
-    return out
+    return True
 
 
 def decode_syncs(records: Iterable[LogRecord]) -> list[tuple[OffsetSync, PrevSync | None]]:
