@@ -248,10 +248,12 @@ class MirrorCheckpointTask(Task):
         """Feed the new offset syncs to the translator (up to the end the broker reports, or
         what the consumer has fetched); how many there were."""
         read = 0
-        records = self._syncs.read_to_end() if to_end else self._syncs.read_new()
-        for sync, prev in decode_syncs(records):
-            self._translator.handle(sync, prev)
-            read += 1
+        # A batch at a time: a first read can be millions of syncs (architecture.md).
+        batches = self._syncs.read_batches() if to_end else iter([self._syncs.read_new()])
+        for batch in batches:
+            for sync, prev in decode_syncs(batch):
+                self._translator.handle(sync, prev)
+                read += 1
         return read
 
     def _refresh_groups(self) -> None:
