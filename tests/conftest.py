@@ -14,11 +14,13 @@ import os
 import pytest
 from hypothesis import settings
 
+from mm2.localcluster import C1_ONLY
+
 # Every Spark driver the tests start (the mirrors' processes inherit this; Spark's launcher adds
 # it to the driver's java options) compiles with C1 only, as the brokers of mm2.localcluster do:
 # a mirror in a test lives for seconds to minutes. Measured on test_versions, with the brokers
 # already on C1: 12 % less of the machine's CPU.
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
+os.environ.setdefault("SPARK_SUBMIT_OPTS", C1_ONLY)
 
 # Property tests assert no duration: hypothesis's per-example deadline (200 ms) failed examples
 # on a loaded 2-core machine that were right, only slow.

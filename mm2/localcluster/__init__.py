@@ -6,6 +6,7 @@ from mm2.localcluster.cluster import LocalCluster
 from mm2.localcluster.clusters import LocalClusters
 from mm2.localcluster.jars import KAFKA_VERSION, resolve_classpath
 from mm2.localcluster.java import (
+    C1_ONLY,
     DEFAULT_JVM_OPTIONS,
     SERVER_JVM_OPTIONS,
     JavaRuntime,
@@ -21,6 +22,7 @@ from mm2.localcluster.security import (
 )
 
 __all__ = [
+    "C1_ONLY",
     "DEFAULT_JVM_OPTIONS",
     "KAFKA_VERSION",
     "SERVER_JVM_OPTIONS",

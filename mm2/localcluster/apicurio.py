@@ -18,7 +18,7 @@ from typing import Self
 
 import httpx
 
-from mm2.localcluster.java import find_java
+from mm2.localcluster.java import C1_ONLY, find_java
 from mm2.localcluster.ports import LOOPBACK, free_port
 from mm2.localcluster.process import Service
 
@@ -76,7 +76,7 @@ class ApicurioRegistry(Service):
         command = [
             java,
             "-Xmx384m",
-            "-XX:TieredStopAtLevel=1",
+            C1_ONLY,
             f"-Dquarkus.http.host={LOOPBACK}",
             f"-Dquarkus.http.port={self.port}",
             f"-Dquarkus.management.port={self.management_port}",

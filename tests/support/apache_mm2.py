@@ -27,7 +27,7 @@ from bench.apache import LOG4J2, MAIN_CLASS, ApacheJars, resolve_apache_mm2
 from bench.systems import APACHE_JVM
 from mm2.errors import JarResolutionError, RecordFormatError
 from mm2.kafka.take import take
-from mm2.localcluster import find_java
+from mm2.localcluster import C1_ONLY, find_java
 from mm2.records.connect_offsets import (
     ConnectOffsetKey,
     MirrorSourcePartition,
@@ -75,7 +75,7 @@ class ApacheMirrorMaker:
         *,
         clusters: Iterable[str] = (),
         jars: ApacheJars | None = None,
-        jvm_options: Iterable[str] = ("-XX:TieredStopAtLevel=1",),  # lives minutes: C1 only
+        jvm_options: Iterable[str] = (C1_ONLY,),  # it lives for minutes
     ) -> None:
         jars = jars or apache_jars()
         workdir.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ from bench.clusters import (
 )
 from bench.report import markdown
 from bench.settings import parse_args
-from mm2.localcluster import DEFAULT_JVM_OPTIONS, SERVER_JVM_OPTIONS
+from mm2.localcluster import C1_ONLY, DEFAULT_JVM_OPTIONS, SERVER_JVM_OPTIONS
 
 
 def test_small_runs_share_one_pair_but_w1_and_ten_thousand_partitions_do_not() -> None:
@@ -42,7 +42,7 @@ def test_small_runs_share_one_pair_but_w1_and_ten_thousand_partitions_do_not() -
 def test_fresh_pairs_get_a_bigger_broker_heap_and_every_pair_the_full_jit() -> None:
     assert broker_jvm(False) == SERVER_JVM_OPTIONS
     # Local clusters for tests compile with C1 only; the bench measures brokers as they run.
-    assert "-XX:TieredStopAtLevel=1" in DEFAULT_JVM_OPTIONS
+    assert C1_ONLY == "-XX:TieredStopAtLevel=1" and C1_ONLY in DEFAULT_JVM_OPTIONS
     assert not [o for o in (*broker_jvm(False), *broker_jvm(True)) if "TieredStopAtLevel" in o]
     assert "-Xmx2g" in broker_jvm(True)
     assert not [o for o in BIG_BROKER_JVM if o.startswith("-Xmx") and o != "-Xmx2g"]
